@@ -1,0 +1,24 @@
+/* One entry point per subcommand; each lives in cmd-<name>.c. They return the
+ * process exit status (0, 1 for "not found"-style answers, 128 for fatal errors,
+ * 129 for usage errors), as Git does. */
+#ifndef PW_CLI_CMDS_H
+#define PW_CLI_CMDS_H
+
+#include "packwire/error.h"
+
+#define PW_EXIT_FATAL 128
+#define PW_EXIT_USAGE 129
+
+int cmd_version(int argc, char **argv);
+int cmd_hash_object(int argc, char **argv);
+
+/* "fatal: <msg>" on stderr; returns 128. */
+int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "error: <msg>" on stderr; returns 1. */
+int pw_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "usage: <text>" on stderr; returns 129. */
+int pw_cli_usage(const char *usage);
+/* Is stderr a terminal (for progress), and was --quiet not given. */
+int pw_cli_progress_wanted(int quiet);
+
+#endif

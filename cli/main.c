@@ -1,0 +1,92 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "packwire/packwire.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd commands[] = {
+	{"hash-object", cmd_hash_object, "compute the object id of a file"},
+	{"version", cmd_version, "print the packwire version"},
+};
+
+int pw_cli_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return PW_EXIT_FATAL;
+}
+
+int pw_cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int pw_cli_usage(const char *usage)
+{
+	fprintf(stderr, "usage: %s\n", usage);
+	return PW_EXIT_USAGE;
+}
+
+int pw_cli_progress_wanted(int quiet)
+{
+	return !quiet && isatty(2);
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("packwire version %s\n", PW_VERSION);
+	return 0;
+}
+
+static void list_commands(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: packwire <command> [<args>]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "   %-14s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		list_commands(stderr);
+		return 1;
+	}
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		list_commands(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "packwire: '%s' is not a packwire command. See 'packwire --help'.\n",
+		argv[1]);
+	return 1;
+}

@@ -1,0 +1,82 @@
+/* Hash algorithms and object ids. No global "current algorithm": every id
+ * carries its algorithm and every handle stores the one it was opened with. */
+#ifndef PACKWIRE_HASH_H
+#define PACKWIRE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "packwire/error.h"
+
+typedef enum { PW_HASH_UNKNOWN = 0, PW_HASH_SHA1 = 1, PW_HASH_SHA256 = 2 } pw_hash_id;
+
+#define PW_MAX_RAWSZ 32
+#define PW_MAX_HEXSZ 64
+#define PW_SHA1_RAWSZ 20
+#define PW_SHA256_RAWSZ 32
+
+struct pw_oid {
+	uint8_t algo;               /* pw_hash_id; 0 = unset */
+	uint8_t id[PW_MAX_RAWSZ];   /* unused tail is zero */
+};
+
+/* Opaque incremental hashing state, big enough for either algorithm. */
+struct pw_hash_ctx {
+	const struct pw_hash_algo *algo;
+	union {
+		uint64_t align;
+		unsigned char space[128];
+	} u;
+};
+
+struct pw_hash_algo {
+	pw_hash_id id;
+	const char *name;    /* "sha1" / "sha256": the object-format value */
+	uint32_t format_id;  /* Git's 4-byte id in binary formats: "sha1" / "s256" */
+	size_t rawsz, hexsz, blksz;
+	const struct pw_oid *zero_oid;
+	const struct pw_oid *empty_tree;
+	const struct pw_oid *empty_blob;
+	void (*init)(struct pw_hash_ctx *ctx);
+	void (*update)(struct pw_hash_ctx *ctx, const void *data, size_t len);
+	void (*final_raw)(struct pw_hash_ctx *ctx, uint8_t *out);
+};
+
+extern const struct pw_hash_algo pw_hash_sha1;
+extern const struct pw_hash_algo pw_hash_sha256;
+
+/* Registry look-ups; NULL when there is no such algorithm. */
+const struct pw_hash_algo *pw_hash_by_id(int id);
+const struct pw_hash_algo *pw_hash_by_name(const char *name, size_t len);
+const struct pw_hash_algo *pw_hash_by_format_id(uint32_t format_id);
+const struct pw_hash_algo *pw_hash_by_rawsz(size_t rawsz);
+/* Only for places where the spec says to guess (dumb HTTP, bundle v2, v0
+ * advertisements without object-format): 40 -> sha1, 64 -> sha256. */
+const struct pw_hash_algo *pw_hash_guess_from_hexlen(size_t hexlen);
+/* The algorithm of an id (NULL when unset). */
+const struct pw_hash_algo *pw_oid_algo(const struct pw_oid *oid);
+
+void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
+void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
+void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
+void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
+void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len,
+		 struct pw_oid *out);
+
+/* Parse exactly algo->hexsz hex digits (case-insensitive) from `hex`;
+ * `len` is how many bytes are available. PW_EINVAL on anything else. */
+int pw_oid_from_hex(struct pw_oid *out, const char *hex, size_t len,
+		    const struct pw_hash_algo *algo);
+void pw_oid_from_raw(struct pw_oid *out, const uint8_t *raw, const struct pw_hash_algo *algo);
+/* Writes algo->hexsz digits and a NUL into buf (PW_MAX_HEXSZ + 1 bytes suffice);
+ * returns buf. */
+char *pw_oid_to_hex(const struct pw_oid *oid, char *buf);
+int pw_oid_cmp(const struct pw_oid *a, const struct pw_oid *b);
+int pw_oid_equal(const struct pw_oid *a, const struct pw_oid *b);
+int pw_oid_is_zero(const struct pw_oid *oid);
+void pw_oid_zero(struct pw_oid *out, const struct pw_hash_algo *algo);
+size_t pw_oid_rawsz(const struct pw_oid *oid);
+
+/* Is c a hex digit; its value or -1. */
+int pw_hexval(int c);
+
+#endif

@@ -1,0 +1,31 @@
+/* Object types and the object header "<type> <size>\0". */
+#ifndef PACKWIRE_OBJECT_H
+#define PACKWIRE_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "packwire/hash.h"
+
+/* The numbers are the pack entry type codes. */
+enum pw_object_type {
+	PW_OBJ_NONE = 0,
+	PW_OBJ_COMMIT = 1,
+	PW_OBJ_TREE = 2,
+	PW_OBJ_BLOB = 3,
+	PW_OBJ_TAG = 4,
+	PW_OBJ_OFS_DELTA = 6,
+	PW_OBJ_REF_DELTA = 7,
+};
+
+/* "commit", "tree", "blob", "tag"; NULL for other values. */
+const char *pw_object_type_name(int type);
+/* PW_OBJ_NONE when `name` (of `len` bytes) is not one of the four. */
+int pw_object_type_from_name(const char *name, size_t len);
+
+/* Writes "<type> <size>\0" into hdr (>= 32 bytes); returns its length incl. NUL. */
+size_t pw_object_header(char *hdr, int type, uint64_t size);
+/* The object id of a whole object's content. */
+void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
+		    struct pw_oid *out);
+
+#endif

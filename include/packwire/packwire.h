@@ -1,0 +1,12 @@
+/* The public API of libpackwire. */
+#ifndef PACKWIRE_H
+#define PACKWIRE_H
+
+#define PW_VERSION "0.1.0"
+
+#include "packwire/error.h"
+#include "packwire/buf.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
+
+#endif

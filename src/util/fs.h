@@ -1,0 +1,38 @@
+/* File-system helpers: whole-file reads, lock files, atomic writes. */
+#ifndef PW_UTIL_FS_H
+#define PW_UTIL_FS_H
+
+#include <stddef.h>
+
+#include "packwire/buf.h"
+#include "packwire/error.h"
+
+/* Read a whole file into out (replacing its content). PW_ENOTFOUND when it
+ * does not exist; max bounds the size (0 = no bound). */
+int pw_fs_read_file(const char *path, struct pw_buf *out, size_t max, struct pw_error *err);
+/* mkdir -p with mode 0777 (umask applies). */
+int pw_fs_mkdir_p(const char *path, struct pw_error *err);
+int pw_fs_exists(const char *path);
+int pw_fs_is_dir(const char *path);
+/* Write data to path via a temporary file in the same directory + rename. */
+int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err);
+
+/* A Git-style lock: "<path>.lock" created with O_EXCL, committed by rename. */
+struct pw_lock {
+	char *path;      /* target */
+	char *lock_path; /* target + ".lock" */
+	int fd;          /* -1 when not held */
+};
+
+/* PW_ELOCKED (with a message naming the lock file) when someone holds it. */
+int pw_lock_acquire(struct pw_lock *lk, const char *path, struct pw_error *err);
+int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_error *err);
+/* fsync-less close + rename into place; releases the lock either way. */
+int pw_lock_commit(struct pw_lock *lk, struct pw_error *err);
+/* Remove the lock file without touching the target. Safe to call twice. */
+void pw_lock_rollback(struct pw_lock *lk);
+
+/* Join a directory and a name with one '/'; malloc'd, NULL on ENOMEM. */
+char *pw_path_join(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,120 @@
+# Shared helpers for interop tests: source it first. Every test builds its own
+# repositories with stock git; tests that want real history call need_data and
+# skip that part (saying so) when ../shared/data is absent.
+set -euo pipefail
+
+: "${PACKWIRE:?PACKWIRE must point at the packwire binary}"
+PW_SRC=${PW_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+PW_BUILD=${PW_BUILD:-$PW_SRC/build}
+PW_SHARED=${PW_SHARED:-$PW_SRC/../shared}
+PACKWIRE=$(realpath "$PACKWIRE")
+export PACKWIRE
+
+# isolate from the user's and system git configuration
+export GIT_CONFIG_NOSYSTEM=1 HOME="$PW_BUILD/tmp/home" GIT_AUTHOR_NAME=Test \
+	GIT_AUTHOR_EMAIL=test@example.com GIT_COMMITTER_NAME=Test \
+	GIT_COMMITTER_EMAIL=test@example.com GIT_AUTHOR_DATE='1700000000 +0000' \
+	GIT_COMMITTER_DATE='1700000000 +0000'
+unset GIT_DIR GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_PROTOCOL 2>/dev/null || true
+mkdir -p "$HOME"
+[ -f "$HOME/.gitconfig" ] || git config --global init.defaultBranch main
+
+T_NAME=$(basename "$0" .sh)
+T=$PW_BUILD/tmp/$T_NAME
+rm -rf "$T"
+mkdir -p "$T"
+t_pass=0 t_fail=0 t_skip=0
+
+ok() { t_pass=$((t_pass + 1)); echo "ok $*"; }
+not_ok() { t_fail=$((t_fail + 1)); echo "not ok $*"; }
+skip() { t_skip=$((t_skip + 1)); echo "skipped: $*"; }
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds
+check() {
+	local what=$1; shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+# check_fails DESCRIPTION COMMAND...: passes when the command fails (exit != 0)
+check_fails() {
+	local what=$1; shift
+	if "$@"; then not_ok "$what (unexpectedly succeeded)"; else ok "$what"; fi
+}
+# same_output DESCRIPTION FILE1 FILE2
+same_file() {
+	if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | head -20 || true; fi
+}
+# contains DESCRIPTION FILE PATTERN (fixed string)
+contains() {
+	if grep -qF -- "$3" "$2"; then ok "$1"; else not_ok "$1: '$3' not in $2"; sed 's/^/    /' "$2" | head -20; fi
+}
+
+finish() {
+	echo "$t_pass passed, $t_fail failed, $t_skip skipped"
+	[ "$t_fail" -eq 0 ] || exit 1
+	if [ "$t_pass" -eq 0 ] && [ "$t_skip" -gt 0 ]; then exit 77; fi
+	exit 0
+}
+
+# refs DIR: every ref with its value, sorted (for before/after comparisons)
+refs() { git -C "$1" for-each-ref --format='%(objectname) %(refname)' | sort; }
+# objects DIR: every object id in the repository, sorted
+all_objects() { git -C "$1" cat-file --batch-all-objects --batch-check='%(objectname)' | sort; }
+same_refs() { diff <(refs "$1") <(refs "$2") >/dev/null; }
+fsck_ok() { git -C "$1" fsck --strict --no-progress >/dev/null 2>&1; }
+
+# make_repo DIR ALGO: a small non-bare repository with merges, tags, a
+# subdirectory, an executable, a symlink and a file that deltas well; packed
+# (with deltas) and with some loose objects on top.
+make_repo() {
+	local dir=$1 algo=$2 i
+	git init -q --object-format="$algo" "$dir"
+	(
+		cd "$dir"
+		mkdir -p sub/deeper
+		for i in $(seq 1 200); do echo "line $i of a file that will delta nicely"; done >big.txt
+		echo hello >a.txt
+		printf '#!/bin/sh\necho hi\n' >run.sh && chmod +x run.sh
+		ln -s a.txt link
+		echo nested >sub/deeper/n.txt
+		git add -A && git commit -q -m initial
+		git tag -a v0.1 -m "first release"
+		for i in 1 2 3; do
+			sed -i "s/line $((i * 10)) /line $((i * 10)) changed /" big.txt
+			echo "change $i" >>a.txt
+			git commit -q -am "change $i"
+		done
+		git checkout -q -b topic HEAD~2
+		echo topic >sub/topic.txt
+		git add sub/topic.txt && git commit -q -m "topic work"
+		git checkout -q main
+		git merge -q --no-edit topic -m "merge topic"
+		git tag v0.2
+		git tag -a v0.2-annotated -m "annotated tag of a tag" v0.1
+		git repack -q -a -d --window=10
+		echo loose >loose.txt && git add loose.txt && git commit -q -m "loose objects"
+	)
+}
+
+# need_data: 0 when ../shared/data is there, else 1 (caller skips)
+need_data() { [ -f "$PW_SHARED/data/git-v1.5.0.bundle" ] && [ -x "$PW_SHARED/data/make-repo" ]; }
+
+# data_repo small|large ALGO: path of a bare repository built once per build
+# tree from the real history (v1.5.0 = small, v2.0.0 = large).
+data_repo() {
+	local which=$1 algo=$2 bundle out
+	case $which in
+	small) bundle=$PW_SHARED/data/git-v1.5.0.bundle ;;
+	large) bundle=$PW_SHARED/data/git-v2.0.0.bundle ;;
+	esac
+	out=$PW_BUILD/data/$which-$algo.git
+	mkdir -p "$PW_BUILD/data"
+	(
+		flock 9
+		if [ ! -f "$out/.complete" ]; then
+			rm -rf "$out"
+			"$PW_SHARED/data/make-repo" "$bundle" "$out" "$algo" >&2
+			touch "$out/.complete"
+		fi
+	) 9>"$PW_BUILD/data/.lock-$which-$algo"
+	echo "$out"
+}
