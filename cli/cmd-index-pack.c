@@ -118,9 +118,6 @@ int cmd_index_pack(int argc, char **argv)
 		return pw_cli_usage(usage_str);
 	if (args.opts.fix_thin && !from_stdin)
 		return pw_cli_fatal("the option '--fix-thin' requires '--stdin'");
-	if (from_stdin && algo)
-		return pw_cli_fatal("options '--object-format' and '--stdin' cannot be used "
-		                    "together");
 	if (args.keep_msg && !from_stdin)
 		args.keep_msg = NULL; /* as Git: --keep only means something with --stdin */
 	if (from_stdin && !pack)

@@ -135,10 +135,7 @@ int pw_index_pack_file(const struct pw_index_pack_args *args, const char *pack_p
 	const struct pw_hash_algo *algo = args->opts.algo;
 	struct pw_ipack *ip = NULL;
 	char *own_idx = NULL, *tmp = NULL, *dir = NULL;
-	struct stat st;
-	void *map = NULL;
-	size_t len = 0;
-	int fd, rc;
+	int rc;
 
 	if (!idx_path) {
 		idx_path = own_idx = swap_suffix(pack_path, ".pack", ".idx");
@@ -147,36 +144,12 @@ int pw_index_pack_file(const struct pw_index_pack_args *args, const char *pack_p
 			                    "packfile name '%s' does not end with '.pack'",
 			                    pack_path);
 	}
-	fd = open(pack_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = pw_error_set(err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
-		                  "cannot open packfile '%s': %s", pack_path, strerror(errno));
-		goto out;
-	}
-	if (fstat(fd, &st)) {
-		rc = pw_error_set(err, PW_EIO, "cannot stat '%s': %s", pack_path, strerror(errno));
-		close(fd);
-		goto out;
-	}
-	len = (size_t)st.st_size;
-	if (len) {
-		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			map = NULL;
-			rc = pw_error_set(err, PW_EIO, "cannot map '%s': %s", pack_path,
-			                  strerror(errno));
-			close(fd);
-			goto out;
-		}
-		madvise(map, len, MADV_SEQUENTIAL);
-	}
-	close(fd);
 	if ((rc = pw_ipack_new(&ip, &args->opts, err)))
 		goto out;
-	if ((rc = pw_ipack_parse_mem(ip, map ? map : (void *)"", len)) ||
-	    (rc = pw_ipack_resolve(ip))) {
+	if ((rc = pw_ipack_parse_file(ip, pack_path)) || (rc = pw_ipack_resolve(ip))) {
 		pw_error_copy(err, pw_ipack_error(ip));
-		pw_error_wrap(err, "%s", pack_path);
+		if (rc != PW_ENOTFOUND)
+			pw_error_wrap(err, "%s", pack_path);
 		goto out;
 	}
 	to_hex(ip, algo, hex);
@@ -204,8 +177,6 @@ out:
 		free(tmp);
 	}
 	pw_ipack_free(ip);
-	if (map)
-		munmap(map, len);
 	free(dir);
 	free(own_idx);
 	return rc;

@@ -1,5 +1,6 @@
 /* The index-pack engine: see index-pack.h for the two phases. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libdeflate.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -625,7 +626,7 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 			                    "pack? try --object-format=%s)",
 			                    avail, other_algo(algo)->name, other_algo(algo)->name,
 			                    other_algo(algo)->name);
-		if ((size_t)avail > rawsz && !ip->opts.allow_junk)
+		if ((size_t)avail > rawsz)
 			return pw_error_set(&ip->err, PW_EMISMATCH,
 			                    "pack trailing checksum mismatch, and more data "
 			                    "follows the %u objects its header declares (wrong "
@@ -664,6 +665,40 @@ int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len)
 	ip->map = data;
 	ip->map_len = len;
 	return 0;
+}
+
+int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
+{
+	struct stat st;
+	void *map = NULL;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
+				    "cannot open packfile '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st)) {
+		close(fd);
+		return pw_error_set(&ip->err, PW_EIO, "cannot stat '%s': %s", path,
+				    strerror(errno));
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			close(fd);
+			return pw_error_set(&ip->err, PW_EIO, "cannot map '%s': %s", path,
+					    strerror(errno));
+		}
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	}
+	close(fd);
+	rc = pw_ipack_parse_mem(ip, map ? map : (const void *)"", map ? (size_t)st.st_size : 0);
+	if (map) {
+		ip->map = map;
+		ip->map_len = (size_t)st.st_size;
+		ip->mapped = 1;
+	}
+	return rc;
 }
 
 int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
@@ -1458,7 +1493,8 @@ int pw_ipack_info(const struct pw_ipack *ip, uint32_t i, struct pw_ipack_info *o
 	memset(out, 0, sizeof(*out));
 	out->oid = o->e.oid;
 	out->type = o->real_type;
-	out->size = o->obj_size;
+	out->size = o->size;
+	out->obj_size = o->obj_size;
 	out->offset = o->e.offset;
 	out->size_in_pack = entry_end(ip, i) - o->e.offset;
 	out->depth = o->depth;

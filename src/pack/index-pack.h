@@ -47,6 +47,8 @@ const struct pw_error *pw_ipack_error(const struct pw_ipack *ip);
 
 /* Phase 1 over a whole pack in memory; data must outlive ip. */
 int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len);
+/* Phase 1 over a pack file (mapped, unmapped by pw_ipack_free). */
+int pw_ipack_parse_file(struct pw_ipack *ip, const char *path);
 /* Phase 1 over a stream, copying the pack to out_fd (a new, empty regular
  * file opened read-write, which phase 2 maps and --fix-thin appends to). */
 int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd);
@@ -68,7 +70,8 @@ const struct pw_idx_entry *const *pw_ipack_sorted(const struct pw_ipack *ip);
 struct pw_ipack_info {
 	struct pw_oid oid;
 	int type;              /* commit, tree, blob or tag */
-	uint64_t size;         /* the object's size */
+	uint64_t size;         /* size in the entry header (of the delta for deltas) */
+	uint64_t obj_size;     /* the object's size */
 	uint64_t size_in_pack; /* header + compressed bytes */
 	uint64_t offset;
 	uint32_t depth;     /* 0 for whole objects */
