@@ -8,8 +8,8 @@
 #include "packwire/packwire.h"
 
 static const char usage_str[] =
-	"packwire verify-pack [-v | --verbose] [-s | --stat-only] [--object-format=<algo>] "
-	"[--] <pack>.idx...";
+        "packwire verify-pack [-v | --verbose] [-s | --stat-only] [--object-format=<algo>] "
+        "[--] <pack>.idx...";
 
 static void show(const struct pw_ipack *ip, int stat_only)
 {

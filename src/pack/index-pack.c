@@ -676,18 +676,18 @@ int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
-				    "cannot open packfile '%s': %s", path, strerror(errno));
+		                    "cannot open packfile '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st)) {
 		close(fd);
 		return pw_error_set(&ip->err, PW_EIO, "cannot stat '%s': %s", path,
-				    strerror(errno));
+		                    strerror(errno));
 	}
 	if (st.st_size > 0) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
 			close(fd);
 			return pw_error_set(&ip->err, PW_EIO, "cannot map '%s': %s", path,
-					    strerror(errno));
+			                    strerror(errno));
 		}
 		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	}

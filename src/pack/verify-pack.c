@@ -38,7 +38,7 @@ const struct pw_hash_algo *pw_idx_guess_algo(const uint8_t *idx, size_t len)
 }
 
 int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, const uint8_t *idx,
-		  size_t len, const char *name, struct pw_error *err)
+                  size_t len, const char *name, struct pw_error *err)
 {
 	const struct pw_idx_entry *const *e = pw_ipack_sorted(ip);
 	uint32_t nr = pw_ipack_nr_objects(ip), i, n;
@@ -50,11 +50,11 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 
 	if (!fits(idx, len, rawsz))
 		return pw_error_set(err, PW_ECORRUPT,
-				    "%s: not a %s pack index (wrong size or version)", name,
-				    algo->name);
+		                    "%s: not a %s pack index (wrong size or version)", name,
+		                    algo->name);
 	if (v2 && pw_get_be32(idx + 4) != 2)
 		return pw_error_set(err, PW_EUNSUPPORTED, "%s: index version %u is not supported",
-				    name, pw_get_be32(idx + 4));
+		                    name, pw_get_be32(idx + 4));
 	trailer = idx + len - 2 * rawsz;
 	{
 		struct pw_hash_ctx h;
@@ -65,17 +65,18 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 	}
 	if (memcmp(sum, trailer + rawsz, rawsz))
 		return pw_error_set(err, PW_ECORRUPT, "%s: index checksum mismatch (index corrupt)",
-				    name);
+		                    name);
 	if (memcmp(trailer, pw_ipack_checksum(ip), rawsz))
 		return pw_error_set(err, PW_EMISMATCH,
-				    "%s: the index was made for another pack (pack checksum "
-				    "differs)",
-				    name);
+		                    "%s: the index was made for another pack (pack checksum "
+		                    "differs)",
+		                    name);
 	fan = v2 ? idx + 8 : idx;
 	n = pw_get_be32(fan + 255 * 4);
 	if (n != nr)
 		return pw_error_set(err, PW_EMISMATCH,
-				    "%s: the index lists %u objects, the pack holds %u", name, n, nr);
+		                    "%s: the index lists %u objects, the pack holds %u", name, n,
+		                    nr);
 	for (i = 0; i < nr; i++)
 		fanout[e[i]->oid.id[0]]++;
 	for (i = 0; i < 256; i++) {
@@ -94,7 +95,8 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 		offs = fan + 1024;
 	}
 	for (i = 0; i < nr; i++) {
-		const uint8_t *id = v2 ? names + (size_t)i * rawsz : names + (size_t)i * (rawsz + 4);
+		const uint8_t *id =
+		        v2 ? names + (size_t)i * rawsz : names + (size_t)i * (rawsz + 4);
 		uint64_t off;
 		char hex[PW_MAX_HEXSZ + 1];
 
@@ -105,7 +107,7 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 
 				if (large + (k + 1) * 8 > trailer)
 					return pw_error_set(err, PW_ECORRUPT,
-							    "%s: bad 64-bit offset index", name);
+					                    "%s: bad 64-bit offset index", name);
 				off = pw_get_be64(large + k * 8);
 			}
 		} else {
@@ -113,19 +115,19 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 		}
 		if (memcmp(id, e[i]->oid.id, rawsz))
 			return pw_error_set(err, PW_EMISMATCH,
-					    "%s: object %s of the pack is not where the index "
-					    "lists it",
-					    name, pw_oid_to_hex(&e[i]->oid, hex));
+			                    "%s: object %s of the pack is not where the index "
+			                    "lists it",
+			                    name, pw_oid_to_hex(&e[i]->oid, hex));
 		if (off != e[i]->offset)
 			return pw_error_set(err, PW_EMISMATCH,
-					    "%s: object %s is at offset %llu, the index says %llu",
-					    name, pw_oid_to_hex(&e[i]->oid, hex),
-					    (unsigned long long)e[i]->offset,
-					    (unsigned long long)off);
+			                    "%s: object %s is at offset %llu, the index says %llu",
+			                    name, pw_oid_to_hex(&e[i]->oid, hex),
+			                    (unsigned long long)e[i]->offset,
+			                    (unsigned long long)off);
 		if (crcs && pw_get_be32(crcs + (size_t)i * 4) != e[i]->crc32)
 			return pw_error_set(err, PW_EMISMATCH,
-					    "%s: CRC mismatch for object %s (pack entry damaged)",
-					    name, pw_oid_to_hex(&e[i]->oid, hex));
+			                    "%s: CRC mismatch for object %s (pack entry damaged)",
+			                    name, pw_oid_to_hex(&e[i]->oid, hex));
 	}
 	return 0;
 }
@@ -148,7 +150,7 @@ static char *with_suffix(const char *path, const char *suffix)
 }
 
 int pw_verify_pack(const char *path, const struct pw_hash_algo *algo, int stat_only,
-		   struct pw_ipack **out, char **pack_path, struct pw_error *err)
+                   struct pw_ipack **out, char **pack_path, struct pw_error *err)
 {
 	struct pw_buf idx = PW_BUF_INIT;
 	struct pw_ipack_opts opts;
@@ -168,7 +170,7 @@ int pw_verify_pack(const char *path, const struct pw_hash_algo *algo, int stat_o
 		algo = pw_idx_guess_algo((uint8_t *)idx.data, idx.len);
 	if (!algo) {
 		rc = pw_error_set(err, PW_ECORRUPT, "%s: not a pack index (size fits no format)",
-				  idx_path);
+		                  idx_path);
 		goto done;
 	}
 	memset(&opts, 0, sizeof(opts));
@@ -180,7 +182,8 @@ int pw_verify_pack(const char *path, const struct pw_hash_algo *algo, int stat_o
 		pw_error_wrap(err, "%s", *pack_path);
 		goto done;
 	}
-	if (!stat_only && (rc = pw_idx_verify(ip, algo, (uint8_t *)idx.data, idx.len, idx_path, err)))
+	if (!stat_only &&
+	    (rc = pw_idx_verify(ip, algo, (uint8_t *)idx.data, idx.len, idx_path, err)))
 		goto done;
 	*out = ip;
 	ip = NULL;

@@ -16,7 +16,7 @@ const struct pw_hash_algo *pw_idx_guess_algo(const uint8_t *idx, size_t len);
 /* Compare an index (v1 or v2) with the objects index-pack found: its own
  * checksum, the pack checksum, fan-out, ids, CRCs (v2) and offsets. */
 int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, const uint8_t *idx,
-		  size_t len, const char *name, struct pw_error *err);
+                  size_t len, const char *name, struct pw_error *err);
 
 /*
  * Index the pack of `idx_path` (.idx or .pack) and, unless stat_only, check
@@ -25,6 +25,6 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
  * the pack's name (malloc'd) either way.
  */
 int pw_verify_pack(const char *idx_path, const struct pw_hash_algo *algo, int stat_only,
-		   struct pw_ipack **out, char **pack_path, struct pw_error *err);
+                   struct pw_ipack **out, char **pack_path, struct pw_error *err);
 
 #endif

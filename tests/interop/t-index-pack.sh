@@ -28,6 +28,16 @@ for algo in sha1 sha256; do
 	"$PACKWIRE" index-pack --object-format=$algo --index-version=2,0x100 -o "$d/pw-large.idx" \
 		"$d/p.pack" >/dev/null
 	same_file "$algo: idx with forced 64-bit offsets identical" "$d/git-large.idx" "$d/pw-large.idx"
+	if need_data; then
+		src=$(data_repo small $algo)
+		spack=$(ls "$src"/objects/pack/*.pack | head -1)
+		"$PACKWIRE" index-pack --object-format=$algo -o "$d/real.idx" "$spack" >/dev/null
+		same_file "$algo: v1.5.0 history idx identical to git's" "${spack%.pack}.idx" "$d/real.idx"
+		"$PACKWIRE" index-pack --object-format=$algo --threads=1 -o "$d/real1.idx" "$spack" >/dev/null
+		same_file "$algo: same idx with one thread" "${spack%.pack}.idx" "$d/real1.idx"
+	else
+		skip "$algo: real history (no ../shared/data)"
+	fi
 	check "$algo: --verify accepts git's idx" \
 		"$PACKWIRE" index-pack --object-format=$algo --verify -o "$d/git-v2.idx" "$d/p.pack"
 
