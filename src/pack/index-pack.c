@@ -1400,8 +1400,10 @@ int pw_ipack_resolve(struct pw_ipack *ip)
 		return pw_error_set(&ip->err, ip->err.code ? ip->err.code : PW_EINVAL, "%s",
 		                    ip->err.code ? ip->err.msg : "pack not parsed");
 	ip->resolved = 1;
-	qsort(ip->ofs, ip->nr_ofs, sizeof(*ip->ofs), cmp_ofs);
-	qsort(ip->refs, ip->nr_refs, sizeof(*ip->refs), cmp_ref);
+	if (ip->nr_ofs)
+		qsort(ip->ofs, ip->nr_ofs, sizeof(*ip->ofs), cmp_ofs);
+	if (ip->nr_refs)
+		qsort(ip->refs, ip->nr_refs, sizeof(*ip->refs), cmp_ref);
 
 	n = nr_threads(ip);
 	ws = calloc((size_t)n, sizeof(*ws));

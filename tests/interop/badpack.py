@@ -97,9 +97,9 @@ elif case == "delta-result-size":
 elif case == "size-mismatch":
     data = pack([hdr(3, len(base) + 3) + zlib.compress(base)])
 elif case == "bomb":
-    data = pack([hdr(3, 10) + zlib.compress(b"\0" * (64 << 20), 9)])
+    data = pack([hdr(3, 10) + zlib.compress(b"\0" * (16 << 20), 9)])
 elif case == "bomb-delta":
-    data = pack([blob, hdr(6, 10) + ofs(len(blob)) + zlib.compress(b"\0" * (64 << 20), 9)])
+    data = pack([blob, hdr(6, 10) + ofs(len(blob)) + zlib.compress(b"\0" * (16 << 20), 9)])
 elif case == "bad-type":
     data = pack([hdr(5, len(base)) + zlib.compress(base)])
 elif case == "duplicate":
