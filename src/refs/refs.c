@@ -461,7 +461,7 @@ static int loose_names(struct pw_repo *repo, struct namelist *out)
 	    (rc = pw_buf_adds(&path, gd[strlen(gd) - 1] == '/' ? "refs" : "/refs")))
 		goto out;
 	rc = walk_loose(&path, path.len - 4, out, 0);
-	if (!rc)
+	if (!rc && out->nr > 1)
 		qsort(out->v, out->nr, sizeof(out->v[0]), cmp_str);
 out:
 	pw_buf_free(&path);

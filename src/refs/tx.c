@@ -382,7 +382,8 @@ int pw_ref_tx_commit(struct pw_ref_tx *tx)
 	for (i = 0; i < tx->nr; i++)
 		if ((rc = find_target(tx, &tx->v[i])))
 			return rc;
-	qsort(tx->v, tx->nr, sizeof(tx->v[0]), cmp_upd);
+	if (tx->nr > 1)
+		qsort(tx->v, tx->nr, sizeof(tx->v[0]), cmp_upd);
 	for (i = 1; i < tx->nr; i++)
 		if (!strcmp(tx->v[i - 1].target, tx->v[i].target))
 			return pw_error_set(&tx->err, PW_EINVAL,
