@@ -249,7 +249,7 @@ static int common_line(struct pw_fetch_args *a, const char *line, size_t len, st
 		return 0;
 	}
 	if (has_arg(line, len, "deepen-not", &rest, &rlen)) {
-		if (memchr(rest, '\0', rlen))
+		if (!rlen || memchr(rest, '\0', rlen))
 			return pw_error_set(err, PW_EPROTO,
 			                    "protocol error: invalid deepen-not: '%s'",
 			                    pw_proto__quote(q, sizeof(q), line, len));
@@ -328,7 +328,7 @@ int pw_fetch_args_v2_line(struct pw_fetch_args *a, const char *line, size_t len,
 		return rc;
 	}
 	if (has_arg(line, len, "want-ref", &rest, &rlen)) {
-		if (memchr(rest, '\0', rlen) || memchr(rest, ' ', rlen))
+		if (!rlen || memchr(rest, '\0', rlen) || memchr(rest, ' ', rlen))
 			return pw_error_set(err, PW_EPROTO,
 			                    "protocol error: invalid want-ref: '%s'",
 			                    pw_proto__quote(q, sizeof(q), line, len));

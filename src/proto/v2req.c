@@ -115,8 +115,10 @@ int pw_v2_request_feed(struct pw_v2_request *req, const struct pw_pkt *pkt, stru
 	case PW_PKT_DATA:
 		break;
 	}
-	if (req->state_ == REQ_ARGS)
-		return add_line(req, p.data, p.len, err);
+	if (req->state_ == REQ_ARGS) {
+		rc = add_line(req, p.data, p.len, err);
+		return rc ? rc : PW_EMORE;
+	}
 	if (!p.len)
 		return fail(req, err, PW_EPROTO, "protocol error: empty capability line");
 	if (p.len >= 8 && !memcmp(p.data, "command=", 8)) {
