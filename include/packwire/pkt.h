@@ -25,7 +25,7 @@ enum pw_pkt_kind {
 
 struct pw_pkt {
 	enum pw_pkt_kind kind;
-	const char *data; /* view into the input; NULL-free but not NUL-terminated */
+	const char *data; /* view into the input (not NUL-terminated); NULL for control packets */
 	size_t len;       /* 0 for everything but non-empty data packets */
 };
 
