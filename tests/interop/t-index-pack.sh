@@ -51,6 +51,23 @@ for algo in sha1 sha256; do
 		[ "$(cat "$d/stdin.out")" = "keep	$(cat "$d/git-v2.out")" ]
 	check "$algo: --keep=msg writes the .keep" [ "$(cat "$d/stdin/s.keep")" = held ]
 	check "$algo: no temporary files after --stdin" no_leftovers_tmp "$d/stdin"
+
+	# --stdin in a fresh repository: objects/pack/pack-<hex>.{pack,idx}
+	git init -q --bare --object-format=$algo "$d/recv.git"
+	(cd "$d/recv.git" && "$PACKWIRE" index-pack --stdin <"$d/p.pack") >"$d/recv.out"
+	hex=$(cat "$d/git-v2.out")
+	check "$algo: --stdin in a repository prints pack<TAB>hex" \
+		[ "$(cat "$d/recv.out")" = "pack	$hex" ]
+	same_file "$algo: --stdin stored idx identical" "$d/git-v2.idx" \
+		"$d/recv.git/objects/pack/pack-$hex.idx"
+	check "$algo: --stdin objects readable by git" \
+		[ "$(all_objects "$d/recv.git")" = "$(all_objects "$T/r-$algo")" ]
+	check "$algo: git fsck clean after --stdin" fsck_ok "$d/recv.git"
+	check "$algo: no temporary files in objects/pack" no_leftovers_tmp "$d/recv.git/objects/pack"
+	check_fails "$algo: --stdin refuses the other algorithm" \
+		sh -c "cd '$d/recv.git' && '$PACKWIRE' index-pack --stdin --object-format=$([ $algo = sha1 ] && echo sha256 || echo sha1) <'$d/p.pack' 2>/dev/null"
+	check_fails "$algo: --stdin outside a repository needs a pack name" \
+		sh -c "cd / && '$PACKWIRE' index-pack --stdin <'$d/p.pack' 2>/dev/null"
 done
 
 # every kind of broken pack: exit 128, a message that names the problem, and
