@@ -93,6 +93,12 @@ struct pw_ipack {
 	struct pw_buf scratch;
 
 	/* phase 2 */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	struct work_item *q;
+	size_t q_nr, q_alloc;
+	int idle; /* resolvers waiting for work (atomic reads outside q_lock) */
+	int nthreads;
 	uint32_t next_root;   /* atomic */
 	uint32_t resolved_nr; /* atomic */
 	int failed;           /* atomic: a resolver hit an error */
@@ -117,6 +123,9 @@ static int fail_from(struct pw_ipack *ip, const struct pw_error *e)
 		pw_error_copy(&ip->err, e);
 	pthread_mutex_unlock(&ip->err_lock);
 	__atomic_store_n(&ip->failed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ip->q_lock);
+	pthread_cond_broadcast(&ip->q_cond);
+	pthread_mutex_unlock(&ip->q_lock);
 	return e->code ? e->code : PW_ERROR;
 }
 
@@ -138,6 +147,8 @@ int pw_ipack_new(struct pw_ipack **out, const struct pw_ipack_opts *opts, struct
 	ip->algo = opts->algo ? opts->algo : &pw_hash_sha1;
 	ip->out_fd = -1;
 	pthread_mutex_init(&ip->err_lock, NULL);
+	pthread_mutex_init(&ip->q_lock, NULL);
+	pthread_cond_init(&ip->q_cond, NULL);
 	pw_buf_init(&ip->scratch, 0);
 	ip->ld = libdeflate_alloc_decompressor();
 	if (!ip->ld) {
@@ -163,6 +174,9 @@ void pw_ipack_free(struct pw_ipack *ip)
 	free(ip->sorted);
 	pw_ip_links_free(&ip->links);
 	pthread_mutex_destroy(&ip->err_lock);
+	pthread_mutex_destroy(&ip->q_lock);
+	pthread_cond_destroy(&ip->q_cond);
+	free(ip->q);
 	free(ip);
 }
 
@@ -786,12 +800,29 @@ static void ref_range(const struct pw_ipack *ip, const struct pw_oid *oid, uint3
 	*hi = a;
 }
 
+/* A base whose children were split between resolvers: read-only, freed by
+ * the last one done with it. */
+struct shared {
+	uint8_t *data;
+	int refs; /* atomic */
+};
+
 struct frame {
 	uint32_t obj;
 	int type;
 	uint32_t depth;
 	uint8_t *data; /* NULL when dropped to save memory */
 	size_t len;
+	uint32_t ofs_i, ofs_end, ref_i, ref_end;
+	struct shared *sh; /* data belongs to sh when set */
+};
+
+/* Children of a base handed to an idle resolver. */
+struct work_item {
+	struct shared *sh;
+	size_t len;
+	uint32_t obj, depth;
+	int type;
 	uint32_t ofs_i, ofs_end, ref_i, ref_end;
 };
 
@@ -906,13 +937,31 @@ static int apply(struct worker *w, uint32_t c, const uint8_t *base, size_t base_
 	return 0;
 }
 
+static void release_shared(struct shared *sh)
+{
+	if (__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(sh->data);
+		free(sh);
+	}
+}
+
+static void frame_release(struct frame *f)
+{
+	if (f->sh)
+		release_shared(f->sh);
+	else
+		free(f->data);
+	f->data = NULL;
+	f->sh = NULL;
+}
+
 /* Drop the data of ancestors (not the root, not the top) while over budget. */
 static void trim(struct worker *w)
 {
 	size_t k;
 
 	for (k = 1; k + 1 < w->nr && w->held > CACHE_LIMIT; k++) {
-		if (!w->st[k].data)
+		if (!w->st[k].data || w->st[k].sh)
 			continue;
 		w->held -= w->st[k].len;
 		free(w->st[k].data);
@@ -963,6 +1012,7 @@ static int push(struct worker *w, uint32_t obj, int type, uint32_t depth, uint8_
 	f->depth = depth;
 	f->data = data;
 	f->len = len;
+	f->sh = NULL;
 	if (obj != NO_OBJ && !ip->objs[obj].appended)
 		ofs_range(ip, obj, &f->ofs_i, &f->ofs_end);
 	else
@@ -986,6 +1036,61 @@ static int has_children(const struct pw_ipack *ip, uint32_t obj)
 	return lo < hi;
 }
 
+/* Another resolver is idle: hand it half of this base's remaining children. */
+static void split(struct worker *w, struct frame *f)
+{
+	struct pw_ipack *ip = w->ip;
+	uint32_t rem_ofs = f->ofs_end - f->ofs_i, rem_ref = f->ref_end - f->ref_i;
+	struct work_item it;
+
+	if (rem_ofs + rem_ref < 2 || __atomic_load_n(&ip->q_nr, __ATOMIC_RELAXED))
+		return;
+	memset(&it, 0, sizeof(it));
+	if (!f->sh) {
+		struct shared *sh = malloc(sizeof(*sh));
+
+		if (!sh)
+			return; /* resolve them ourselves */
+		sh->data = f->data;
+		sh->refs = 1;
+		f->sh = sh;
+	}
+	pthread_mutex_lock(&ip->q_lock);
+	if (ip->q_nr == ip->q_alloc) {
+		size_t n = ip->q_alloc ? ip->q_alloc * 2 : 16;
+		struct work_item *q = realloc(ip->q, n * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&ip->q_lock);
+			return;
+		}
+		ip->q = q;
+		ip->q_alloc = n;
+	}
+	if (rem_ofs >= 2) {
+		it.ofs_end = f->ofs_end;
+		it.ofs_i = f->ofs_end - rem_ofs / 2;
+		f->ofs_end = it.ofs_i;
+	} else if (rem_ofs == 1) {
+		it.ref_i = f->ref_i;
+		it.ref_end = f->ref_end;
+		f->ref_end = f->ref_i;
+	} else {
+		it.ref_end = f->ref_end;
+		it.ref_i = f->ref_end - rem_ref / 2;
+		f->ref_end = it.ref_i;
+	}
+	__atomic_add_fetch(&f->sh->refs, 1, __ATOMIC_ACQ_REL);
+	it.sh = f->sh;
+	it.len = f->len;
+	it.obj = f->obj;
+	it.depth = f->depth;
+	it.type = f->type;
+	ip->q[ip->q_nr++] = it;
+	pthread_cond_signal(&ip->q_cond);
+	pthread_mutex_unlock(&ip->q_lock);
+}
+
 /* Resolve every delta below the object at the bottom of the stack. */
 static int run_stack(struct worker *w)
 {
@@ -998,13 +1103,15 @@ static int run_stack(struct worker *w)
 		struct ip_obj *o;
 		uint32_t done;
 
+		if (__atomic_load_n(&ip->idle, __ATOMIC_RELAXED) && f->data)
+			split(w, f);
 		if (f->ofs_i < f->ofs_end)
 			c = ip->ofs[f->ofs_i++].obj;
 		else if (f->ref_i < f->ref_end)
 			c = ip->refs[f->ref_i++].obj;
 		else {
 			w->held -= f->data ? f->len : 0;
-			free(f->data);
+			frame_release(f);
 			w->nr--;
 			continue;
 		}
@@ -1045,7 +1152,7 @@ static int run_stack(struct worker *w)
 static void clear_stack(struct worker *w)
 {
 	while (w->nr) {
-		free(w->st[w->nr - 1].data);
+		frame_release(&w->st[w->nr - 1]);
 		w->nr--;
 	}
 	w->held = 0;
@@ -1070,6 +1177,56 @@ static int resolve_root(struct worker *w, uint32_t i)
 	return rc;
 }
 
+static int run_item(struct worker *w, struct work_item *it)
+{
+	struct frame *f;
+	int rc;
+
+	if ((rc = push(w, it->obj, it->type, it->depth, it->sh->data, it->len))) {
+		release_shared(it->sh);
+		return rc;
+	}
+	f = &w->st[w->nr - 1];
+	f->sh = it->sh;
+	f->ofs_i = it->ofs_i;
+	f->ofs_end = it->ofs_end;
+	f->ref_i = it->ref_i;
+	f->ref_end = it->ref_end;
+	rc = run_stack(w);
+	clear_stack(w);
+	return rc;
+}
+
+/* Roots done: take split-off work until every resolver is idle. */
+static void steal_loop(struct worker *w)
+{
+	struct pw_ipack *ip = w->ip;
+
+	pthread_mutex_lock(&ip->q_lock);
+	__atomic_add_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		if (ip->q_nr && !__atomic_load_n(&ip->failed, __ATOMIC_RELAXED)) {
+			struct work_item it = ip->q[--ip->q_nr];
+			int rc;
+
+			__atomic_sub_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&ip->q_lock);
+			rc = run_item(w, &it);
+			if (rc)
+				fail_from(ip, &w->err);
+			pthread_mutex_lock(&ip->q_lock);
+			__atomic_add_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (ip->idle == ip->nthreads || __atomic_load_n(&ip->failed, __ATOMIC_RELAXED)) {
+			pthread_cond_broadcast(&ip->q_cond);
+			break;
+		}
+		pthread_cond_wait(&ip->q_cond, &ip->q_lock);
+	}
+	pthread_mutex_unlock(&ip->q_lock);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1089,6 +1246,8 @@ static void *worker_main(void *arg)
 			break;
 		}
 	}
+	if (ip->nthreads > 1)
+		steal_loop(w);
 	return NULL;
 }
 
@@ -1418,12 +1577,22 @@ int pw_ipack_resolve(struct pw_ipack *ip)
 			rc = pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	if (!rc && ip->nr_deltas) {
 		report(ip, PW_IPACK_RESOLVING, 0, ip->nr_deltas);
+		ip->nthreads = n;
 		for (k = 1; k < n; k++)
 			if (pthread_create(&tids[k], NULL, worker_main, &ws[k]))
 				break;
+		if (k < n) { /* fewer threads than planned: let the steal loop know */
+			pthread_mutex_lock(&ip->q_lock);
+			ip->nthreads = k;
+			pthread_mutex_unlock(&ip->q_lock);
+		}
 		worker_main(&ws[0]);
 		while (--k > 0)
 			pthread_join(tids[k], NULL);
+		ip->nthreads = 1;
+		ip->idle = 0;
+		while (ip->q_nr)
+			release_shared(ip->q[--ip->q_nr].sh);
 		if (ip->failed)
 			rc = ip->err.code ? ip->err.code : PW_ERROR;
 	}
