@@ -958,9 +958,9 @@ static void frame_release(struct frame *f)
 /* Drop the data of ancestors (not the root, not the top) while over budget. */
 static void trim(struct worker *w)
 {
-	size_t k;
+	size_t limit = w->ip->opts.cache_limit ? w->ip->opts.cache_limit : CACHE_LIMIT, k;
 
-	for (k = 1; k + 1 < w->nr && w->held > CACHE_LIMIT; k++) {
+	for (k = 1; k + 1 < w->nr && w->held > limit; k++) {
 		if (!w->st[k].data || w->st[k].sh)
 			continue;
 		w->held -= w->st[k].len;
@@ -1086,7 +1086,8 @@ static void split(struct worker *w, struct frame *f)
 	it.obj = f->obj;
 	it.depth = f->depth;
 	it.type = f->type;
-	ip->q[ip->q_nr++] = it;
+	ip->q[ip->q_nr] = it;
+	__atomic_store_n(&ip->q_nr, ip->q_nr + 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&ip->q_cond);
 	pthread_mutex_unlock(&ip->q_lock);
 }
@@ -1206,9 +1207,10 @@ static void steal_loop(struct worker *w)
 	__atomic_add_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		if (ip->q_nr && !__atomic_load_n(&ip->failed, __ATOMIC_RELAXED)) {
-			struct work_item it = ip->q[--ip->q_nr];
+			struct work_item it = ip->q[ip->q_nr - 1];
 			int rc;
 
+			__atomic_store_n(&ip->q_nr, ip->q_nr - 1, __ATOMIC_RELAXED);
 			__atomic_sub_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
 			pthread_mutex_unlock(&ip->q_lock);
 			rc = run_item(w, &it);

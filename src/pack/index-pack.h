@@ -23,11 +23,12 @@ enum pw_ipack_phase { PW_IPACK_RECEIVING = 1, PW_IPACK_RESOLVING = 2 };
 
 struct pw_ipack_opts {
 	const struct pw_hash_algo *algo;
-	int threads;       /* delta resolution threads; 0 = number of CPUs (at most 3) */
-	int fix_thin;      /* append missing REF_DELTA bases read through read_object */
-	int check_objects; /* parse commits, trees and tags (--strict) */
-	int check_links;   /* referenced objects must exist (--strict, --check-self-...) */
-	int allow_junk;    /* bytes after the trailing checksum are ignored (stdin) */
+	int threads;        /* delta resolution threads; 0 = number of CPUs (at most 3) */
+	int fix_thin;       /* append missing REF_DELTA bases read through read_object */
+	int check_objects;  /* parse commits, trees and tags (--strict) */
+	int check_links;    /* referenced objects must exist (--strict, --check-self-...) */
+	int allow_junk;     /* bytes after the trailing checksum are ignored (stdin) */
+	size_t cache_limit; /* bytes of bases one resolver keeps; 0 = 64 MiB */
 	/* Repository access, both optional. read_object fills out (replaced) and
 	 * *type, returns 0 or PW_ENOTFOUND; has_object returns 1 or 0. */
 	int (*read_object)(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out);

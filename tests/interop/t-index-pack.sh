@@ -108,6 +108,12 @@ for algo in sha1 sha256; do
 	bad_case $algo other-algo "try --object-format=$other"
 	bad_case $algo other-algo-ofs "try --object-format=$other"
 	bad_case $algo thin "needs --fix-thin"
+	bad_case $algo many-one-bad "result is 84 bytes but the header says 85"
+	# 200 deltas: several resolver threads, work splitting
+	python3 "$PW_SRC/tests/interop/badpack.py" $algo many-good "$T/many-$algo.pack"
+	git -C "$T/r-$algo" index-pack -o "$T/many-$algo.git.idx" "$T/many-$algo.pack" >/dev/null
+	"$PACKWIRE" index-pack --object-format=$algo --threads=3 -o "$T/many-$algo.pw.idx" "$T/many-$algo.pack" >/dev/null
+	same_file "$algo: 200-delta pack, 3 threads: idx identical" "$T/many-$algo.git.idx" "$T/many-$algo.pw.idx"
 	# git agrees that these packs are broken
 	check_fails "$algo: git rejects the truncated pack too" \
 		git -C "$T/r-$algo" index-pack -o "$T/bad-$algo-truncated/g.idx" "$T/bad-$algo-truncated/x.pack" 2>/dev/null
