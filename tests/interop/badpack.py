@@ -141,6 +141,15 @@ elif case == "many-good":
         prev, prev_pos = r, pos
         pos += len(e)
     data = pack(ents)
+elif case == "bad-commit":
+    c = b"tree nothex\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nmsg\n"
+    data = pack([hdr(1, len(c)) + zlib.compress(c)])
+elif case == "bad-tree":
+    t = b"10x644 name\0" + b"\1" * RAW
+    data = pack([hdr(2, len(t)) + zlib.compress(t)])
+elif case == "dangling-tree":
+    t = b"100644 name\0" + H(b"absent").digest()
+    data = pack([hdr(2, len(t)) + zlib.compress(t)])
 elif case == "thin":
     data = pack([ref_delta])
 else:

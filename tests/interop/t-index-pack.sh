@@ -70,6 +70,39 @@ for algo in sha1 sha256; do
 		sh -c "cd / && '$PACKWIRE' index-pack --stdin <'$d/p.pack' 2>/dev/null"
 done
 
+# --strict and --check-self-contained-and-connected
+for algo in sha1 sha256; do
+	d=$T/$algo
+	check "$algo: --strict accepts a complete pack" \
+		"$PACKWIRE" index-pack --object-format=$algo --strict -o "$d/strict.idx" "$d/p.pack"
+	same_file "$algo: --strict writes the same idx" "$d/git-v2.idx" "$d/strict.idx"
+	tip=$(git -C "$T/r-$algo" rev-parse HEAD~1)
+	echo "$tip" | git -C "$T/r-$algo" pack-objects -q --stdout >"$d/tip.pack"
+	set +e
+	"$PACKWIRE" index-pack --object-format=$algo --check-self-contained-and-connected \
+		-o "$d/tip.idx" "$d/tip.pack" >/dev/null 2>"$d/tip.err"
+	rc=$?
+	set -e
+	check "$algo: a lone commit is not self-contained" [ $rc = 128 ] && [ ! -e "$d/tip.idx" ]
+	contains "$algo: ... and the message says so" "$d/tip.err" "not self-contained"
+	check "$algo: without the check the lone commit is fine" \
+		"$PACKWIRE" index-pack --object-format=$algo -o "$d/tip.idx" "$d/tip.pack"
+	for c in bad-commit bad-tree dangling-tree; do
+		python3 "$PW_SRC/tests/interop/badpack.py" $algo $c "$d/$c.pack"
+		check "$algo $c: accepted without --strict" \
+			"$PACKWIRE" index-pack --object-format=$algo -o "$d/$c.idx" "$d/$c.pack"
+		rm -f "$d/$c.idx"
+		set +e
+		"$PACKWIRE" index-pack --object-format=$algo --strict "$d/$c.pack" >/dev/null 2>"$d/$c.err"
+		rc=$?
+		set -e
+		check "$algo $c: rejected by --strict" [ $rc = 128 ] && [ ! -e "$d/$c.idx" ]
+	done
+	contains "$algo: bad commit message" "$d/bad-commit.err" "commit"
+	contains "$algo: bad tree message" "$d/bad-tree.err" "bad entry mode"
+	contains "$algo: dangling tree message" "$d/dangling-tree.err" "not self-contained"
+done
+
 # every kind of broken pack: exit 128, a message that names the problem, and
 # nothing left behind (file mode and --stdin mode)
 bad_case() {
