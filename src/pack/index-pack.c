@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -19,7 +18,7 @@
 
 /* Entries up to this size are inflated with libdeflate in one call; larger
  * ones are streamed through zlib so that phase 1 holds no whole object. */
-#define LD_MAX ((size_t)8 << 20)
+#define LD_MAX ((size_t)1 << 20)
 /* The read window of the stream reader. */
 #define WINDOW (LD_MAX + LD_MAX / 4 + 65536)
 /* Bytes of resolved bases one resolver keeps before dropping ancestors. */
@@ -32,7 +31,6 @@
 struct ip_obj {
 	struct pw_idx_entry e; /* oid, offset, crc32 */
 	uint64_t size;         /* inflated size of the entry (delta size for deltas) */
-	uint64_t obj_size;     /* the object's size once known */
 	uint32_t hdr_len;
 	uint32_t depth;
 	uint32_t base; /* base object (deltas), NO_OBJ otherwise */
@@ -85,7 +83,8 @@ struct pw_ipack {
 	/* phase 2 view of the pack */
 	const uint8_t *map;
 	size_t map_len;
-	int mapped;
+	int pack_fd; /* phase 2 reads with pread when there is no map */
+	int own_fd;
 	int out_fd;
 
 	/* phase 1 */
@@ -146,6 +145,7 @@ int pw_ipack_new(struct pw_ipack **out, const struct pw_ipack_opts *opts, struct
 	ip->opts = *opts;
 	ip->algo = opts->algo ? opts->algo : &pw_hash_sha1;
 	ip->out_fd = -1;
+	ip->pack_fd = -1;
 	pthread_mutex_init(&ip->err_lock, NULL);
 	pthread_mutex_init(&ip->q_lock, NULL);
 	pthread_cond_init(&ip->q_cond, NULL);
@@ -163,8 +163,8 @@ void pw_ipack_free(struct pw_ipack *ip)
 {
 	if (!ip)
 		return;
-	if (ip->mapped && ip->map)
-		munmap((void *)ip->map, ip->map_len);
+	if (ip->own_fd && ip->pack_fd >= 0)
+		close(ip->pack_fd);
 	if (ip->ld)
 		libdeflate_free_decompressor(ip->ld);
 	pw_buf_free(&ip->scratch);
@@ -269,7 +269,8 @@ static uint64_t in_offset(const struct ip_in *in)
 static int grow_objs(struct pw_ipack *ip, uint32_t need)
 {
 	if (need > ip->alloc) {
-		uint32_t n = ip->alloc ? ip->alloc : 64;
+		/* the first call reserves what the header announces, exactly */
+		uint32_t n = ip->alloc ? ip->alloc : need;
 		struct ip_obj *p;
 
 		while (n < need)
@@ -465,7 +466,6 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 					pw_hash_update(&h, ip->scratch.data, (size_t)o->size);
 					pw_hash_final(&h, &o->e.oid);
 					o->real_type = o->type;
-					o->obj_size = o->size;
 					if (check)
 						return pw_ip_check_object(
 						        &ip->links, ip->algo, o->type,
@@ -487,7 +487,6 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 		return rc;
 	pw_hash_final(&h, &o->e.oid);
 	o->real_type = o->type;
-	o->obj_size = o->size;
 	if (check)
 		return pw_ip_check_object(&ip->links, ip->algo, o->type, ip->scratch.data,
 		                          ip->scratch.len, &o->e.oid, ip->opts.check_links,
@@ -681,44 +680,11 @@ int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len)
 	return 0;
 }
 
-int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
-{
-	struct stat st;
-	void *map = NULL;
-	int fd, rc;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
-		                    "cannot open packfile '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st)) {
-		close(fd);
-		return pw_error_set(&ip->err, PW_EIO, "cannot stat '%s': %s", path,
-		                    strerror(errno));
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			close(fd);
-			return pw_error_set(&ip->err, PW_EIO, "cannot map '%s': %s", path,
-			                    strerror(errno));
-		}
-		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	}
-	close(fd);
-	rc = pw_ipack_parse_mem(ip, map ? map : (const void *)"", map ? (size_t)st.st_size : 0);
-	if (map) {
-		ip->map = map;
-		ip->map_len = (size_t)st.st_size;
-		ip->mapped = 1;
-	}
-	return rc;
-}
-
-int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
+/* Phase 1 through the window, reading in_fd (and copying to out_fd when not
+ * -1); phase 2 then reads entries back with pread from pack_fd. */
+static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
 {
 	struct ip_in in;
-	void *map;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
@@ -730,16 +696,28 @@ int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
 	in.out_fd = out_fd;
 	rc = parse(ip, &in);
 	free(in.own);
-	if (rc)
-		return rc;
-	ip->out_fd = out_fd;
 	ip->map_len = (size_t)ip->pack_end + ip->algo->rawsz;
-	map = mmap(NULL, ip->map_len, PROT_READ, MAP_PRIVATE, out_fd, 0);
-	if (map == MAP_FAILED)
-		return pw_error_set(&ip->err, PW_EIO, "cannot map the pack: %s", strerror(errno));
-	ip->map = map;
-	ip->mapped = 1;
-	return 0;
+	return rc;
+}
+
+int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
+		                    "cannot open packfile '%s': %s", path, strerror(errno));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	ip->pack_fd = fd;
+	ip->own_fd = 1;
+	return parse_stream(ip, fd, -1);
+}
+
+int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
+{
+	ip->out_fd = out_fd;
+	ip->pack_fd = out_fd;
+	return parse_stream(ip, in_fd, out_fd);
 }
 
 /* ---- phase 2 ------------------------------------------------------------ */
@@ -833,7 +811,7 @@ struct worker {
 	struct frame *st;
 	size_t nr, alloc;
 	size_t held;
-	struct pw_buf delta, result;
+	struct pw_buf delta, result, comp;
 	struct pw_error err;
 	struct ip_links links;
 };
@@ -849,6 +827,7 @@ static int reinflate(struct worker *w, uint32_t i, struct pw_buf *out)
 	const struct pw_ipack *ip = w->ip;
 	const struct ip_obj *o = &ip->objs[i];
 	uint64_t start = o->e.offset + o->hdr_len, end = entry_end(ip, i);
+	const uint8_t *src;
 	size_t used = 0;
 	int rc;
 
@@ -860,11 +839,34 @@ static int reinflate(struct worker *w, uint32_t i, struct pw_buf *out)
 		return pw_error_set(&w->err, PW_ECORRUPT,
 		                    "object at offset %llu: size %llu is impossible",
 		                    (unsigned long long)o->e.offset, (unsigned long long)o->size);
+	if (ip->map) {
+		src = ip->map + start;
+	} else {
+		size_t n = (size_t)(end - start), got = 0;
+
+		pw_buf_reset(&w->comp);
+		if ((rc = pw_buf_grow(&w->comp, n)))
+			return pw_error_set(&w->err, rc, "out of memory reading %zu bytes", n);
+		while (got < n) {
+			ssize_t r = pread(ip->pack_fd, w->comp.data + got, n - got,
+			                  (off_t)(start + got));
+
+			if (r <= 0) {
+				if (r < 0 && errno == EINTR)
+					continue;
+				return pw_error_set(&w->err, PW_EIO,
+				                    "cannot read back the pack: %s",
+				                    r < 0 ? strerror(errno) : "file shrank");
+			}
+			got += (size_t)r;
+		}
+		src = (const uint8_t *)w->comp.data;
+	}
 	pw_buf_reset(out);
 	if ((rc = pw_buf_grow(out, (size_t)o->size)))
 		return pw_error_set(&w->err, rc, "out of memory inflating %llu bytes",
 		                    (unsigned long long)o->size);
-	if (libdeflate_zlib_decompress_ex(w->ld, ip->map + start, (size_t)(end - start), out->data,
+	if (libdeflate_zlib_decompress_ex(w->ld, src, (size_t)(end - start), out->data,
 	                                  (size_t)o->size, &used, NULL) != LIBDEFLATE_SUCCESS)
 		return pw_error_set(&w->err, PW_ECORRUPT,
 		                    "object at offset %llu: corrupt zlib stream on second read",
@@ -1127,7 +1129,6 @@ static int run_stack(struct worker *w)
 		if ((rc = apply(w, c, f->data, f->len)))
 			return rc;
 		pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid);
-		o->obj_size = w->result.len;
 		o->depth = f->depth + 1;
 		o->base = f->obj;
 		if ((ip->opts.check_objects || ip->opts.check_links) && f->type != PW_OBJ_BLOB &&
@@ -1260,6 +1261,7 @@ static int worker_init(struct worker *w, struct pw_ipack *ip, int id)
 	w->id = id;
 	pw_buf_init(&w->delta, 0);
 	pw_buf_init(&w->result, 0);
+	pw_buf_init(&w->comp, 0);
 	w->ld = libdeflate_alloc_decompressor();
 	return w->ld ? 0 : PW_ENOMEM;
 }
@@ -1272,6 +1274,7 @@ static void worker_free(struct worker *w)
 		libdeflate_free_decompressor(w->ld);
 	pw_buf_free(&w->delta);
 	pw_buf_free(&w->result);
+	pw_buf_free(&w->comp);
 	pw_ip_links_free(&w->links);
 }
 
@@ -1361,7 +1364,7 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 	o->e.oid = *oid;
 	o->e.offset = *end;
 	o->e.crc32 = (uint32_t)libdeflate_crc32(0, z, hl + zlen);
-	o->size = o->obj_size = data->len;
+	o->size = data->len;
 	o->hdr_len = (uint32_t)hl;
 	o->type = o->real_type = (uint8_t)type;
 	o->base = NO_OBJ;
@@ -1373,9 +1376,11 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Git appends thin-pack bases in the order of the deltas that need them. */
+static int cmp_ref_by_obj(const void *a, const void *b, void *ctx)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct pw_ipack *ip = ctx;
+	uint32_t x = ip->refs[*(const uint32_t *)a].obj, y = ip->refs[*(const uint32_t *)b].obj;
 
 	return x < y ? -1 : x > y;
 }
@@ -1431,18 +1436,17 @@ static int fix_thin(struct pw_ipack *ip, struct worker *w)
 		return pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	for (k = 0; k < ip->nr_refs; k++)
 		if (!ip->objs[ip->refs[k].obj].real_type)
-			pending[n++] = ip->refs[k].obj;
-	qsort(pending, n, sizeof(*pending), cmp_u32);
+			pending[n++] = k;
+	if (n)
+		qsort_r(pending, n, sizeof(*pending), cmp_ref_by_obj, ip);
 	for (k = 0; k < n && !rc; k++) {
-		struct ip_obj *o = &ip->objs[pending[k]];
-		const uint8_t *raw = ip->map + o->e.offset + o->hdr_len - ip->algo->rawsz;
-		struct pw_oid base, check;
+		struct ip_obj *o = &ip->objs[ip->refs[pending[k]].obj];
+		struct pw_oid base = ip->refs[pending[k]].base, check;
 		int type = 0;
 		uint32_t idx;
 
 		if (o->real_type)
 			continue;
-		pw_oid_from_raw(&base, raw, ip->algo);
 		if (ip->opts.read_object(ip->opts.odb_ctx, &base, &type, &data))
 			continue;
 		pw_object_hash(ip->algo, type, data.data, data.len, &check);
@@ -1459,7 +1463,7 @@ static int fix_thin(struct pw_ipack *ip, struct worker *w)
 			break;
 		idx = ip->nr - 1;
 		rc = push(w, idx, type, 0, (uint8_t *)pw_buf_detach(&data, NULL),
-		          ip->objs[idx].obj_size);
+		          ip->objs[idx].size);
 		if (!rc)
 			rc = run_stack(w);
 		clear_stack(w);
@@ -1491,10 +1495,12 @@ static int unresolved_error(struct pw_ipack *ip)
 		return 0;
 	if (ip->objs[first].type == PW_OBJ_REF_DELTA) {
 		const struct ip_obj *o = &ip->objs[first];
-		struct pw_oid base;
+		struct pw_oid base = {0};
+		uint32_t k;
 
-		pw_oid_from_raw(&base, ip->map + o->e.offset + o->hdr_len - ip->algo->rawsz,
-		                ip->algo);
+		for (k = 0; k < ip->nr_refs; k++)
+			if (ip->refs[k].obj == first)
+				base = ip->refs[k].base;
 		return pw_error_set(&ip->err, PW_ECORRUPT,
 		                    "pack has %u unresolved delta%s: the base %s of the delta at "
 		                    "offset %llu is not in the pack%s",
@@ -1667,7 +1673,6 @@ int pw_ipack_info(const struct pw_ipack *ip, uint32_t i, struct pw_ipack_info *o
 	out->oid = o->e.oid;
 	out->type = o->real_type;
 	out->size = o->size;
-	out->obj_size = o->obj_size;
 	out->offset = o->e.offset;
 	out->size_in_pack = entry_end(ip, i) - o->e.offset;
 	out->depth = o->depth;

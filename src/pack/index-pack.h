@@ -72,7 +72,6 @@ struct pw_ipack_info {
 	struct pw_oid oid;
 	int type;              /* commit, tree, blob or tag */
 	uint64_t size;         /* size in the entry header (of the delta for deltas) */
-	uint64_t obj_size;     /* the object's size */
 	uint64_t size_in_pack; /* header + compressed bytes */
 	uint64_t offset;
 	uint32_t depth;     /* 0 for whole objects */
