@@ -11,6 +11,8 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_hash_object(int argc, char **argv);
+int cmd_cat_file(int argc, char **argv);
+int cmd_show_index(int argc, char **argv);
 
 /* "fatal: <msg>" on stderr; returns 128. */
 int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

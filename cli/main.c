@@ -13,7 +13,9 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
+	{"cat-file", cmd_cat_file, "print objects, their type or size"},
 	{"hash-object", cmd_hash_object, "compute the object id of a file"},
+	{"show-index", cmd_show_index, "list the entries of a pack index"},
 	{"version", cmd_version, "print the packwire version"},
 };
 
