@@ -91,6 +91,24 @@ static int parse(struct pw_idx *idx, struct pw_error *err)
 		idx->offsets = idx->crcs + (size_t)idx->nr * 4;
 		idx->large = idx->offsets + (size_t)idx->nr * 4;
 		idx->pack_checksum = idx->large + (size_t)idx->nr_large * 8;
+		/* The 64-bit table must be exactly as long as the escapes need: a
+		 * file cut by a multiple of 8 bytes would otherwise pass. */
+		{
+			uint32_t n, need = 0;
+
+			for (n = 0; n < idx->nr; n++) {
+				uint32_t v = pw_get_be32(idx->offsets + (size_t)n * 4);
+
+				if ((v & 0x80000000u) && (v & 0x7fffffffu) >= need)
+					need = (v & 0x7fffffffu) + 1;
+			}
+			if (need != idx->nr_large)
+				return pw_error_set(err, PW_ECORRUPT,
+				                    "index file %s: its 64-bit offset table has "
+				                    "%u entries but the offsets use %u "
+				                    "(truncated?)",
+				                    idx->path, idx->nr_large, need);
+		}
 	}
 	idx->idx_checksum = idx->pack_checksum + rawsz;
 	return 0;
