@@ -113,6 +113,15 @@ int pw_loose_decode(const uint8_t *z, size_t zlen, int *type, uint64_t *size, st
 		                  (unsigned long long)*size);
 		goto done;
 	}
+	/* zlib cannot expand more than ~1032:1; a bigger claim is a lie, and
+	 * believing it would allocate absurd amounts. */
+	if (*size > (uint64_t)zlen * 1032 + 1024) {
+		rc = pw_error_set(err, PW_ECORRUPT,
+		                  "%s is corrupt: header says %llu bytes, more than %zu compressed "
+		                  "bytes can hold",
+		                  what, (unsigned long long)*size, zlen);
+		goto done;
+	}
 	if (have > *size) {
 		rc = pw_error_set(err, PW_ECORRUPT,
 		                  "%s is corrupt: header says %llu bytes, inflated more", what,

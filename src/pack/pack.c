@@ -172,8 +172,10 @@ static int inflate_entry(const struct pw_pack *p, uint64_t offset,
 		return pw_error_set(
 		        err, PW_ETOOBIG, "pack %s: object at offset %llu is too large (%llu bytes)",
 		        p->path, (unsigned long long)offset, (unsigned long long)h->size);
-	if (start > end)
-		return pw_error_set(err, PW_ECORRUPT, "pack %s: entry at offset %llu is truncated",
+	if (start > end || h->size > (uint64_t)(end - start) * 1032 + 1024)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "pack %s: entry at offset %llu is truncated or claims an "
+		                    "impossible size",
 		                    p->path, (unsigned long long)offset);
 	pw_buf_reset(out);
 	if ((rc = pw_buf_grow(out, (size_t)h->size)))
