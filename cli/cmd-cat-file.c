@@ -248,10 +248,10 @@ static int single(struct pw_odb *odb, struct pw_cli_repo *repo, int mode, int wa
 	}
 	rc = pw_odb_read(odb, &oid, &type, &data);
 	if (rc == PW_ENOTFOUND)
-		return pw_cli_fatal("Not a valid object name %s", name);
-	if (rc)
-		return pw_cli_fatal("%s", pw_odb_error(odb)->msg);
-	if (mode == 'p' && type == PW_OBJ_TREE)
+		rc = pw_cli_fatal("Not a valid object name %s", name);
+	else if (rc)
+		rc = pw_cli_fatal("%s", pw_odb_error(odb)->msg);
+	else if (mode == 'p' && type == PW_OBJ_TREE)
 		rc = print_tree(&data, pw_odb_algo(odb));
 	else if (mode != 'p' && type != want_type)
 		rc = pw_cli_fatal("git cat-file %s: bad file", name);
