@@ -13,10 +13,14 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
-	{"cat-file", cmd_cat_file, "print objects, their type or size"},
-	{"hash-object", cmd_hash_object, "compute the object id of a file"},
-	{"show-index", cmd_show_index, "list the entries of a pack index"},
-	{"version", cmd_version, "print the packwire version"},
+        {"cat-file", cmd_cat_file, "print objects, their type or size"},
+        {"hash-object", cmd_hash_object, "compute the object id of a file"},
+        {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
+        {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
+        {"show-index", cmd_show_index, "list the entries of a pack index"},
+        {"show-ref", cmd_show_ref, "list references"},
+        {"update-ref", cmd_update_ref, "update references safely"},
+        {"version", cmd_version, "print the packwire version"},
 };
 
 int pw_cli_fatal(const char *fmt, ...)
@@ -89,6 +93,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "packwire: '%s' is not a packwire command. See 'packwire --help'.\n",
-		argv[1]);
+	        argv[1]);
 	return 1;
 }
