@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cmds.h"
 #include "packwire/odb.h"
@@ -324,6 +327,12 @@ int cmd_cat_file(int argc, char **argv)
 		}
 	}
 	if (batch) {
+#ifdef __GLIBC__
+		/* Delta chains allocate and free many large buffers: keep them in
+		 * the heap instead of an mmap/munmap (and page faults) each time. */
+		mallopt(M_MMAP_THRESHOLD, 64 << 20);
+		mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 		b.odb = odb;
 		b.repo = repo;
