@@ -7,6 +7,7 @@
 #include "cmds.h"
 #include "pack/index-pack.h"
 #include "packwire/packwire.h"
+#include "packwire/odb.h"
 #include "packwire/repo.h"
 #include "util/fs.h"
 
@@ -42,6 +43,16 @@ static void progress_cb(void *ctx, int phase, uint64_t done, uint64_t total)
 	        (unsigned long long)total, done == total ? ", done.\n" : "");
 }
 
+static int odb_read(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out)
+{
+	return pw_odb_read(ctx, oid, type, out);
+}
+
+static int odb_has(void *ctx, const struct pw_oid *oid)
+{
+	return pw_odb_exists(ctx, oid);
+}
+
 int cmd_index_pack(int argc, char **argv)
 {
 	struct pw_index_pack_args args;
@@ -50,6 +61,7 @@ int cmd_index_pack(int argc, char **argv)
 	const struct pw_hash_algo *algo = NULL;
 	int from_stdin = 0, verbose = 0, i, rc, kept = 0;
 	struct pw_repo *repo = NULL;
+	struct pw_odb *odb = NULL;
 	char *pack_dir = NULL;
 	struct pw_error err = {0};
 	char hex[PW_MAX_HEXSZ + 1];
@@ -144,6 +156,17 @@ int cmd_index_pack(int argc, char **argv)
 	if (from_stdin && !pack && !repo)
 		return pw_cli_fatal("--stdin requires a git repository");
 	args.opts.algo = algo ? algo : repo ? pw_repo_algo(repo) : &pw_hash_sha1;
+	/* thin-pack bases and link targets come from the repository's objects */
+	if (repo && args.opts.algo == pw_repo_algo(repo) &&
+	    (args.opts.fix_thin || args.opts.check_links)) {
+		if (pw_odb_open(&odb, pw_repo_objects_dir(repo), args.opts.algo, &err)) {
+			rc = pw_cli_fatal("%s", err.msg);
+			goto out;
+		}
+		args.opts.read_object = odb_read;
+		args.opts.has_object = odb_has;
+		args.opts.odb_ctx = odb;
+	}
 	if (from_stdin && !pack) {
 		pack_dir = pw_path_join(pw_repo_objects_dir(repo), "pack");
 		if (!pack_dir || pw_fs_mkdir_p(pack_dir, &err)) {
@@ -174,6 +197,7 @@ int cmd_index_pack(int argc, char **argv)
 			printf("%s\n", hex);
 	}
 out:
+	pw_odb_free(odb);
 	free(pack_dir);
 	pw_repo_free(repo);
 	return rc;

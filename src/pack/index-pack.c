@@ -1318,7 +1318,8 @@ static int pwrite_all(int fd, const void *data, size_t len, uint64_t off, struct
 	return 0;
 }
 
-/* Append a whole object at *end; deflated in one go as Git does, so that
+/* Append a whole object at *end; deflated in one go at level 1 (Git's
+ * core.compression default for these) so that
  * the bytes (and so the pack name) match Git's for the same zlib. */
 static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type,
                          const struct pw_buf *data, uint64_t *end)
@@ -1336,7 +1337,7 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 		return pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	memcpy(z, hdr, hl);
 	memset(&zs, 0, sizeof(zs));
-	if (deflateInit(&zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
+	if (deflateInit(&zs, Z_BEST_SPEED) != Z_OK) {
 		free(z);
 		return pw_error_set(&ip->err, PW_ENOMEM, "cannot initialise zlib");
 	}

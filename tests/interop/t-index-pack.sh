@@ -103,6 +103,51 @@ for algo in sha1 sha256; do
 	contains "$algo: dangling tree message" "$d/dangling-tree.err" "not self-contained"
 done
 
+# thin packs: --fix-thin appends the missing bases from the repository, as git does
+for algo in sha1 sha256; do
+	d=$T/thin-$algo
+	mkdir -p "$d"
+	src=$T/r-$algo
+	new=$(git -C "$src" rev-parse HEAD)
+	old=$(git -C "$src" rev-parse HEAD~3)
+	printf '%s\n^%s\n' "$new" "$old" | git -C "$src" pack-objects -q --revs --thin --stdout >"$d/thin.pack"
+	echo "$old" | git -C "$src" pack-objects -q --revs --stdout >"$d/base.pack"
+	for who in git pw; do
+		git init -q --bare --object-format=$algo "$d/$who.git"
+		git -C "$d/$who.git" index-pack --stdin <"$d/base.pack" >/dev/null
+	done
+	(cd "$d/git.git" && git index-pack --stdin --fix-thin <"$d/thin.pack") >"$d/git.out"
+	(cd "$d/pw.git" && "$PACKWIRE" index-pack --stdin --fix-thin <"$d/thin.pack") >"$d/pw.out"
+	same_file "$algo: --fix-thin prints the same pack name as git" "$d/git.out" "$d/pw.out"
+	hex=$(cut -f2 "$d/git.out")
+	same_file "$algo: --fix-thin pack identical to git's" "$d/git.git/objects/pack/pack-$hex.pack" \
+		"$d/pw.git/objects/pack/pack-$hex.pack"
+	same_file "$algo: --fix-thin idx identical to git's" "$d/git.git/objects/pack/pack-$hex.idx" \
+		"$d/pw.git/objects/pack/pack-$hex.idx"
+	check "$algo: objects after --fix-thin equal git's" \
+		[ "$(all_objects "$d/pw.git")" = "$(all_objects "$d/git.git")" ]
+	check "$algo: git fsck clean after --fix-thin" fsck_ok "$d/pw.git"
+	# without the bases in the repository, or without --fix-thin: refused
+	git init -q --bare --object-format=$algo "$d/empty.git"
+	set +e
+	(cd "$d/empty.git" && "$PACKWIRE" index-pack --stdin --fix-thin <"$d/thin.pack") >/dev/null 2>"$d/err1"
+	rc1=$?
+	(cd "$d/pw.git" && "$PACKWIRE" index-pack --stdin <"$d/thin.pack") >/dev/null 2>"$d/err2"
+	rc2=$?
+	set -e
+	check "$algo: --fix-thin without the bases fails" [ $rc1 = 128 ]
+	contains "$algo: ... saying the base is missing" "$d/err1" "nor in the repository"
+	check "$algo: thin pack without --fix-thin fails" [ $rc2 = 128 ]
+	contains "$algo: ... suggesting --fix-thin" "$d/err2" "needs --fix-thin"
+	check "$algo: nothing left in objects/pack after the failures" \
+		[ "$(ls "$d/empty.git/objects/pack" | wc -l)" = 0 ]
+	# links to objects the repository has are fine
+	tip=$(git -C "$src" rev-parse HEAD)
+	echo "$tip" | git -C "$src" pack-objects -q --stdout >"$d/tip.pack"
+	check "$algo: --check-self-contained-and-connected finds links in the repository" \
+		sh -c "cd '$d/pw.git' && '$PACKWIRE' index-pack --stdin --check-self-contained-and-connected <'$d/tip.pack' >/dev/null"
+done
+
 # every kind of broken pack: exit 128, a message that names the problem, and
 # nothing left behind (file mode and --stdin mode)
 bad_case() {
