@@ -22,7 +22,7 @@
 /* The read window of the stream reader. */
 #define WINDOW (LD_MAX + LD_MAX / 4 + 65536)
 /* Bytes of resolved bases one resolver keeps before dropping ancestors. */
-#define CACHE_LIMIT ((size_t)64 << 20)
+#define CACHE_LIMIT ((size_t)32 << 20)
 /* Deflate cannot expand more than ~1032:1; anything claiming more is bogus. */
 #define MAX_RATIO 1040
 
@@ -1128,6 +1128,12 @@ static int run_stack(struct worker *w)
 		f = &w->st[w->nr - 1];
 		if ((rc = apply(w, c, f->data, f->len)))
 			return rc;
+		/* the last child taken: this base is not needed any more (the
+		 * bottom frame stays, it may be shared or an appended object) */
+		if (w->nr > 1 && f->ofs_i == f->ofs_end && f->ref_i == f->ref_end) {
+			w->held -= f->len;
+			frame_release(f);
+		}
 		pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid);
 		o->depth = f->depth + 1;
 		o->base = f->obj;
