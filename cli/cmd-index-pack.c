@@ -1,4 +1,12 @@
-/* packwire index-pack: build the .idx of a pack, as git index-pack does. */
+/* packwire index-pack: build the .idx of a pack, as git index-pack does.
+ *
+ * --strict checks that commits, trees and tags parse (tree/parent lines,
+ * author/committer present, tree entry modes, names and ids, tag object/type/
+ * tag lines) and that every object they refer to (gitlinks excepted) is in
+ * the pack or in the repository; --check-self-contained-and-connected only
+ * checks the links. Not done: Git's other fsck rules (email format, sorted
+ * tree entries, .gitmodules, ...) and the comparison of objects that already
+ * exist in the repository with their copy in the pack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
