@@ -179,7 +179,8 @@ int pw_verify_pack(const char *path, const struct pw_hash_algo *algo, int stat_o
 		goto done;
 	if ((rc = pw_ipack_parse_file(ip, *pack_path)) || (rc = pw_ipack_resolve(ip))) {
 		pw_error_copy(err, pw_ipack_error(ip));
-		pw_error_wrap(err, "%s", *pack_path);
+		if (rc != PW_ENOTFOUND)
+			pw_error_wrap(err, "%s", *pack_path);
 		goto done;
 	}
 	if (!stat_only &&
