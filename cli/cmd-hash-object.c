@@ -10,7 +10,7 @@
 int cmd_hash_object(int argc, char **argv)
 {
 	const char *usage = "packwire hash-object [--object-format=<algo>] [-t <type>] "
-			    "(--stdin | <file>)";
+	                    "(--stdin | <file>)";
 	const struct pw_hash_algo *algo = &pw_hash_sha1;
 	int type = PW_OBJ_BLOB, from_stdin = 0, i, rc;
 	const char *file = NULL;

@@ -11,6 +11,20 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_hash_object(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+int cmd_rev_parse(int argc, char **argv);
+int cmd_show_ref(int argc, char **argv);
+int cmd_update_ref(int argc, char **argv);
+
+struct pw_repo;
+struct pw_oid;
+/* Open the repository of the current directory (or $GIT_DIR); on failure
+ * prints Git's fatal message and returns 128. */
+int pw_cli_open_repo(struct pw_repo **out);
+/* A full hex oid, or a ref name in Git's DWIM order (HEAD, main, tags,
+ * remotes); *full_name (optional, malloc'd) gets the ref it matched.
+ * PW_ENOTFOUND when nothing matches. */
+int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name);
 
 /* "fatal: <msg>" on stderr; returns 128. */
 int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

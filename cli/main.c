@@ -13,8 +13,12 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
-	{"hash-object", cmd_hash_object, "compute the object id of a file"},
-	{"version", cmd_version, "print the packwire version"},
+        {"hash-object", cmd_hash_object, "compute the object id of a file"},
+        {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
+        {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
+        {"show-ref", cmd_show_ref, "list references"},
+        {"update-ref", cmd_update_ref, "update references safely"},
+        {"version", cmd_version, "print the packwire version"},
 };
 
 int pw_cli_fatal(const char *fmt, ...)
@@ -87,6 +91,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "packwire: '%s' is not a packwire command. See 'packwire --help'.\n",
-		argv[1]);
+	        argv[1]);
 	return 1;
 }

@@ -8,5 +8,8 @@
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
+#include "packwire/config.h"
+#include "packwire/repo.h"
+#include "packwire/refs.h"
 
 #endif
