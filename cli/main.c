@@ -15,6 +15,8 @@ struct cmd {
 static const struct cmd commands[] = {
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
+        {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
+        {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"show-ref", cmd_show_ref, "list references"},
         {"update-ref", cmd_update_ref, "update references safely"},
