@@ -754,7 +754,8 @@ static int search_deltas(struct pw_pack_writer *w)
 	nthreads = w->opts.threads ? (size_t)w->opts.threads : 2;
 	if (nthreads > 2)
 		nthreads = 2;
-	if (!w->opts.objects_dir || n < 4 * (size_t)w->opts.window + 256)
+	/* a second thread pays off only on longer lists, unless asked for */
+	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256))
 		nthreads = 1;
 	/* Segments of about n/32 objects (at least a few windows), cut where the
 	 * name hash changes so that files of one name share a window. */

@@ -266,6 +266,7 @@ static void test_algo(const struct pw_hash_algo *algo)
 		opts.ofs_delta = pass != 1;
 		if (pass == 2) {
 			opts.objects_dir = dir; /* two search threads */
+			opts.threads = 2;
 			opts.window = 4;
 			opts.depth = 3;
 		}
