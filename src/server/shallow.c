@@ -2,6 +2,7 @@
  * relative to the client's boundary), deepen-since and deepen-not, and which
  * of the client's shallow commits become complete ("unshallow"). The flags
  * left on the graph (G_CUT_SEND, G_CUT_HAVE) steer the pack walk. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
