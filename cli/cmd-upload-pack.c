@@ -54,6 +54,10 @@ int cmd_upload_pack(int argc, char **argv)
 	if (!dir)
 		return pw_cli_usage(usage_text);
 	opts.version = pw_protocol_version_from_env(getenv("GIT_PROTOCOL"));
+	/* Git lets GIT_USER_AGENT replace its agent string; so do we */
+	opts.agent = getenv("GIT_USER_AGENT");
+	if (opts.agent && (!*opts.agent || strlen(opts.agent) > 60 || strpbrk(opts.agent, " \n")))
+		opts.agent = NULL;
 
 	/* --strict: exactly this directory is the git dir (as Git's enter_repo) */
 	if (opts.strict)

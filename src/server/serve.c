@@ -180,7 +180,7 @@ static int object_info(struct pw_upload_session *s, const struct pw_v2_request *
 			goto out;
 		}
 	}
-	if (want_size && (rc = pw_srv_line(s, "size")))
+	if (want_size && (rc = pw_srv_line_nolf(s, "size")))
 		goto out;
 	for (i = 0; i < oids.nr; i++) {
 		uint64_t size;
@@ -188,11 +188,11 @@ static int object_info(struct pw_upload_session *s, const struct pw_v2_request *
 
 		pw_oid_to_hex(&oids.v[i], hex);
 		if (!want_size)
-			rc = pw_srv_line(s, "%s", hex);
+			rc = pw_srv_line_nolf(s, "%s", hex);
 		else if (pw_odb_read_header(s->odb, &oids.v[i], &type, &size))
-			rc = pw_srv_line(s, "%s ", hex);
+			rc = pw_srv_line_nolf(s, "%s ", hex);
 		else
-			rc = pw_srv_line(s, "%s %llu", hex, (unsigned long long)size);
+			rc = pw_srv_line_nolf(s, "%s %llu", hex, (unsigned long long)size);
 		if (rc)
 			goto out;
 	}
@@ -325,11 +325,11 @@ static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
 		if ((rc = pw_srv_line(s, "shallow-info")))
 			goto out;
 		for (i = 0; i < s->new_shallow.nr; i++)
-			if ((rc = pw_srv_line(s, "shallow %s",
+			if ((rc = pw_srv_line_nolf(s, "shallow %s",
 			                      pw_oid_to_hex(&s->new_shallow.v[i], hex))))
 				goto out;
 		for (i = 0; i < s->unshallow.nr; i++)
-			if ((rc = pw_srv_line(s, "unshallow %s",
+			if ((rc = pw_srv_line_nolf(s, "unshallow %s",
 			                      pw_oid_to_hex(&s->unshallow.v[i], hex))))
 				goto out;
 		if ((rc = section_end(s, 1)))

@@ -127,6 +127,9 @@ void pw_srv_reset_fetch(struct pw_upload_session *s);
 /* A data line of the response (newline added); over band 1 with sideband-all. */
 int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+/* The same without the newline (Git sends shallow and object-info lines so). */
+int pw_srv_line_nolf(struct pw_upload_session *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 /* negotiation and shallow (negotiate.c, shallow.c) */
 /* Record a have: 1 when we have it (now in have_objs), 0 when not, <0 on error. */

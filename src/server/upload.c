@@ -71,25 +71,45 @@ static int oom(struct pw_upload_session *s)
 	return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
 }
 
-int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
+static int vline(struct pw_upload_session *s, int lf, const char *fmt, va_list ap)
 {
 	char line[PW_PKT_DATA_MAX];
-	va_list ap;
 	int n, rc;
 
-	va_start(ap, fmt);
 	n = vsnprintf(line + 1, sizeof(line) - 2, fmt, ap);
-	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(line) - 3)
 		return pw_error_set(&s->err, PW_ETOOBIG, "response line too long");
-	line[1 + n] = '\n';
+	if (lf)
+		line[1 + n++] = '\n';
 	if (s->sideband_all) {
 		line[0] = PW_BAND_DATA;
-		rc = pw_pkt_write(&s->out, line, (size_t)n + 2);
+		rc = pw_pkt_write(&s->out, line, (size_t)n + 1);
 	} else {
-		rc = pw_pkt_write(&s->out, line + 1, (size_t)n + 1);
+		rc = pw_pkt_write(&s->out, line + 1, (size_t)n);
 	}
 	return rc ? pw_error_set(&s->err, rc, "%s", pw_strerror(rc)) : 0;
+}
+
+int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vline(s, 1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pw_srv_line_nolf(struct pw_upload_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vline(s, 0, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int pw_srv_odb(struct pw_upload_session *s)
@@ -440,8 +460,10 @@ static int v0_receive_wants(struct pw_upload_session *s)
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
 		if (pkt.kind == PW_PKT_EOF) {
-			if (!any)
-				return 0; /* e.g. ls-remote hanging up after the advertisement */
+			/* Git's clients end with a flush; a bare hang-up is an error,
+			 * except before a stateless request, which may be empty */
+			if (!any && s->opts.stateless_rpc)
+				return 0;
 			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
 		}
 		if (pkt.kind == PW_PKT_FLUSH)
@@ -470,10 +492,10 @@ static int send_shallow_lines(struct pw_upload_session *s)
 	int rc;
 
 	for (i = 0; i < s->new_shallow.nr; i++)
-		if ((rc = pw_srv_line(s, "shallow %s", pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+		if ((rc = pw_srv_line_nolf(s, "shallow %s", pw_oid_to_hex(&s->new_shallow.v[i], hex))))
 			return rc;
 	for (i = 0; i < s->unshallow.nr; i++)
-		if ((rc = pw_srv_line(s, "unshallow %s", pw_oid_to_hex(&s->unshallow.v[i], hex))))
+		if ((rc = pw_srv_line_nolf(s, "unshallow %s", pw_oid_to_hex(&s->unshallow.v[i], hex))))
 			return rc;
 	return 0;
 }
@@ -494,8 +516,12 @@ static int v0_negotiate(struct pw_upload_session *s)
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		if (pkt.kind == PW_PKT_EOF)
+		/* a stateless request may end before any have (as Git, quietly) */
+		if (pkt.kind == PW_PKT_EOF) {
+			if (s->opts.stateless_rpc)
+				return 0;
 			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+		}
 		if (pkt.kind == PW_PKT_FLUSH) {
 			if (mode == ACK_DETAILED && got_common && !got_other) {
 				if ((rc = pw_srv_ok_to_give_up(s)) < 0)
