@@ -208,13 +208,15 @@ for algo in sha1 sha256; do
 	check "$algo: objects untouched by all of that" test "$(all_objects "$R" | md5sum)" = "$before_objs"
 
 	# --timeout: an idle client is dropped
-	start=$(date +%s)
-	sleep 5 | run_pw idle-$algo "" "$R" --timeout=1
-	el=$(($(date +%s) - start))
-	if [ "$(cat "$T/idle-$algo.rc")" != 0 ] && [ "$el" -lt 5 ]; then
+	sleep 4 | {
+		start=$(date +%s)
+		run_pw idle-$algo "" "$R" --timeout=1
+		echo $(($(date +%s) - start)) >"$T/idle-el"
+	}
+	if [ "$(cat "$T/idle-$algo.rc")" = 128 ] && [ "$(cat "$T/idle-el")" -lt 4 ]; then
 		ok "$algo: --timeout=1 drops an idle client"
 	else
-		not_ok "$algo: --timeout=1 (rc $(cat "$T/idle-$algo.rc"), ${el}s)"
+		not_ok "$algo: --timeout=1 (rc $(cat "$T/idle-$algo.rc"), $(cat "$T/idle-el")s)"
 	fi
 done
 
@@ -226,11 +228,15 @@ for algo in sha1 sha256; do
 	zero=$(printf '%0*d' "$([ $algo = sha1 ] && echo 40 || echo 64)" 0)
 	contains "$algo empty: capabilities^{} with the zero id" "$T/empty-$algo.out" "$zero capabilities^{}"
 	contains "$algo empty: object-format" "$T/empty-$algo.out" "object-format=$algo"
+	# git 2.39's clone only learns the algorithm when there are refs, so the
+	# clone of an empty repository is compared with stock git's, not assumed
 	for v in 0 2; do
-		rm -rf "$T/empty-clone"
+		rm -rf "$T/empty-clone" "$T/empty-clone-git"
 		git -c protocol.version=$v clone -q --upload-pack="$UP" "file://$E" "$T/empty-clone" 2>/dev/null
-		check "$algo v$v: clone of an empty repository has its algorithm" \
-			test "$(git -C "$T/empty-clone" rev-parse --show-object-format)" = $algo
+		git -c protocol.version=$v clone -q "file://$E" "$T/empty-clone-git" 2>/dev/null
+		check "$algo v$v: clone of an empty repository like stock git's" \
+			test "$(git -C "$T/empty-clone" rev-parse --show-object-format)" = \
+			"$(git -C "$T/empty-clone-git" rev-parse --show-object-format)"
 	done
 done
 finish
