@@ -21,7 +21,8 @@ static int push_oid(struct pw_upload_session *s, struct pw_oid_array *arr, const
 	return 0;
 }
 
-int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr, const struct pw_oid *oid)
+int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
+                     const struct pw_oid *oid)
 {
 	return push_oid(s, arr, oid);
 }
@@ -169,7 +170,8 @@ static int reachable_from_refs(struct pw_upload_session *s, uint32_t *todo, size
 	if (!(stack = malloc(alloc * sizeof(*stack))))
 		return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
 	for (i = 0; i < s->nr_refs; i++) {
-		const struct pw_oid *o = s->refs[i].has_peeled ? &s->refs[i].peeled : &s->refs[i].oid;
+		const struct pw_oid *o =
+		        s->refs[i].has_peeled ? &s->refs[i].peeled : &s->refs[i].oid;
 		uint32_t idx;
 
 		if ((rc = pw_graph_lookup(g, o, &idx)))

@@ -59,7 +59,8 @@ static int unexpected(struct pw_upload_session *s, const struct pw_str *l)
 	size_t n = l->len < sizeof(q) - 1 ? l->len : sizeof(q) - 1, i;
 
 	for (i = 0; i < n; i++)
-		q[i] = ((unsigned char)l->p[i] < 32 || (unsigned char)l->p[i] > 126) ? '?' : l->p[i];
+		q[i] = ((unsigned char)l->p[i] < 32 || (unsigned char)l->p[i] > 126) ? '?'
+		                                                                     : l->p[i];
 	q[n] = '\0';
 	return pw_srv_fail(s, PW_EPROTO, "unexpected line: '%s'", q);
 }
@@ -113,7 +114,8 @@ static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 		npfx = 0;
 	if ((rc = pw_srv_load_refs(s)))
 		goto out;
-	if (unborn && symrefs && s->head_unborn && s->head_symref && prefix_match(req, pfx, npfx, "HEAD") &&
+	if (unborn && symrefs && s->head_unborn && s->head_symref &&
+	    prefix_match(req, pfx, npfx, "HEAD") &&
 	    (rc = pw_srv_line(s, "unborn HEAD symref-target:%s", s->head_symref)))
 		goto out;
 	for (i = 0; i < s->nr_refs; i++) {
@@ -169,7 +171,8 @@ static int object_info(struct pw_upload_session *s, const struct pw_v2_request *
 		} else if (a->len > 4 && !memcmp(a->p, "oid ", 4)) {
 			if (a->len - 4 != s->algo->hexsz ||
 			    pw_oid_from_hex(&oid, a->p + 4, a->len - 4, s->algo)) {
-				rc = pw_srv_fail(s, PW_EPROTO, "object-info: expected oid, got '%.*s'",
+				rc = pw_srv_fail(s, PW_EPROTO,
+				                 "object-info: expected oid, got '%.*s'",
 				                 (int)(a->len > 200 ? 200 : a->len), a->p);
 				goto out;
 			}
@@ -326,11 +329,11 @@ static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
 			goto out;
 		for (i = 0; i < s->new_shallow.nr; i++)
 			if ((rc = pw_srv_line_nolf(s, "shallow %s",
-			                      pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+			                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
 				goto out;
 		for (i = 0; i < s->unshallow.nr; i++)
 			if ((rc = pw_srv_line_nolf(s, "unshallow %s",
-			                      pw_oid_to_hex(&s->unshallow.v[i], hex))))
+			                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
 				goto out;
 		if ((rc = section_end(s, 1)))
 			goto out;
@@ -389,7 +392,8 @@ int pw_srv__serve_v2(struct pw_upload_session *s)
 					rc = 1; /* the client hung up between requests: done */
 					goto out;
 				}
-				rc = pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+				rc = pw_srv_fail(s, PW_EPROTO,
+				                 "the remote end hung up unexpectedly");
 				goto out;
 			}
 			started = 1;

@@ -16,20 +16,20 @@
 
 enum {
 	G_PARSED = 1 << 0,
-	G_MISSING = 1 << 1,    /* not in the odb (or not a commit) */
-	G_THEY_HAVE = 1 << 2,  /* the client has it (a have, or a have's parent) */
+	G_MISSING = 1 << 1,      /* not in the odb (or not a commit) */
+	G_THEY_HAVE = 1 << 2,    /* the client has it (a have, or a have's parent) */
 	G_COMMON_KNOWN = 1 << 3, /* a want already known reachable from a have */
-	G_SHALLOW = 1 << 4,    /* boundary of this fetch's depth */
+	G_SHALLOW = 1 << 4,      /* boundary of this fetch's depth */
 	G_NOT_SHALLOW = 1 << 5,
 	G_CLIENT_SHALLOW = 1 << 6,
-	G_SEEN = 1 << 7,       /* walk scratch */
+	G_SEEN = 1 << 7, /* walk scratch */
 	G_UNINT = 1 << 8,
 	G_LISTED = 1 << 9,
-	G_CUT_SEND = 1 << 10,  /* do not send parents of this commit */
-	G_CUT_HAVE = 1 << 11,  /* the client lacks this commit's parents */
+	G_CUT_SEND = 1 << 10, /* do not send parents of this commit */
+	G_CUT_HAVE = 1 << 11, /* the client lacks this commit's parents */
 	G_WANT = 1 << 12,
 	G_QUEUED = 1 << 13,
-	G_EXCL = 1 << 14, /* reachable from deepen-not */
+	G_EXCL = 1 << 14,        /* reachable from deepen-not */
 	G_HAVE_LISTED = 1 << 15, /* in have_objs */
 };
 
@@ -87,10 +87,10 @@ struct pw_upload_session {
 	int rd_ok;
 	struct pw_buf out;
 	struct pw_error err;
-	int err_sent;        /* the client has been told */
-	int pack_started;    /* raw pack bytes went out: no ERR packet possible */
-	int sideband;        /* enum pw_sideband_mode of the pack being sent */
-	int sideband_all;    /* v2: every line of the response on band 1 */
+	int err_sent;     /* the client has been told */
+	int pack_started; /* raw pack bytes went out: no ERR packet possible */
+	int sideband;     /* enum pw_sideband_mode of the pack being sent */
+	int sideband_all; /* v2: every line of the response on band 1 */
 	int v2;
 
 	/* configuration */

@@ -417,7 +417,8 @@ static int v0_advertise(struct pw_upload_session *s)
 		pw_buf_addf(&line, "%s capabilities^{}", pw_oid_to_hex(s->algo->zero_oid, hex));
 		pw_buf_addch(&line, '\0');
 		pw_buf_add(&line, caps.data, caps.len);
-		if ((rc = pw_buf_addch(&line, '\n')) || (rc = pw_pkt_write(&s->out, line.data, line.len)))
+		if ((rc = pw_buf_addch(&line, '\n')) ||
+		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
 			goto nomem;
 	}
 	for (i = 0; i < s->nr_refs; i++) {
@@ -429,10 +430,11 @@ static int v0_advertise(struct pw_upload_session *s)
 			pw_buf_addch(&line, '\0');
 			pw_buf_add(&line, caps.data, caps.len);
 		}
-		if ((rc = pw_buf_addch(&line, '\n')) || (rc = pw_pkt_write(&s->out, line.data, line.len)))
+		if ((rc = pw_buf_addch(&line, '\n')) ||
+		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
 			goto nomem;
-		if (r->has_peeled &&
-		    (rc = pw_pkt_writef(&s->out, "%s %s^{}\n", pw_oid_to_hex(&r->peeled, hex), r->name)))
+		if (r->has_peeled && (rc = pw_pkt_writef(&s->out, "%s %s^{}\n",
+		                                         pw_oid_to_hex(&r->peeled, hex), r->name)))
 			goto nomem;
 		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
 			goto out;
@@ -469,8 +471,9 @@ static int v0_receive_wants(struct pw_upload_session *s)
 		if (pkt.kind == PW_PKT_FLUSH)
 			break;
 		if (pkt.kind != PW_PKT_DATA)
-			return pw_srv_fail(s, PW_EPROTO,
-			                   "protocol error: unexpected control packet in want list");
+			return pw_srv_fail(
+			        s, PW_EPROTO,
+			        "protocol error: unexpected control packet in want list");
 		any = 1;
 		if ((rc = pw_fetch_args_v0_want_line(&s->args, pkt.data, pkt.len, &s->err)))
 			return rc;
@@ -492,10 +495,12 @@ static int send_shallow_lines(struct pw_upload_session *s)
 	int rc;
 
 	for (i = 0; i < s->new_shallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "shallow %s", pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+		if ((rc = pw_srv_line_nolf(s, "shallow %s",
+		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
 			return rc;
 	for (i = 0; i < s->unshallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "unshallow %s", pw_oid_to_hex(&s->unshallow.v[i], hex))))
+		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
+		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
 			return rc;
 	return 0;
 }
@@ -507,8 +512,8 @@ enum { ACK_NONE, ACK_MULTI, ACK_DETAILED };
 static int v0_negotiate(struct pw_upload_session *s)
 {
 	int mode = s->args.multi_ack_detailed ? ACK_DETAILED
-	         : s->args.multi_ack        ? ACK_MULTI
-	                                    : ACK_NONE;
+	           : s->args.multi_ack        ? ACK_MULTI
+	                                      : ACK_NONE;
 	int got_common = 0, got_other = 0, sent_ready = 0, rc;
 	char last_hex[PW_MAX_HEXSZ + 1] = "";
 	struct pw_pkt pkt;
@@ -547,8 +552,9 @@ static int v0_negotiate(struct pw_upload_session *s)
 			continue;
 		}
 		if (pkt.kind != PW_PKT_DATA)
-			return pw_srv_fail(s, PW_EPROTO,
-			                   "protocol error: unexpected control packet in have list");
+			return pw_srv_fail(
+			        s, PW_EPROTO,
+			        "protocol error: unexpected control packet in have list");
 		if (pkt.len >= 4 && !memcmp(pkt.data, "have", 4)) {
 			size_t before = s->args.haves.nr;
 			const struct pw_oid *oid;
@@ -645,7 +651,8 @@ static int serve_v0(struct pw_upload_session *s)
 	if (rc) {
 		if ((rc = send_shallow_lines(s)) || (rc = pw_pkt_flush(&s->out)) ||
 		    (rc = pw_srv_flush_out(s)))
-			return rc < 0 && !s->err.code ? pw_error_set(&s->err, rc, "out of memory") : rc;
+			return rc < 0 && !s->err.code ? pw_error_set(&s->err, rc, "out of memory")
+			                              : rc;
 	}
 	rc = v0_negotiate(s);
 	if (rc <= 0)
