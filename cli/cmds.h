@@ -16,6 +16,7 @@ int cmd_verify_pack(int argc, char **argv);
 int cmd_cat_file(int argc, char **argv);
 int cmd_show_index(int argc, char **argv);
 int cmd_init(int argc, char **argv);
+int cmd_upload_pack(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);

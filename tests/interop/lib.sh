@@ -17,7 +17,11 @@ export GIT_CONFIG_NOSYSTEM=1 HOME="$PW_BUILD/tmp/home" GIT_AUTHOR_NAME=Test \
 	GIT_COMMITTER_DATE='1700000000 +0000'
 unset GIT_DIR GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_PROTOCOL 2>/dev/null || true
 mkdir -p "$HOME"
-[ -f "$HOME/.gitconfig" ] || git config --global init.defaultBranch main
+# created atomically: parallel tests race here ("could not lock config file")
+if [ ! -f "$HOME/.gitconfig" ]; then
+	printf '[init]\n\tdefaultBranch = main\n' >"$HOME/.gitconfig.$$"
+	mv -f "$HOME/.gitconfig.$$" "$HOME/.gitconfig"
+fi
 
 T_NAME=$(basename "$0" .sh)
 T=$PW_BUILD/tmp/$T_NAME

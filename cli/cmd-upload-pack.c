@@ -1,0 +1,77 @@
+/* packwire upload-pack [--strict] [--timeout=<n>] [--stateless-rpc]
+ * [--advertise-refs] <dir>: serve a fetch on stdin/stdout the way
+ * `git upload-pack` does, in the protocol version GIT_PROTOCOL asks for.
+ * Errors go to the client (ERR packet) and to stderr as "fatal: ...", exit 128. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "packwire/packwire.h"
+#include "packwire/server.h"
+
+static const char usage_text[] =
+        "packwire upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
+        "                     [--advertise-refs] <directory>";
+
+int cmd_upload_pack(int argc, char **argv)
+{
+	struct pw_upload_pack_opts opts;
+	struct pw_repo *repo;
+	struct pw_error err;
+	const char *dir = NULL;
+	int i, rc;
+
+	pw_upload_pack_opts_init(&opts);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--strict"))
+			opts.strict = 1;
+		else if (!strcmp(a, "--no-strict"))
+			opts.strict = 0;
+		else if (!strncmp(a, "--timeout=", 10)) {
+			char *end;
+			long v = strtol(a + 10, &end, 10);
+
+			if (*end || v < 0 || v > 1000000)
+				return pw_cli_usage(usage_text);
+			opts.timeout = (int)v;
+		} else if (!strcmp(a, "--stateless-rpc"))
+			opts.stateless_rpc = 1;
+		else if (!strcmp(a, "--advertise-refs") || !strcmp(a, "--http-backend-info-refs"))
+			opts.advertise_refs = 1;
+		else if (!strcmp(a, "--"))
+			continue;
+		else if (a[0] == '-' && a[1])
+			return pw_cli_usage(usage_text);
+		else if (!dir)
+			dir = a;
+		else
+			return pw_cli_usage(usage_text);
+	}
+	if (!dir)
+		return pw_cli_usage(usage_text);
+	opts.version = pw_protocol_version_from_env(getenv("GIT_PROTOCOL"));
+	/* Git lets GIT_USER_AGENT replace its agent string; so do we */
+	opts.agent = getenv("GIT_USER_AGENT");
+	if (opts.agent && (!*opts.agent || strlen(opts.agent) > 60 || strpbrk(opts.agent, " \n")))
+		opts.agent = NULL;
+
+	/* --strict: exactly this directory is the git dir (as Git's enter_repo) */
+	if (opts.strict)
+		rc = pw_repo_is_git_dir(dir) ? pw_repo_open_gitdir(&repo, dir, &err) : PW_ENOTFOUND;
+	else
+		rc = pw_repo_open_exact(&repo, dir, &err);
+	if (rc)
+		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
+
+	/* a client hanging up must not kill us with SIGPIPE: writes report EPIPE */
+	signal(SIGPIPE, SIG_IGN);
+	rc = pw_upload_pack(repo, 0, 1, &opts, &err);
+	pw_repo_free(repo);
+	if (rc)
+		return pw_cli_fatal("%s", err.msg);
+	return 0;
+}

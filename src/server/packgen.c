@@ -1,0 +1,616 @@
+/* The pack a fetch sends: the object walk (rev-list for ordinary fetches, a
+ * shallow-aware commit walk feeding rev-list's tree walk when boundaries are
+ * involved), partial-clone filters, include-tag, and the pack writer's
+ * stream carried over side-band with progress on band 2. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "packwire/object.h"
+#include "packwire/pack-write.h"
+#include "packwire/revlist.h"
+#include "server/server-priv.h"
+
+struct gen {
+	struct pw_upload_session *s;
+	struct pw_pack_writer *w;
+	struct pw_oidmap sent;  /* objects in the pack, for include-tag */
+	struct pw_oidmap wants; /* explicitly wanted: never filtered out */
+	int track_sent;
+	int rc;
+	/* progress throttle */
+	struct timespec last;
+	int last_pct;
+	const char *last_title;
+};
+
+static int nomem(struct pw_upload_session *s)
+{
+	return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
+}
+
+/* ---- filters ------------------------------------------------------------- */
+
+static size_t path_depth(const char *path, size_t len)
+{
+	size_t d = 1, i;
+
+	if (!len)
+		return 0;
+	for (i = 0; i < len; i++)
+		d += path[i] == '/';
+	return d;
+}
+
+/* 1 to send the object, 0 to leave it out. */
+static int filter_keeps(struct gen *g, const struct pw_oid *oid, int type, const char *path,
+                        size_t path_len)
+{
+	const struct pw_fetch_args *a = &g->s->args;
+	uint64_t size;
+	int t;
+
+	if (!a->has_filter || type == PW_OBJ_COMMIT || type == PW_OBJ_TAG)
+		return 1;
+	if (pw_oidmap_get(&g->wants, oid))
+		return 1;
+	switch (a->filter.kind) {
+	case PW_FILTER_BLOB_NONE:
+		return type != PW_OBJ_BLOB;
+	case PW_FILTER_BLOB_LIMIT:
+		if (type != PW_OBJ_BLOB)
+			return 1;
+		if (pw_odb_read_header(g->s->odb, oid, &t, &size))
+			return 1; /* let the writer report it */
+		return size < a->filter.value;
+	case PW_FILTER_TREE_DEPTH:
+		return path_depth(path ? path : "", path ? path_len : 0) < a->filter.value;
+	default:
+		return 1;
+	}
+}
+
+static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char *path,
+                   size_t path_len)
+{
+	int rc, created;
+
+	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
+	if (rc)
+		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
+	if (g->track_sent && !pw_oidmap_put(&g->sent, oid, &created))
+		return nomem(g->s);
+	return 0;
+}
+
+static int walk_cb(const struct pw_revlist_obj *obj, void *data)
+{
+	struct gen *g = data;
+
+	if (obj->excluded) {
+		if (pw_pack_writer_add_base(g->w, &obj->oid, obj->type, obj->path, obj->path_len))
+			return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
+		return 0;
+	}
+	if (!filter_keeps(g, &obj->oid, obj->type, obj->path, obj->path_len))
+		return 0;
+	return add_obj(g, &obj->oid, obj->type, obj->type == PW_OBJ_TAG ? NULL : obj->path,
+	               obj->type == PW_OBJ_TAG ? 0 : obj->path_len);
+}
+
+static int revlist_err(struct gen *g, struct pw_revlist *rl, int rc)
+{
+	if (g->s->err.code) /* the callback's own error */
+		return g->s->err.code;
+	pw_error_copy(&g->s->err, pw_revlist_error(rl));
+	return g->s->err.code ? g->s->err.code : rc;
+}
+
+/* ---- ordinary fetches: rev-list does it all -------------------------------- */
+
+static int walk_plain(struct gen *g)
+{
+	struct pw_upload_session *s = g->s;
+	struct pw_revlist *rl;
+	unsigned flags = PW_REVLIST_OBJECTS | (s->args.thin_pack ? PW_REVLIST_EDGES : 0);
+	size_t i;
+	int rc;
+
+	if ((rc = pw_revlist_new(&rl, s->odb, flags)))
+		return pw_error_set(&s->err, rc, "rev-list: %s", pw_strerror(rc));
+	for (i = 0; !rc && i < s->args.wants.nr; i++)
+		rc = pw_revlist_add(rl, &s->args.wants.v[i], NULL, 0);
+	for (i = 0; !rc && i < s->have_objs.nr; i++)
+		rc = pw_revlist_add(rl, &s->have_objs.v[i], NULL, 1);
+	if (!rc)
+		rc = pw_revlist_run(rl, walk_cb, g);
+	if (rc)
+		rc = revlist_err(g, rl, rc);
+	pw_revlist_free(rl);
+	return rc;
+}
+
+/* ---- shallow fetches ---------------------------------------------------------- */
+
+struct heap {
+	uint32_t *v;
+	size_t nr, alloc;
+};
+
+static int heap_push(struct gen *g, struct heap *h, uint32_t idx)
+{
+	const struct pw_gcommit *c = g->s->graph.v;
+	size_t i;
+
+	if (h->nr == h->alloc) {
+		size_t na = h->alloc ? h->alloc * 2 : 256;
+		uint32_t *nv = realloc(h->v, na * sizeof(*nv));
+
+		if (!nv)
+			return nomem(g->s);
+		h->v = nv;
+		h->alloc = na;
+	}
+	i = h->nr++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (c[h->v[p]].date >= c[idx].date)
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = idx;
+	return 0;
+}
+
+static uint32_t heap_pop(struct gen *g, struct heap *h)
+{
+	const struct pw_gcommit *c = g->s->graph.v;
+	uint32_t top = h->v[0], last = h->v[--h->nr];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		int64_t md = c[last].date;
+
+		if (l < h->nr && c[h->v[l]].date > md) {
+			m = l;
+			md = c[h->v[l]].date;
+		}
+		if (r < h->nr && c[h->v[r]].date > md)
+			m = r;
+		if (m == i)
+			break;
+		h->v[i] = h->v[m == l ? l : r];
+		i = m;
+	}
+	if (h->nr)
+		h->v[i] = last;
+	return top;
+}
+
+/* Spread "the client has it" down the ancestry, stopping where the client's
+ * history is cut. */
+static int mark_unint(struct gen *g, uint32_t start)
+{
+	struct pw_graph *gr = &g->s->graph;
+	uint32_t *stack;
+	size_t nr = 0, alloc = 64;
+
+	if (gr->v[start].flags & G_UNINT)
+		return 0;
+	if (!(stack = malloc(alloc * sizeof(*stack))))
+		return nomem(g->s);
+	gr->v[start].flags |= G_UNINT;
+	stack[nr++] = start;
+	while (nr) {
+		uint32_t c = stack[--nr], j;
+
+		if (!(gr->v[c].flags & G_PARSED) || (gr->v[c].flags & G_CUT_HAVE))
+			continue;
+		for (j = 0; j < gr->v[c].nparents; j++) {
+			uint32_t p = pw_graph_parent(gr, c, j);
+
+			if (gr->v[p].flags & G_UNINT)
+				continue;
+			gr->v[p].flags |= G_UNINT;
+			if (nr == alloc) {
+				uint32_t *ns = realloc(stack, alloc * 2 * sizeof(*ns));
+
+				if (!ns) {
+					free(stack);
+					return nomem(g->s);
+				}
+				stack = ns;
+				alloc *= 2;
+			}
+			stack[nr++] = p;
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+static int queue(struct gen *g, struct heap *h, uint32_t idx)
+{
+	struct pw_graph *gr = &g->s->graph;
+
+	if (gr->v[idx].flags & G_QUEUED)
+		return 0;
+	gr->v[idx].flags |= G_QUEUED;
+	return heap_push(g, h, idx);
+}
+
+static int all_unint(struct gen *g, const struct heap *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nr; i++)
+		if (!(g->s->graph.v[h->v[i]].flags & G_UNINT))
+			return 0;
+	return 1;
+}
+
+static int walk_shallow(struct gen *g)
+{
+	struct pw_upload_session *s = g->s;
+	struct pw_graph *gr = &s->graph;
+	struct heap h = {0};
+	struct pw_revlist *rl = NULL;
+	uint32_t *listed = NULL;
+	size_t nlisted = 0, alloc_listed = 0, i;
+	int rc = 0, slop = 5;
+	char hex[PW_MAX_HEXSZ + 1];
+
+	for (i = 0; i < gr->nr; i++)
+		gr->v[i].flags &= ~(G_QUEUED | G_UNINT | G_LISTED);
+	if ((rc = pw_revlist_new(&rl, s->odb, PW_REVLIST_OBJECTS)))
+		return pw_error_set(&s->err, rc, "rev-list: %s", pw_strerror(rc));
+
+	/* what the client has */
+	for (i = 0; i < s->have_objs.nr; i++) {
+		uint32_t idx;
+
+		if ((rc = pw_graph_lookup(gr, &s->have_objs.v[i], &idx)))
+			goto out;
+		if (pw_graph_parse(gr, idx)) {
+			/* a tree or blob the client has */
+			if ((rc = pw_revlist_add(rl, &s->have_objs.v[i], NULL, 1)))
+				goto rl_fail;
+			continue;
+		}
+		if ((rc = mark_unint(g, idx)) || (rc = queue(g, &h, idx)))
+			goto out;
+	}
+	/* what it wants: tags are sent here, commits walked, the rest to rev-list */
+	for (i = 0; i < s->args.wants.nr; i++) {
+		struct pw_oid cur = s->args.wants.v[i];
+		uint32_t idx;
+
+		for (;;) {
+			int t;
+			uint64_t size;
+
+			if ((rc = pw_odb_read_header(s->odb, &cur, &t, &size))) {
+				rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
+				goto out;
+			}
+			if (t != PW_OBJ_TAG)
+				break;
+			if ((rc = add_obj(g, &cur, PW_OBJ_TAG, NULL, 0)))
+				goto out;
+			/* one level at a time: every tag of a chain is sent */
+			{
+				struct pw_buf b = PW_BUF_INIT;
+				struct pw_tag_info ti;
+				int ty;
+
+				rc = pw_odb_read(s->odb, &cur, &ty, &b);
+				if (!rc)
+					rc = pw_tag_parse(&ti, b.data, b.len, s->algo, &s->err);
+				if (!rc)
+					cur = ti.object;
+				pw_buf_free(&b);
+				if (rc)
+					goto out;
+			}
+		}
+		if ((rc = pw_graph_lookup(gr, &cur, &idx)))
+			goto out;
+		if (pw_graph_parse(gr, idx) == 0) {
+			if ((rc = queue(g, &h, idx)))
+				goto out;
+		} else if ((rc = pw_revlist_add(rl, &cur, NULL, 0))) {
+			goto rl_fail;
+		}
+	}
+	/* commits that stop being shallow: their parents are now wanted */
+	for (i = 0; i < s->unshallow.nr; i++) {
+		uint32_t idx, j;
+
+		if ((rc = pw_graph_lookup(gr, &s->unshallow.v[i], &idx)))
+			goto out;
+		if ((rc = pw_graph_parse(gr, idx)))
+			goto out;
+		for (j = 0; j < gr->v[idx].nparents; j++)
+			if ((rc = queue(g, &h, pw_graph_parent(gr, idx, j))))
+				goto out;
+	}
+
+	while (h.nr) {
+		uint32_t c = heap_pop(g, &h), j;
+
+		rc = pw_graph_parse(gr, c);
+		if (rc == PW_ENOTFOUND && (gr->v[c].flags & G_UNINT)) {
+			rc = 0;
+			continue;
+		}
+		if (rc == PW_ENOTFOUND) {
+			rc = pw_srv_fail(s, PW_ENOTFOUND, "missing commit %s",
+			                 pw_oid_to_hex(&gr->v[c].oid, hex));
+			goto out;
+		}
+		if (rc)
+			goto out;
+		if (gr->v[c].flags & G_UNINT) {
+			if (!(gr->v[c].flags & G_CUT_HAVE))
+				for (j = 0; j < gr->v[c].nparents; j++) {
+					uint32_t p = pw_graph_parent(gr, c, j);
+
+					if ((rc = mark_unint(g, p)) || (rc = queue(g, &h, p)))
+						goto out;
+				}
+		} else {
+			if (!(gr->v[c].flags & G_LISTED)) {
+				gr->v[c].flags |= G_LISTED;
+				if (nlisted == alloc_listed) {
+					size_t na = alloc_listed ? alloc_listed * 2 : 256;
+					uint32_t *nv = realloc(listed, na * sizeof(*nv));
+
+					if (!nv) {
+						rc = nomem(s);
+						goto out;
+					}
+					listed = nv;
+					alloc_listed = na;
+				}
+				listed[nlisted++] = c;
+			}
+			if (!(gr->v[c].flags & G_CUT_SEND))
+				for (j = 0; j < gr->v[c].nparents; j++)
+					if ((rc = queue(g, &h, pw_graph_parent(gr, c, j))))
+						goto out;
+		}
+		if (all_unint(g, &h)) {
+			if (--slop <= 0)
+				break;
+		} else {
+			slop = 5;
+		}
+	}
+
+	/* the client's side of the boundary: trees it has */
+	for (i = 0; i < nlisted; i++) {
+		uint32_t c = listed[i], j;
+
+		if (gr->v[c].flags & G_UNINT)
+			continue;
+		if (gr->v[c].flags & G_CUT_SEND)
+			continue;
+		for (j = 0; j < gr->v[c].nparents; j++) {
+			uint32_t p = pw_graph_parent(gr, c, j);
+
+			if ((gr->v[p].flags & (G_UNINT | G_PARSED)) == (G_UNINT | G_PARSED) &&
+			    (rc = pw_revlist_add(rl, &gr->v[p].tree, NULL, 1)))
+				goto rl_fail;
+		}
+	}
+	for (i = 0; i < s->unshallow.nr; i++) {
+		uint32_t idx;
+
+		if ((rc = pw_graph_lookup(gr, &s->unshallow.v[i], &idx)))
+			goto out;
+		if ((rc = pw_revlist_add(rl, &gr->v[idx].tree, NULL, 1)))
+			goto rl_fail;
+	}
+	for (i = 0; i < nlisted; i++) {
+		uint32_t c = listed[i];
+
+		if (gr->v[c].flags & G_UNINT)
+			continue;
+		if ((rc = add_obj(g, &gr->v[c].oid, PW_OBJ_COMMIT, NULL, 0)))
+			goto out;
+		if ((rc = pw_revlist_add(rl, &gr->v[c].tree, "", 0)))
+			goto rl_fail;
+	}
+	if ((rc = pw_revlist_run(rl, walk_cb, g)))
+		goto rl_fail;
+	goto out;
+rl_fail:
+	rc = revlist_err(g, rl, rc);
+out:
+	pw_revlist_free(rl);
+	free(h.v);
+	free(listed);
+	return rc;
+}
+
+/* ---- include-tag --------------------------------------------------------------- */
+
+static int include_tags(struct gen *g)
+{
+	struct pw_upload_session *s = g->s;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->nr_refs; i++) {
+		const struct pw_adv_ref *r = &s->refs[i];
+		struct pw_oid cur;
+
+		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled ||
+		    pw_oidmap_get(&g->sent, &r->oid) || !pw_oidmap_get(&g->sent, &r->peeled))
+			continue;
+		/* the tag and every tag between it and the object */
+		cur = r->oid;
+		for (;;) {
+			struct pw_buf b = PW_BUF_INIT;
+			struct pw_tag_info ti;
+			int ty;
+
+			rc = pw_odb_read(s->odb, &cur, &ty, &b);
+			if (rc) {
+				pw_buf_free(&b);
+				return pw_error_copy(&s->err, pw_odb_error(s->odb));
+			}
+			if (ty != PW_OBJ_TAG) {
+				pw_buf_free(&b);
+				break;
+			}
+			if (!pw_oidmap_get(&g->sent, &cur) &&
+			    (rc = add_obj(g, &cur, PW_OBJ_TAG, NULL, 0))) {
+				pw_buf_free(&b);
+				return rc;
+			}
+			rc = pw_tag_parse(&ti, b.data, b.len, s->algo, &s->err);
+			pw_buf_free(&b);
+			if (rc)
+				return rc;
+			cur = ti.object;
+		}
+	}
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static int send_band(struct pw_upload_session *s, int band, const void *data, size_t len)
+{
+	int rc = pw_sideband_write(&s->out, band, data, len, pw_sideband_max(s->sideband));
+
+	if (rc)
+		return pw_error_set(&s->err, rc, "side-band: %s", pw_strerror(rc));
+	if (s->out.len >= 65536)
+		return pw_srv_flush_out(s);
+	return 0;
+}
+
+static int out_fn(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	struct gen *g = ctx;
+	struct pw_upload_session *s = g->s;
+	int rc;
+
+	if (!len)
+		return 0;
+	if (s->sideband) {
+		if (!s->pack_started && s->out.len && (rc = pw_srv_flush_out(s)))
+			return pw_error_copy(err, &s->err);
+		s->pack_started = 1;
+		rc = send_band(s, PW_BAND_DATA, data, len);
+		return rc ? pw_error_copy(err, &s->err) : 0;
+	}
+	if (s->out.len && (rc = pw_srv_flush_out(s)))
+		return pw_error_copy(err, &s->err);
+	s->pack_started = 1;
+	rc = pw_write_full(s->out_fd, data, len, err);
+	if (rc)
+		s->err_sent = 1;
+	return rc;
+}
+
+static void progress_fn(void *data, const char *title, uint64_t n, uint64_t total, int done)
+{
+	struct gen *g = data;
+	struct pw_upload_session *s = g->s;
+	struct timespec now;
+	char line[200];
+	int pct = total ? (int)(n * 100 / total) : -1, len;
+
+	if (s->args.no_progress || !s->sideband || g->rc)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!done && g->last_title == title && pct == g->last_pct &&
+	    (now.tv_sec - g->last.tv_sec) * 1000 + (now.tv_nsec - g->last.tv_nsec) / 1000000 < 500)
+		return;
+	g->last = now;
+	g->last_pct = pct;
+	g->last_title = title;
+	if (total)
+		len = snprintf(line, sizeof(line), "%s: %3d%% (%llu/%llu)%s", title, pct,
+		               (unsigned long long)n, (unsigned long long)total,
+		               done ? ", done.\n" : "\r");
+	else
+		len = snprintf(line, sizeof(line), "%s: %llu%s", title, (unsigned long long)n,
+		               done ? ", done.\n" : "\r");
+	if (len > 0 && (size_t)len < sizeof(line))
+		g->rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len);
+}
+
+int pw_srv_send_pack(struct pw_upload_session *s)
+{
+	struct pw_pack_write_opts opts;
+	struct pw_pack_write_stats st;
+	struct gen g;
+	size_t i;
+	int rc, created, shallow;
+
+	memset(&g, 0, sizeof(g));
+	g.s = s;
+	g.last_pct = -2;
+	g.track_sent = s->args.include_tag;
+	for (i = 0; i < s->args.wants.nr; i++)
+		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created))
+			return nomem(s);
+
+	pw_pack_write_opts_init(&opts);
+	opts.thin = s->args.thin_pack;
+	opts.ofs_delta = s->args.ofs_delta;
+	opts.objects_dir = pw_repo_objects_dir(s->repo);
+	opts.progress = progress_fn;
+	opts.progress_data = &g;
+	if ((rc = pw_pack_writer_new(&g.w, s->odb, &opts))) {
+		pw_error_set(&s->err, rc, "pack writer: %s", pw_strerror(rc));
+		goto out;
+	}
+	shallow = s->args.shallows.nr || s->new_shallow.nr || s->unshallow.nr;
+	s->stats.shallow = shallow;
+	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
+	if (!rc && s->args.include_tag)
+		rc = include_tags(&g);
+	if (rc)
+		goto out;
+	rc = pw_pack_writer_write(g.w, out_fn, &g, NULL);
+	if (rc) {
+		if (!s->err.code)
+			pw_error_copy(&s->err, pw_pack_writer_error(g.w));
+		goto out;
+	}
+	if (g.rc) {
+		rc = g.rc;
+		goto out;
+	}
+	pw_pack_writer_stats(g.w, &st);
+	s->stats.objects = st.written;
+	s->stats.bytes = st.bytes;
+	if (s->sideband && !s->args.no_progress) {
+		char line[200];
+		int len = snprintf(line, sizeof(line),
+		                   "Total %u (delta %u), reused %u (delta %u), pack-reused 0\n",
+		                   st.written, st.deltas, st.reused, st.reused_deltas);
+
+		if ((rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len)))
+			goto out;
+	}
+	if (!s->v2 && s->sideband && (rc = pw_pkt_flush(&s->out))) {
+		rc = nomem(s);
+		goto out;
+	}
+	rc = pw_srv_flush_out(s);
+out:
+	pw_pack_writer_free(g.w);
+	pw_oidmap_free(&g.sent);
+	pw_oidmap_free(&g.wants);
+	return rc;
+}

@@ -1,0 +1,431 @@
+/* Protocol v2 on the server: capability advertisement, then requests read
+ * one at a time (each is complete in itself, so --stateless-rpc serves one):
+ * ls-refs, fetch (acknowledgments, shallow-info, wanted-refs, packfile) and
+ * object-info. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "packwire/refs.h"
+#include "server/server-priv.h"
+
+int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
+                     const struct pw_oid *oid);
+
+static const char *const v2_commands[] = {"ls-refs", "fetch", "object-info", NULL};
+static const char *const v2_request_caps[] = {
+        "agent",         "ls-refs",    "fetch",       "server-option",
+        "object-format", "session-id", "object-info", NULL,
+};
+
+/* At most this many ref-prefix lines are honoured; past it, all refs (as Git). */
+#define MAX_PREFIXES 65536
+
+static int nomem(struct pw_upload_session *s, int rc)
+{
+	return pw_error_set(&s->err, rc, "%s", pw_strerror(rc));
+}
+
+static int advertise(struct pw_upload_session *s)
+{
+	char agent[96], fetch[96], format[48];
+	const char *lines[7];
+	int rc;
+
+	snprintf(agent, sizeof(agent), "agent=%s", s->agent);
+	snprintf(fetch, sizeof(fetch), "fetch=shallow wait-for-done%s%s%s",
+	         s->allow_filter ? " filter" : "", s->allow_ref_in_want ? " ref-in-want" : "",
+	         s->allow_sideband_all ? " sideband-all" : "");
+	snprintf(format, sizeof(format), "object-format=%s", s->algo->name);
+	lines[0] = agent;
+	lines[1] = "ls-refs=unborn";
+	lines[2] = fetch;
+	lines[3] = "server-option";
+	lines[4] = format;
+	lines[5] = "object-info";
+	if ((rc = pw_v2_adv_write(&s->out, lines, 6)))
+		return nomem(s, rc);
+	return pw_srv_flush_out(s);
+}
+
+static int is_line(const struct pw_str *l, const char *word)
+{
+	return l->len == strlen(word) && !memcmp(l->p, word, l->len);
+}
+
+static int unexpected(struct pw_upload_session *s, const struct pw_str *l)
+{
+	char q[256];
+	size_t n = l->len < sizeof(q) - 1 ? l->len : sizeof(q) - 1, i;
+
+	for (i = 0; i < n; i++)
+		q[i] = ((unsigned char)l->p[i] < 32 || (unsigned char)l->p[i] > 126) ? '?'
+		                                                                     : l->p[i];
+	q[n] = '\0';
+	return pw_srv_fail(s, PW_EPROTO, "unexpected line: '%s'", q);
+}
+
+/* ---- ls-refs ------------------------------------------------------------ */
+
+static int prefix_match(const struct pw_v2_request *req, const size_t *pfx, size_t npfx,
+                        const char *name)
+{
+	size_t i, nl = strlen(name);
+
+	if (!npfx)
+		return 1;
+	for (i = 0; i < npfx; i++) {
+		const struct pw_str *p = &req->args[pfx[i]];
+		size_t plen = p->len - 11; /* after "ref-prefix " */
+
+		if (plen <= nl && !memcmp(name, p->p + 11, plen))
+			return 1;
+	}
+	return 0;
+}
+
+static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	int peel = 0, symrefs = 0, unborn = 0, rc;
+	size_t *pfx = NULL, npfx = 0, i;
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_buf line = PW_BUF_INIT;
+
+	pfx = malloc((req->nargs + 1) * sizeof(*pfx));
+	if (!pfx)
+		return nomem(s, PW_ENOMEM);
+	for (i = 0; i < req->nargs; i++) {
+		const struct pw_str *a = &req->args[i];
+
+		if (is_line(a, "peel"))
+			peel = 1;
+		else if (is_line(a, "symrefs"))
+			symrefs = 1;
+		else if (is_line(a, "unborn"))
+			unborn = 1;
+		else if (a->len > 11 && !memcmp(a->p, "ref-prefix ", 11))
+			pfx[npfx++] = i;
+		else {
+			free(pfx);
+			return unexpected(s, a);
+		}
+	}
+	if (npfx > MAX_PREFIXES)
+		npfx = 0;
+	if ((rc = pw_srv_load_refs(s)))
+		goto out;
+	if (unborn && symrefs && s->head_unborn && s->head_symref &&
+	    prefix_match(req, pfx, npfx, "HEAD") &&
+	    (rc = pw_srv_line(s, "unborn HEAD symref-target:%s", s->head_symref)))
+		goto out;
+	for (i = 0; i < s->nr_refs; i++) {
+		const struct pw_adv_ref *r = &s->refs[i];
+
+		if (!prefix_match(req, pfx, npfx, r->name))
+			continue;
+		pw_buf_reset(&line);
+		pw_buf_addf(&line, "%s %s", pw_oid_to_hex(&r->oid, hex), r->name);
+		if (symrefs && r->symref) {
+			char *final = NULL;
+			struct pw_oid o;
+
+			if (!pw_refs_resolve(s->repo, r->name, &o, &final) && final)
+				pw_buf_addf(&line, " symref-target:%s", final);
+			else
+				pw_buf_addf(&line, " symref-target:%s", r->symref);
+			free(final);
+		}
+		if (peel && r->has_peeled)
+			pw_buf_addf(&line, " peeled:%s", pw_oid_to_hex(&r->peeled, hex));
+		if ((rc = pw_srv_line(s, "%s", line.data)))
+			goto out;
+		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
+			goto out;
+	}
+	if ((rc = pw_pkt_flush(&s->out))) {
+		rc = nomem(s, rc);
+		goto out;
+	}
+	rc = pw_srv_flush_out(s);
+out:
+	pw_buf_free(&line);
+	free(pfx);
+	return rc;
+}
+
+/* ---- object-info -------------------------------------------------------- */
+
+static int object_info(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	struct pw_oid_array oids = {0};
+	char hex[PW_MAX_HEXSZ + 1];
+	int want_size = 0, rc = 0;
+	size_t i;
+
+	for (i = 0; i < req->nargs; i++) {
+		const struct pw_str *a = &req->args[i];
+		struct pw_oid oid;
+
+		if (is_line(a, "size")) {
+			want_size = 1;
+		} else if (a->len > 4 && !memcmp(a->p, "oid ", 4)) {
+			if (a->len - 4 != s->algo->hexsz ||
+			    pw_oid_from_hex(&oid, a->p + 4, a->len - 4, s->algo)) {
+				rc = pw_srv_fail(s, PW_EPROTO,
+				                 "object-info: expected oid, got '%.*s'",
+				                 (int)(a->len > 200 ? 200 : a->len), a->p);
+				goto out;
+			}
+			if ((rc = pw_srv__push_oid(s, &oids, &oid)))
+				goto out;
+		} else {
+			rc = unexpected(s, a);
+			goto out;
+		}
+	}
+	if (want_size && (rc = pw_srv_line_nolf(s, "size")))
+		goto out;
+	for (i = 0; i < oids.nr; i++) {
+		uint64_t size;
+		int type;
+
+		pw_oid_to_hex(&oids.v[i], hex);
+		if (!want_size)
+			rc = pw_srv_line_nolf(s, "%s", hex);
+		else if (pw_odb_read_header(s->odb, &oids.v[i], &type, &size))
+			rc = pw_srv_line_nolf(s, "%s ", hex);
+		else
+			rc = pw_srv_line_nolf(s, "%s %llu", hex, (unsigned long long)size);
+		if (rc)
+			goto out;
+	}
+	if ((rc = pw_pkt_flush(&s->out))) {
+		rc = nomem(s, rc);
+		goto out;
+	}
+	rc = pw_srv_flush_out(s);
+out:
+	free(oids.v);
+	return rc;
+}
+
+/* ---- fetch -------------------------------------------------------------- */
+
+static int section_end(struct pw_upload_session *s, int delim)
+{
+	int rc = delim ? pw_pkt_delim(&s->out) : pw_pkt_flush(&s->out);
+
+	return rc ? nomem(s, rc) : 0;
+}
+
+static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	struct pw_fetch_args *a = &s->args;
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_oid *wanted_ref_oids = NULL;
+	size_t i;
+	int rc, deepen_info;
+
+	pw_srv_reset_fetch(s);
+	/* features not advertised are not arguments we accept (as Git) */
+	for (i = 0; i < req->nargs; i++) {
+		const struct pw_str *l = &req->args[i];
+
+		if ((!s->allow_filter && l->len >= 7 && !memcmp(l->p, "filter ", 7)) ||
+		    (!s->allow_ref_in_want && l->len >= 9 && !memcmp(l->p, "want-ref ", 9)) ||
+		    (!s->allow_sideband_all && is_line(l, "sideband-all")) ||
+		    (l->len >= 14 && !memcmp(l->p, "packfile-uris ", 14)))
+			return unexpected(s, l);
+	}
+	if ((rc = pw_fetch_args_v2_request(a, req, &s->err)))
+		return rc;
+	s->sideband_all = a->sideband_all;
+	if ((rc = pw_srv_load_refs(s)))
+		return rc;
+
+	/* want-ref: resolve now, send them back in wanted-refs */
+	if (a->want_refs.nr) {
+		wanted_ref_oids = malloc(a->want_refs.nr * sizeof(*wanted_ref_oids));
+		if (!wanted_ref_oids)
+			return nomem(s, PW_ENOMEM);
+		for (i = 0; i < a->want_refs.nr; i++) {
+			const char *name = a->want_refs.v[i];
+
+			if (!pw_refname_is_storable(name) ||
+			    pw_refs_resolve(s->repo, name, &wanted_ref_oids[i], NULL)) {
+				rc = pw_srv_fail(s, PW_EPROTO, "unknown ref %s", name);
+				goto out;
+			}
+			if ((rc = pw_srv__push_oid(s, &a->wants, &wanted_ref_oids[i])))
+				goto out;
+		}
+	}
+	/* in v2 any object we have may be asked for (as Git) */
+	for (i = 0; i < a->wants.nr; i++) {
+		uint64_t size;
+		int type;
+
+		rc = pw_odb_read_header(s->odb, &a->wants.v[i], &type, &size);
+		if (rc == PW_ENOTFOUND) {
+			rc = pw_srv_fail(s, PW_EPROTO, "upload-pack: not our ref %s",
+			                 pw_oid_to_hex(&a->wants.v[i], hex));
+			goto out;
+		}
+		if (rc) {
+			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
+			goto out;
+		}
+	}
+	if (!a->wants.nr && !a->wait_for_done) {
+		rc = pw_srv_flush_out(s); /* nothing wanted: nothing to say */
+		goto out;
+	}
+	/* haves */
+	{
+		size_t ncommon = 0;
+
+		for (i = 0; i < a->haves.nr; i++) {
+			rc = pw_srv_got_have(s, &a->haves.v[i]);
+			if (rc < 0)
+				goto out;
+			if (rc)
+				a->haves.v[ncommon++] = a->haves.v[i];
+		}
+		a->haves.nr = ncommon; /* now: the common ones, in order */
+	}
+	if (!a->done) {
+		int ready = 0;
+
+		if ((rc = pw_srv_line(s, "acknowledgments")))
+			goto out;
+		if (!a->haves.nr && (rc = pw_srv_line(s, "NAK")))
+			goto out;
+		for (i = 0; i < a->haves.nr; i++)
+			if ((rc = pw_srv_line(s, "ACK %s", pw_oid_to_hex(&a->haves.v[i], hex))))
+				goto out;
+		if (!a->wait_for_done) {
+			if ((ready = pw_srv_ok_to_give_up(s)) < 0) {
+				rc = ready;
+				goto out;
+			}
+			if (ready && (rc = pw_srv_line(s, "ready")))
+				goto out;
+		}
+		if ((rc = section_end(s, ready)))
+			goto out;
+		if (!ready) {
+			rc = pw_srv_flush_out(s);
+			goto out;
+		}
+	}
+	/* shallow-info */
+	deepen_info = pw_srv_compute_shallow(s);
+	if (deepen_info < 0) {
+		rc = deepen_info;
+		goto out;
+	}
+	if (deepen_info || a->shallows.nr) {
+		if ((rc = pw_srv_line(s, "shallow-info")))
+			goto out;
+		for (i = 0; i < s->new_shallow.nr; i++)
+			if ((rc = pw_srv_line_nolf(s, "shallow %s",
+			                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+				goto out;
+		for (i = 0; i < s->unshallow.nr; i++)
+			if ((rc = pw_srv_line_nolf(s, "unshallow %s",
+			                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
+				goto out;
+		if ((rc = section_end(s, 1)))
+			goto out;
+	}
+	if (a->want_refs.nr) {
+		if ((rc = pw_srv_line(s, "wanted-refs")))
+			goto out;
+		for (i = 0; i < a->want_refs.nr; i++)
+			if ((rc = pw_srv_line(s, "%s %s", pw_oid_to_hex(&wanted_ref_oids[i], hex),
+			                      a->want_refs.v[i])))
+				goto out;
+		if ((rc = section_end(s, 1)))
+			goto out;
+	}
+	if ((rc = pw_srv_line(s, "packfile")))
+		goto out;
+	s->sideband = PW_SIDEBAND_64K;
+	/* a pack request in v2 always has sideband; thin/ofs/progress as asked */
+	rc = pw_srv_send_pack(s);
+	if (!rc && !(rc = section_end(s, 0)))
+		rc = pw_srv_flush_out(s);
+out:
+	free(wanted_ref_oids);
+	return rc;
+}
+
+/* ---- the request loop ----------------------------------------------------- */
+
+int pw_srv__serve_v2(struct pw_upload_session *s)
+{
+	struct pw_v2_request req;
+	struct pw_pkt pkt;
+	int rc;
+
+	s->v2 = 1;
+	if (!s->opts.stateless_rpc || s->opts.advertise_refs) {
+		if ((rc = advertise(s)))
+			return rc;
+		if (s->opts.advertise_refs)
+			return 0;
+	}
+	for (;;) {
+		int started = 0;
+
+		pw_v2_request_init(&req);
+		for (;;) {
+			struct pw_error e;
+
+			rc = pw_pkt_read(&s->rd, &pkt, &e);
+			if (rc) {
+				rc = pw_error_copy(&s->err, &e);
+				goto out;
+			}
+			if (pkt.kind == PW_PKT_EOF) {
+				if (!started) {
+					rc = 1; /* the client hung up between requests: done */
+					goto out;
+				}
+				rc = pw_srv_fail(s, PW_EPROTO,
+				                 "the remote end hung up unexpectedly");
+				goto out;
+			}
+			started = 1;
+			rc = pw_v2_request_feed(&req, &pkt, &s->err);
+			if (rc != PW_EMORE)
+				break;
+		}
+		if (rc)
+			goto out;
+		if (req.empty) {
+			rc = 1;
+			goto out;
+		}
+		if ((rc = pw_v2_request_check(&req, v2_commands, v2_request_caps, &s->err)))
+			goto out;
+		if ((rc = pw_v2_request_object_format(&req, s->algo, NULL, &s->err)))
+			goto out;
+		/* refs are read fresh for every request */
+		pw_srv_unload_refs(s);
+		if (req.command.len == 7 && !memcmp(req.command.p, "ls-refs", 7))
+			rc = ls_refs(s, &req);
+		else if (req.command.len == 5 && !memcmp(req.command.p, "fetch", 5))
+			rc = fetch(s, &req);
+		else
+			rc = object_info(s, &req);
+		pw_v2_request_free(&req);
+		if (rc)
+			return rc;
+		if (s->opts.stateless_rpc)
+			return 0;
+	}
+out:
+	pw_v2_request_free(&req);
+	return rc == 1 ? 0 : rc;
+}

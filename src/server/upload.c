@@ -1,0 +1,724 @@
+/* upload-pack sessions: setup, refs, error reporting, and protocol v0/v1
+ * (ref advertisement, want/have negotiation with multi_ack(_detailed) and
+ * no-done, shallow lines, then the pack). v2 lives in serve.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "packwire/object.h"
+#include "packwire/packwire.h"
+#include "packwire/refs.h"
+#include "server/server-priv.h"
+
+int pw_srv__serve_v2(struct pw_upload_session *s);
+
+void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->progress_fd = -1;
+}
+
+int pw_protocol_version_from_env(const char *v)
+{
+	int best = 0;
+
+	if (!v)
+		return 0;
+	while (*v) {
+		const char *end = strchr(v, ':');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+
+		/* "version=N": Git takes the highest version it knows */
+		if (len == 9 && !memcmp(v, "version=", 8) && v[8] >= '0' && v[8] <= '2' &&
+		    v[8] - '0' > best)
+			best = v[8] - '0';
+		v += len;
+		if (*v == ':')
+			v++;
+	}
+	return best;
+}
+
+int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
+	va_end(ap);
+	s->err.code = code;
+	return code;
+}
+
+int pw_srv_flush_out(struct pw_upload_session *s)
+{
+	struct pw_error e;
+	int rc;
+
+	if (!s->out.len)
+		return 0;
+	rc = pw_pkt_send(s->out_fd, &s->out, &e);
+	if (rc) {
+		s->err_sent = 1; /* the client is gone: nothing more to tell it */
+		return pw_error_copy(&s->err, &e);
+	}
+	return 0;
+}
+
+static int oom(struct pw_upload_session *s)
+{
+	return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
+}
+
+static int vline(struct pw_upload_session *s, int lf, const char *fmt, va_list ap)
+{
+	char line[PW_PKT_DATA_MAX];
+	int n, rc;
+
+	n = vsnprintf(line + 1, sizeof(line) - 2, fmt, ap);
+	if (n < 0 || (size_t)n >= sizeof(line) - 3)
+		return pw_error_set(&s->err, PW_ETOOBIG, "response line too long");
+	if (lf)
+		line[1 + n++] = '\n';
+	if (s->sideband_all) {
+		line[0] = PW_BAND_DATA;
+		rc = pw_pkt_write(&s->out, line, (size_t)n + 1);
+	} else {
+		rc = pw_pkt_write(&s->out, line + 1, (size_t)n);
+	}
+	return rc ? pw_error_set(&s->err, rc, "%s", pw_strerror(rc)) : 0;
+}
+
+int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vline(s, 1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pw_srv_line_nolf(struct pw_upload_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vline(s, 0, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pw_srv_odb(struct pw_upload_session *s)
+{
+	if (s->odb)
+		return 0;
+	return pw_odb_open(&s->odb, pw_repo_objects_dir(s->repo), s->algo, &s->err);
+}
+
+/* Peel tags: *peeled is the first non-tag object (the oid itself when it is
+ * no tag). Returns 1 when oid was a tag, 0 when not, <0 on errors. A missing
+ * object counts as no tag. */
+int pw_srv_peel(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *peeled)
+{
+	struct pw_oid cur = *oid;
+	struct pw_buf buf = PW_BUF_INIT;
+	int type, rc, hops = 0, was_tag = 0;
+	uint64_t size;
+
+	for (;;) {
+		struct pw_tag_info tag;
+
+		rc = pw_odb_read_header(s->odb, &cur, &type, &size);
+		if (rc == PW_ENOTFOUND || (!rc && type != PW_OBJ_TAG)) {
+			rc = 0;
+			break;
+		}
+		if (rc) {
+			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
+			break;
+		}
+		if (++hops > 64) {
+			rc = pw_error_set(&s->err, PW_ECORRUPT, "chain of tags too long");
+			break;
+		}
+		rc = pw_odb_read(s->odb, &cur, &type, &buf);
+		if (rc) {
+			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
+			break;
+		}
+		rc = pw_tag_parse(&tag, buf.data, buf.len, s->algo, &s->err);
+		if (rc)
+			break;
+		cur = tag.object;
+		was_tag = 1;
+	}
+	pw_buf_free(&buf);
+	if (rc)
+		return rc;
+	*peeled = cur;
+	return was_tag;
+}
+
+void pw_srv_unload_refs(struct pw_upload_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_refs; i++) {
+		free(s->refs[i].name);
+		free(s->refs[i].symref);
+	}
+	free(s->refs);
+	s->refs = NULL;
+	s->nr_refs = 0;
+	free(s->head_symref);
+	s->head_symref = NULL;
+	s->head_unborn = 0;
+	pw_oidmap_free(&s->our_refs);
+	s->refs_loaded = 0;
+}
+
+struct load_ctx {
+	struct pw_upload_session *s;
+	size_t alloc;
+	int rc;
+};
+
+static int load_one(const struct pw_ref *ref, void *data)
+{
+	struct load_ctx *c = data;
+	struct pw_upload_session *s = c->s;
+	struct pw_adv_ref *r;
+	struct pw_oidmap_entry *e;
+	int created, rc;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (s->nr_refs == c->alloc) {
+		size_t na = c->alloc ? c->alloc * 2 : 64;
+		struct pw_adv_ref *nv = realloc(s->refs, na * sizeof(*nv));
+
+		if (!nv)
+			return c->rc = oom(s);
+		s->refs = nv;
+		c->alloc = na;
+	}
+	r = &s->refs[s->nr_refs];
+	memset(r, 0, sizeof(*r));
+	r->name = strdup(ref->name);
+	r->symref = ref->symref_target ? strdup(ref->symref_target) : NULL;
+	if (!r->name || (ref->symref_target && !r->symref)) {
+		free(r->name);
+		free(r->symref);
+		return c->rc = oom(s);
+	}
+	s->nr_refs++;
+	r->oid = ref->oid;
+	if (ref->has_peeled) {
+		r->peeled = ref->peeled;
+		r->has_peeled = 1;
+	} else if (!(ref->peel_known && !ref->has_peeled)) {
+		rc = pw_srv_peel(s, &ref->oid, &r->peeled);
+		if (rc < 0)
+			return c->rc = rc;
+		r->has_peeled = rc;
+	}
+	if (!(e = pw_oidmap_put(&s->our_refs, &r->oid, &created)))
+		return c->rc = oom(s);
+	if (r->has_peeled && !(e = pw_oidmap_put(&s->our_refs, &r->peeled, &created)))
+		return c->rc = oom(s);
+	return 0;
+}
+
+int pw_srv_load_refs(struct pw_upload_session *s)
+{
+	struct load_ctx c = {s, 0, 0};
+	struct pw_oid head;
+	char *target = NULL, *sym = NULL;
+	int rc;
+
+	if (s->refs_loaded)
+		return 0;
+	if ((rc = pw_srv_odb(s)))
+		return rc;
+	rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
+	if (c.rc)
+		return c.rc;
+	if (rc)
+		return pw_error_copy(&s->err, pw_repo_error(s->repo));
+	/* HEAD's target, also when the branch is unborn */
+	rc = pw_refs_read(s->repo, "HEAD", &head, &sym);
+	if (!rc && sym) {
+		rc = pw_refs_resolve(s->repo, "HEAD", &head, &target);
+		if (rc == PW_ENOTFOUND)
+			s->head_unborn = 1;
+		free(target);
+		s->head_symref = sym;
+	}
+	s->refs_loaded = 1;
+	return 0;
+}
+
+void pw_srv_reset_fetch(struct pw_upload_session *s)
+{
+	const struct pw_hash_algo *algo = s->algo;
+
+	pw_fetch_args_free(&s->args);
+	pw_fetch_args_init(&s->args, algo);
+	pw_graph_free(&s->graph);
+	pw_graph_init(&s->graph, s->odb, &s->err);
+	free(s->have_objs.v);
+	free(s->new_shallow.v);
+	free(s->unshallow.v);
+	memset(&s->have_objs, 0, sizeof(s->have_objs));
+	memset(&s->new_shallow, 0, sizeof(s->new_shallow));
+	memset(&s->unshallow, 0, sizeof(s->unshallow));
+	s->oldest_have = 0;
+	s->have_oldest = 0;
+	s->sideband = PW_SIDEBAND_NONE;
+	s->sideband_all = 0;
+}
+
+static int read_pkt(struct pw_upload_session *s, struct pw_pkt *pkt)
+{
+	struct pw_error e;
+	int rc = pw_pkt_read(&s->rd, pkt, &e);
+
+	if (rc)
+		return pw_error_copy(&s->err, &e);
+	return 0;
+}
+
+static int config_bool(struct pw_upload_session *s, const char *key)
+{
+	int v = 0;
+
+	if (pw_config_get_bool(pw_repo_config(s->repo), key, &v, NULL))
+		return 0;
+	return v;
+}
+
+int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, int in_fd,
+                          int out_fd, const struct pw_upload_pack_opts *opts, struct pw_error *err)
+{
+	struct pw_upload_session *s;
+	int rc;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	s->repo = repo;
+	s->algo = pw_repo_algo(repo);
+	if (opts)
+		s->opts = *opts;
+	else
+		pw_upload_pack_opts_init(&s->opts);
+	snprintf(s->agent, sizeof(s->agent), "%s",
+	         s->opts.agent ? s->opts.agent : "packwire/" PW_VERSION);
+	s->in_fd = in_fd;
+	s->out_fd = out_fd;
+	pw_buf_init(&s->out, 0);
+	pw_fetch_args_init(&s->args, s->algo);
+	pw_graph_init(&s->graph, NULL, &s->err);
+	rc = pw_pkt_reader_init(&s->rd, in_fd, PW_PKT_READ_CHOMP);
+	if (rc) {
+		free(s);
+		return pw_error_set(err, rc, "out of memory");
+	}
+	s->rd_ok = 1;
+	if (s->opts.timeout > 0)
+		s->rd.timeout_ms = s->opts.timeout > 2000000 ? 2000000000 : s->opts.timeout * 1000;
+	s->allow_filter = config_bool(s, "uploadpack.allowFilter");
+	s->allow_tip = config_bool(s, "uploadpack.allowTipSHA1InWant");
+	s->allow_reachable = config_bool(s, "uploadpack.allowReachableSHA1InWant");
+	s->allow_any = config_bool(s, "uploadpack.allowAnySHA1InWant");
+	if (s->allow_any)
+		s->allow_tip = s->allow_reachable = 1;
+	s->allow_ref_in_want = config_bool(s, "uploadpack.allowRefInWant");
+	s->allow_sideband_all = config_bool(s, "uploadpack.allowSidebandAll");
+	*out = s;
+	return 0;
+}
+
+void pw_upload_session_free(struct pw_upload_session *s)
+{
+	if (!s)
+		return;
+	pw_srv_unload_refs(s);
+	pw_fetch_args_free(&s->args);
+	pw_graph_free(&s->graph);
+	free(s->have_objs.v);
+	free(s->new_shallow.v);
+	free(s->unshallow.v);
+	if (s->rd_ok)
+		pw_pkt_reader_free(&s->rd);
+	pw_buf_free(&s->out);
+	pw_odb_free(s->odb);
+	free(s);
+}
+
+const struct pw_error *pw_session_error(const struct pw_upload_session *s)
+{
+	return &s->err;
+}
+
+void pw_upload_session_stats(const struct pw_upload_session *s, struct pw_upload_stats *out)
+{
+	*out = s->stats;
+}
+
+/* ---- v0/v1 -------------------------------------------------------------- */
+
+static int v0_caps(struct pw_upload_session *s, struct pw_buf *caps)
+{
+	int rc = pw_buf_adds(caps, "multi_ack thin-pack side-band side-band-64k ofs-delta shallow "
+	                           "deepen-since deepen-not deepen-relative no-progress "
+	                           "include-tag multi_ack_detailed");
+
+	if (!rc && s->allow_tip)
+		rc = pw_caps_add(caps, "allow-tip-sha1-in-want", NULL);
+	if (!rc && s->allow_reachable)
+		rc = pw_caps_add(caps, "allow-reachable-sha1-in-want", NULL);
+	if (!rc && (s->opts.stateless_rpc || s->opts.advertise_refs))
+		rc = pw_caps_add(caps, "no-done", NULL);
+	if (!rc && s->head_symref && !s->head_unborn) {
+		rc = pw_buf_adds(caps, " symref=HEAD:");
+		if (!rc)
+			rc = pw_buf_adds(caps, s->head_symref);
+	}
+	if (!rc && s->allow_filter)
+		rc = pw_caps_add(caps, "filter", NULL);
+	if (!rc)
+		rc = pw_caps_add(caps, "object-format", s->algo->name);
+	if (!rc)
+		rc = pw_caps_add(caps, "agent", s->agent);
+	return rc ? oom(s) : 0;
+}
+
+static int v0_advertise(struct pw_upload_session *s)
+{
+	struct pw_buf caps = PW_BUF_INIT, line = PW_BUF_INIT;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	if ((rc = pw_srv_load_refs(s)))
+		return rc;
+	if (s->opts.version == 1 && (rc = pw_pkt_writes(&s->out, "version 1\n")))
+		goto nomem;
+	if ((rc = v0_caps(s, &caps)))
+		goto out;
+	if (!s->nr_refs) {
+		/* an empty repository still tells its capabilities (and algorithm) */
+		pw_buf_addf(&line, "%s capabilities^{}", pw_oid_to_hex(s->algo->zero_oid, hex));
+		pw_buf_addch(&line, '\0');
+		pw_buf_add(&line, caps.data, caps.len);
+		if ((rc = pw_buf_addch(&line, '\n')) ||
+		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
+			goto nomem;
+	}
+	for (i = 0; i < s->nr_refs; i++) {
+		const struct pw_adv_ref *r = &s->refs[i];
+
+		pw_buf_reset(&line);
+		pw_buf_addf(&line, "%s %s", pw_oid_to_hex(&r->oid, hex), r->name);
+		if (i == 0) {
+			pw_buf_addch(&line, '\0');
+			pw_buf_add(&line, caps.data, caps.len);
+		}
+		if ((rc = pw_buf_addch(&line, '\n')) ||
+		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
+			goto nomem;
+		if (r->has_peeled && (rc = pw_pkt_writef(&s->out, "%s %s^{}\n",
+		                                         pw_oid_to_hex(&r->peeled, hex), r->name)))
+			goto nomem;
+		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
+			goto out;
+	}
+	if ((rc = pw_pkt_flush(&s->out)))
+		goto nomem;
+	rc = pw_srv_flush_out(s);
+	goto out;
+nomem:
+	rc = pw_error_set(&s->err, rc, "advertisement: %s", pw_strerror(rc));
+out:
+	pw_buf_free(&caps);
+	pw_buf_free(&line);
+	return rc;
+}
+
+/* The want section, up to the client's flush. 1 when there are wants,
+ * 0 when the client is done without asking for anything. */
+static int v0_receive_wants(struct pw_upload_session *s)
+{
+	struct pw_pkt pkt;
+	int rc, any = 0;
+
+	for (;;) {
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		if (pkt.kind == PW_PKT_EOF) {
+			/* Git's clients end with a flush; a bare hang-up is an error,
+			 * except before a stateless request, which may be empty */
+			if (!any && s->opts.stateless_rpc)
+				return 0;
+			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+		}
+		if (pkt.kind == PW_PKT_FLUSH)
+			break;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_srv_fail(
+			        s, PW_EPROTO,
+			        "protocol error: unexpected control packet in want list");
+		any = 1;
+		if ((rc = pw_fetch_args_v0_want_line(&s->args, pkt.data, pkt.len, &s->err)))
+			return rc;
+		if (pkt.len > 7 && !memcmp(pkt.data, "filter ", 7) &&
+		    !(s->allow_filter && s->args.v0_caps &&
+		      pw_caps_has(s->args.v0_caps, strlen(s->args.v0_caps), "filter")))
+			return pw_srv_fail(s, PW_EPROTO,
+			                   "git upload-pack: filtering capability not negotiated");
+	}
+	if ((rc = pw_fetch_args_check(&s->args, &s->err)))
+		return rc;
+	return s->args.wants.nr ? 1 : 0;
+}
+
+static int send_shallow_lines(struct pw_upload_session *s)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->new_shallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "shallow %s",
+		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+			return rc;
+	for (i = 0; i < s->unshallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
+		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
+			return rc;
+	return 0;
+}
+
+enum { ACK_NONE, ACK_MULTI, ACK_DETAILED };
+
+/* Rounds of haves until "done" (or "ready" with no-done). 1 when a pack is
+ * to be sent, 0 when this (stateless) request ends without one. */
+static int v0_negotiate(struct pw_upload_session *s)
+{
+	int mode = s->args.multi_ack_detailed ? ACK_DETAILED
+	           : s->args.multi_ack        ? ACK_MULTI
+	                                      : ACK_NONE;
+	int got_common = 0, got_other = 0, sent_ready = 0, rc;
+	char last_hex[PW_MAX_HEXSZ + 1] = "";
+	struct pw_pkt pkt;
+
+	for (;;) {
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		/* a stateless request may end before any have (as Git, quietly) */
+		if (pkt.kind == PW_PKT_EOF) {
+			if (s->opts.stateless_rpc)
+				return 0;
+			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+		}
+		if (pkt.kind == PW_PKT_FLUSH) {
+			if (mode == ACK_DETAILED && got_common && !got_other) {
+				if ((rc = pw_srv_ok_to_give_up(s)) < 0)
+					return rc;
+				if (rc) {
+					sent_ready = 1;
+					if ((rc = pw_srv_line(s, "ACK %s ready", last_hex)))
+						return rc;
+				}
+			}
+			if ((!s->have_objs.nr || mode != ACK_NONE) && (rc = pw_srv_line(s, "NAK")))
+				return rc;
+			if (s->args.no_done && sent_ready) {
+				if ((rc = pw_srv_line(s, "ACK %s", last_hex)))
+					return rc;
+				return pw_srv_flush_out(s) ? s->err.code : 1;
+			}
+			if ((rc = pw_srv_flush_out(s)))
+				return rc;
+			if (s->opts.stateless_rpc)
+				return 0;
+			got_common = got_other = 0;
+			continue;
+		}
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_srv_fail(
+			        s, PW_EPROTO,
+			        "protocol error: unexpected control packet in have list");
+		if (pkt.len >= 4 && !memcmp(pkt.data, "have", 4)) {
+			size_t before = s->args.haves.nr;
+			const struct pw_oid *oid;
+			char hex[PW_MAX_HEXSZ + 1];
+
+			if ((rc = pw_fetch_args_v0_have_line(&s->args, pkt.data, pkt.len, &s->err)))
+				return rc;
+			if (s->args.haves.nr == before)
+				continue;
+			oid = &s->args.haves.v[s->args.haves.nr - 1];
+			pw_oid_to_hex(oid, hex);
+			rc = pw_srv_got_have(s, oid);
+			if (rc < 0)
+				return rc;
+			if (!rc) {
+				got_other = 1;
+				if (mode != ACK_NONE) {
+					if ((rc = pw_srv_ok_to_give_up(s)) < 0)
+						return rc;
+					if (rc && mode == ACK_DETAILED) {
+						sent_ready = 1;
+						rc = pw_srv_line(s, "ACK %s ready", hex);
+					} else if (rc) {
+						rc = pw_srv_line(s, "ACK %s continue", hex);
+					}
+					if (rc)
+						return rc;
+				}
+				continue;
+			}
+			got_common = 1;
+			memcpy(last_hex, hex, sizeof(hex));
+			if (mode == ACK_DETAILED)
+				rc = pw_srv_line(s, "ACK %s common", hex);
+			else if (mode == ACK_MULTI)
+				rc = pw_srv_line(s, "ACK %s continue", hex);
+			else if (s->have_objs.nr == 1)
+				rc = pw_srv_line(s, "ACK %s", hex);
+			else
+				rc = 0;
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (pkt.len == 4 && !memcmp(pkt.data, "done", 4)) {
+			if (s->have_objs.nr) {
+				if (mode != ACK_NONE)
+					rc = pw_srv_line(s, "ACK %s", last_hex);
+				else
+					rc = 0;
+			} else {
+				rc = pw_srv_line(s, "NAK");
+			}
+			if (rc || (rc = pw_srv_flush_out(s)))
+				return rc;
+			return 1;
+		}
+		{
+			char q[128];
+			size_t n = pkt.len < sizeof(q) - 1 ? pkt.len : sizeof(q) - 1;
+
+			memcpy(q, pkt.data, n);
+			q[n] = '\0';
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)q[i] < 32 || (unsigned char)q[i] > 126)
+					q[i] = '?';
+			return pw_srv_fail(s, PW_EPROTO,
+			                   "git upload-pack: expected SHA1 list, got '%s'", q);
+		}
+	}
+}
+
+static int serve_v0(struct pw_upload_session *s)
+{
+	int rc;
+
+	if (!s->opts.stateless_rpc || s->opts.advertise_refs) {
+		if ((rc = v0_advertise(s)))
+			return rc;
+		if (s->opts.advertise_refs)
+			return 0;
+	} else if ((rc = pw_srv_load_refs(s))) {
+		return rc;
+	}
+	pw_srv_reset_fetch(s);
+	rc = v0_receive_wants(s);
+	if (rc <= 0)
+		return rc;
+	if ((rc = pw_srv_check_wants(s)))
+		return rc;
+	rc = pw_srv_compute_shallow(s);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		if ((rc = send_shallow_lines(s)) || (rc = pw_pkt_flush(&s->out)) ||
+		    (rc = pw_srv_flush_out(s)))
+			return rc < 0 && !s->err.code ? pw_error_set(&s->err, rc, "out of memory")
+			                              : rc;
+	}
+	rc = v0_negotiate(s);
+	if (rc <= 0)
+		return rc;
+	if (s->args.side_band_64k)
+		s->sideband = PW_SIDEBAND_64K;
+	else if (s->args.side_band)
+		s->sideband = PW_SIDEBAND_SMALL;
+	return pw_srv_send_pack(s);
+}
+
+/* Tell the client what went wrong, where the protocol still allows it. */
+static void report_error(struct pw_upload_session *s)
+{
+	char msg[PW_ERROR_MSG_MAX + 16];
+
+	if (s->err_sent || !s->err.code)
+		return;
+	s->err_sent = 1;
+	pw_buf_reset(&s->out);
+	if (s->pack_started && s->sideband) {
+		snprintf(msg, sizeof(msg), "fatal: %s\n", s->err.msg);
+		if (pw_sideband_write(&s->out, PW_BAND_ERROR, msg, strlen(msg),
+		                      pw_sideband_max(s->sideband)))
+			return;
+	} else if (s->pack_started) {
+		return;
+	} else if (pw_pkt_write_err(&s->out, "%s", s->err.msg)) {
+		return;
+	}
+	pw_pkt_send(s->out_fd, &s->out, NULL);
+}
+
+int pw_upload_session_run(struct pw_upload_session *s)
+{
+	int rc;
+
+	pw_error_clear(&s->err);
+	if ((rc = pw_srv_odb(s)))
+		return rc;
+	s->graph.odb = s->odb;
+	s->graph.algo = s->algo;
+	if (s->opts.version == 2)
+		rc = pw_srv__serve_v2(s);
+	else
+		rc = serve_v0(s);
+	if (rc) {
+		if (!s->err.code)
+			pw_error_set(&s->err, rc, "%s", pw_strerror(rc));
+		report_error(s);
+		return s->err.code;
+	}
+	return 0;
+}
+
+int pw_upload_pack(struct pw_repo *repo, int in_fd, int out_fd,
+                   const struct pw_upload_pack_opts *opts, struct pw_error *err)
+{
+	struct pw_upload_session *s;
+	int rc = pw_upload_session_new(&s, repo, in_fd, out_fd, opts, err);
+
+	if (rc)
+		return rc;
+	rc = pw_upload_session_run(s);
+	if (rc)
+		pw_error_copy(err, &s->err);
+	pw_upload_session_free(s);
+	return rc;
+}
