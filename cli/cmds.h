@@ -15,6 +15,8 @@ int cmd_init(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);
+int cmd_cat_file(int argc, char **argv);
+int cmd_show_index(int argc, char **argv);
 
 struct pw_repo;
 struct pw_oid;
