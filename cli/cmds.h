@@ -11,12 +11,14 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_hash_object(int argc, char **argv);
+int cmd_index_pack(int argc, char **argv);
+int cmd_verify_pack(int argc, char **argv);
+int cmd_cat_file(int argc, char **argv);
+int cmd_show_index(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);
-int cmd_cat_file(int argc, char **argv);
-int cmd_show_index(int argc, char **argv);
 
 struct pw_repo;
 struct pw_oid;
