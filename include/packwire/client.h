@@ -170,4 +170,77 @@ int pw_refspec_match(const struct pw_refspec *r, const char *name, int reverse, 
  * matching .git/index (v2, stat data filled in). */
 int pw_checkout_fresh(struct pw_repo *repo, const struct pw_oid *commit, struct pw_error *err);
 
+/* ---- clone -------------------------------------------------------------- */
+
+struct pw_clone_opts {
+	const char *url; /* as given; local paths are made absolute */
+	const char *dir; /* where to create the repository (required) */
+	int bare, mirror, no_checkout;
+	int single_branch; /* -1: only with depth (Git's default) */
+	unsigned depth;
+	const char *branch;         /* -b */
+	const char *origin;         /* NULL = "origin" */
+	const char *filter;         /* --filter */
+	const char *initial_branch; /* HEAD of an empty clone (init.defaultBranch) */
+	struct pw_client_opts client;
+};
+
+struct pw_clone_info {
+	int version;                     /* protocol version used */
+	const struct pw_hash_algo *algo; /* the repository's (= the server's) */
+	int empty;                       /* the remote had no refs */
+	size_t nr_refs;                  /* refs written */
+	uint32_t nr_objects;
+};
+
+/* Clone into opts->dir, which must not exist or be empty. On failure what
+ * was created is removed again. */
+int pw_clone(const struct pw_clone_opts *opts, struct pw_clone_info *info, struct pw_error *err);
+
+/* ---- fetch into an existing repository -------------------------------- */
+
+enum pw_update_status {
+	PW_UPD_UPTODATE = 0,
+	PW_UPD_NEW,        /* * [new branch] / [new tag] / [new ref] */
+	PW_UPD_FF,         /* old..new */
+	PW_UPD_FORCED,     /* + old...new (forced update) */
+	PW_UPD_REJECTED,   /* ! [rejected] (non-fast-forward) */
+	PW_UPD_CLOBBER,    /* ! [rejected] (would clobber existing tag) */
+	PW_UPD_TAG_FORCED, /* t [tag update] */
+	PW_UPD_DELETED,    /* - [deleted] (prune) */
+	PW_UPD_FETCH_HEAD  /* no local ref: FETCH_HEAD only */
+};
+
+struct pw_ref_update {
+	char *remote_name; /* refs/heads/x on the server ((none) for prune) */
+	char *local_name;  /* NULL when only FETCH_HEAD gets it */
+	struct pw_oid old_oid, new_oid;
+	enum pw_update_status status;
+	int for_merge;
+};
+
+struct pw_fetch_opts {
+	const char *remote;          /* remote name or URL; NULL = the branch's remote / origin */
+	const char *const *refspecs; /* command-line refspecs (NULL-terminated) or NULL */
+	unsigned depth;
+	int prune, tags, no_tags;
+	struct pw_client_opts client;
+};
+
+struct pw_fetch_report {
+	char *url; /* as shown in "From <url>" */
+	struct pw_ref_update *v;
+	size_t nr, alloc;
+	int rejected;
+	int version;
+	const struct pw_hash_algo *algo;
+};
+
+/* Fetch into repo: negotiate, receive, update refs (one transaction; on
+ * failure nothing changes and the new pack is removed), FETCH_HEAD, shallow.
+ * Rejected non-fast-forward updates are reported, not errors. */
+int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *opts, struct pw_fetch_report *rep,
+             struct pw_error *err);
+void pw_fetch_report_free(struct pw_fetch_report *rep);
+
 #endif
