@@ -207,9 +207,6 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 		return rc;
 	info->version = pw_session_version(c->s);
 	info->algo = pw_session_algo(c->s);
-	if (info->algo != pw_repo_algo(c->repo) &&
-	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
-		return rc;
 	if ((rc = pw_session_list_refs(c->s, o->mirror ? NULL : prefixes,
 	                               PW_LSREFS_SYMREFS | PW_LSREFS_PEEL | PW_LSREFS_UNBORN,
 	                               &c->adv, c->err)))
@@ -253,6 +250,11 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 		if ((rc = set_configf(c, buf, 0, "remote.%s.fetch", c->origin)))
 			return rc;
 	}
+	/* the server's object format, before any object arrives (after the
+	 * remote section, where git clone puts it too) */
+	if (info->algo != pw_repo_algo(c->repo) &&
+	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
+		return rc;
 	if (o->filter) {
 		if ((rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
 		    (rc = set_configf(c, o->filter, 0, "remote.%s.partialclonefilter", c->origin)))

@@ -1,0 +1,41 @@
+# Helpers for the t-client-*.sh tests (sourced after lib.sh).
+
+# A stand-in for ssh that runs the remote command locally: "HOST CMD".
+# Its name is not "ssh", so both git and packwire treat it as the "simple"
+# variant (no -p, no -o options) and hand GIT_PROTOCOL over in the
+# environment.
+FAKE_SSH=$T/fake-ssh
+cat >"$FAKE_SSH" <<'EOS'
+#!/bin/sh
+# git probes unknown ssh programs with -G: say no
+[ "$1" = "-G" ] && exit 1
+host=$1
+shift
+echo "$host" >>"${FAKE_SSH_LOG:-/dev/null}"
+exec sh -c "$*"
+EOS
+chmod +x "$FAKE_SSH"
+export GIT_SSH_COMMAND=$FAKE_SSH
+
+# url TRANSPORT PATH: the address of a repository over file:// or ssh
+url() {
+	case $1 in
+	file) echo "file://$2" ;;
+	ssh) echo "ssh://localhost$2" ;;
+	path) echo "$2" ;;
+	esac
+}
+
+# pw VERSION ARGS...: packwire with protocol.version set
+pw() { local v=$1; shift; "$PACKWIRE" -c protocol.version="$v" "$@"; }
+g() { local v=$1; shift; git -c protocol.version="$v" "$@"; }
+
+# A listing of everything that can change in a repository: refs, object
+# ids, pack files, shallow, FETCH_HEAD absent or present.
+state() {
+	local d=$1 gd
+	gd=$(git -C "$d" rev-parse --absolute-git-dir)
+	refs "$d"
+	all_objects "$d"
+	(cd "$gd" && find objects refs -type f | sort && cat packed-refs shallow 2>/dev/null || true)
+}
