@@ -423,7 +423,8 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		if (u->local_name && !pw_refs_read(repo, u->local_name, &cur, &sym) && !sym)
 			u->old_oid = cur;
 		free(sym);
-		if (!pw_odb_exists(odb, &u->new_oid))
+		/* deepening asks again for what we have: the server cuts anew */
+		if (o->depth || !pw_odb_exists(odb, &u->new_oid))
 			wants[nw++] = u->new_oid;
 	}
 	if (nw) {
