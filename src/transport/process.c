@@ -251,6 +251,9 @@ int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd
 		var = variant_of(prog, strlen(prog));
 		argv[n++] = (char *)prog;
 	}
+	/* a "simple" ssh cannot pass GIT_PROTOCOL on: speak v0, as git does */
+	if (var == SSH_SIMPLE)
+		version = 0;
 	if (var == SSH_OPENSSH && version > 0) {
 		argv[n++] = "-o";
 		argv[n++] = "SendEnv=GIT_PROTOCOL";

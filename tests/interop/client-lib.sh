@@ -1,18 +1,21 @@
 # Helpers for the t-client-*.sh tests (sourced after lib.sh).
 
-# A stand-in for ssh that runs the remote command locally: "HOST CMD".
-# Its name is not "ssh", so both git and packwire treat it as the "simple"
-# variant (no -p, no -o options) and hand GIT_PROTOCOL over in the
-# environment.
-FAKE_SSH=$T/fake-ssh
+# A stand-in for ssh that runs the remote command locally. It is called
+# "ssh" so that git and packwire both treat it as OpenSSH (-o SendEnv=...,
+# -p PORT) and speak protocol v2 through it; GIT_PROTOCOL reaches the
+# command through the environment.
+mkdir -p "$T/bin"
+FAKE_SSH=$T/bin/ssh
 cat >"$FAKE_SSH" <<'EOS'
 #!/bin/sh
-# git probes unknown ssh programs with -G: say no
-[ "$1" = "-G" ] && exit 1
-host=$1
-shift
-echo "$host" >>"${FAKE_SSH_LOG:-/dev/null}"
-exec sh -c "$*"
+echo "$*" >>"${FAKE_SSH_LOG:-/dev/null}"
+while [ $# -gt 2 ]; do
+	case $1 in
+	-o | -p | -P) shift 2 ;;
+	*) shift ;;
+	esac
+done
+exec sh -c "$2"
 EOS
 chmod +x "$FAKE_SSH"
 export GIT_SSH_COMMAND=$FAKE_SSH

@@ -45,5 +45,10 @@ FAKE_SSH_LOG=$T/ssh.log pw 2 ls-remote "localhost:$T/srv-sha1" >pw.out
 git ls-remote "$T/srv-sha1" >git.out
 same_file "scp-like address" pw.out git.out
 contains "ssh saw the host" "$T/ssh.log" "localhost"
+contains "ssh asked to pass GIT_PROTOCOL on" "$T/ssh.log" "-o SendEnv=GIT_PROTOCOL"
+FAKE_SSH_LOG=$T/ssh2.log pw 2 ls-remote "ssh://me@localhost:2222$T/srv-sha1" >pw.out
+same_file "ssh:// with user and port" pw.out git.out
+contains "ssh got -p and user@host" "$T/ssh2.log" "-p 2222 me@localhost"
+contains "remote command single-quoted" "$T/ssh2.log" "git-upload-pack '$T/srv-sha1'"
 check_fails "missing repository fails" pw 2 ls-remote "$T/nope"
 finish
