@@ -715,7 +715,7 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 		rc = pw_error_copy(err, &d.err);
 	} else if (rc) {
 		n->s->failed = 1;
-		pw_error_wrap(err, "index-pack failed: ");
+		pw_error_wrap(err, "index-pack failed");
 	}
 	if (!rc) {
 		char name[PW_MAX_HEXSZ + 16];
