@@ -12,7 +12,7 @@
 
 static const char usage_str[] =
         "packwire clone [--bare] [--mirror] [--depth=<n>] [-b <branch>] [-o <name>] "
-        "[-n] [--filter=<spec>] [-q] [--progress] [--upload-pack=<cmd>] <repo> [<dir>]";
+        "[-n] [--filter=<spec>] [-q] [-v] [--progress] [--upload-pack=<cmd>] <repo> [<dir>]";
 
 /* Git's guess: last path component without "/.git" or ".git". */
 static char *guess_dir(const char *url, int bare)
@@ -65,7 +65,7 @@ int cmd_clone(int argc, char **argv)
 	struct pw_error err = {0};
 	const char *dir = NULL, *depth = NULL;
 	char *guessed = NULL, *initial = NULL;
-	int i, quiet = 0, progress = -1, rc, found;
+	int i, quiet = 0, progress = -1, rc, found, verbose = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.single_branch = -1;
@@ -96,6 +96,10 @@ int cmd_clone(int argc, char **argv)
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = 1;
 			continue;
 		}
 		if (!strcmp(a, "--progress")) {
@@ -169,6 +173,9 @@ int cmd_clone(int argc, char **argv)
 		free(initial);
 		return pw_cli_fatal("%s", err.msg);
 	}
+	if (verbose)
+		fprintf(stderr, "negotiated: protocol v%d, object-format %s, %u objects\n",
+		        info.version, info.algo ? info.algo->name : "?", info.nr_objects);
 	if (info.empty && !quiet)
 		fprintf(stderr, "warning: You appear to have cloned an empty repository.\n");
 	free(guessed);

@@ -608,6 +608,7 @@ static int ip_has(void *ctx, const struct pw_oid *oid)
 }
 
 struct progress {
+	uint64_t received; /* objects in the pack */
 	int on;
 	int last_phase;
 	unsigned last_pct;
@@ -619,6 +620,8 @@ static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
 	const char *title = phase == PW_IPACK_RECEIVING ? "Receiving objects" : "Resolving deltas";
 	unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
 
+	if (phase == PW_IPACK_RECEIVING)
+		p->received = total;
 	if (!p->on || !total)
 		return;
 	if (phase != p->last_phase && p->last_phase)
@@ -721,6 +724,7 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 		char name[PW_MAX_HEXSZ + 16];
 
 		n->res->got_pack = 1;
+		n->res->nr_objects = (uint32_t)prog.received;
 		snprintf(name, sizeof(name), "\npack-%s.pack\n", hex);
 		/* a pack we already had is not ours to remove on rollback */
 		if (!strstr(before.data, name)) {
