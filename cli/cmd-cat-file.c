@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cmds.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"
-#include "tmp-discover.h"
 
 static const char usage_str[] =
         "packwire cat-file (-t | -s | -e | -p | <type>) <object>\n"
@@ -17,7 +19,7 @@ static const char usage_str[] =
 
 struct batch {
 	struct pw_odb *odb;
-	struct pw_cli_repo *repo;
+	struct pw_repo *repo;
 	const char *format; /* NULL: the default */
 	int contents;       /* --batch, not --batch-check */
 	int buffer;
@@ -188,7 +190,7 @@ static int batch_stdin(struct batch *b)
 					rest++;
 			}
 		}
-		if (pw_cli_tmp_resolve(b->repo, line, &oid))
+		if (pw_cli_resolve_rev(b->repo, line, &oid, NULL))
 			rc = batch_missing(line);
 		else if ((rc = batch_one(b, &oid, rest)) == 1)
 			rc = batch_missing(line);
@@ -222,7 +224,7 @@ static int print_tree(const struct pw_buf *t, const struct pw_hash_algo *algo)
 	return 0;
 }
 
-static int single(struct pw_odb *odb, struct pw_cli_repo *repo, int mode, int want_type,
+static int single(struct pw_odb *odb, struct pw_repo *repo, int mode, int want_type,
                   const char *name)
 {
 	struct pw_buf data = PW_BUF_INIT;
@@ -230,7 +232,7 @@ static int single(struct pw_odb *odb, struct pw_cli_repo *repo, int mode, int wa
 	uint64_t size;
 	int type, rc;
 
-	if (pw_cli_tmp_resolve(repo, name, &oid))
+	if (pw_cli_resolve_rev(repo, name, &oid, NULL))
 		return pw_cli_fatal("Not a valid object name %s", name);
 	if (mode == 'e')
 		return pw_odb_exists(odb, &oid) ? 0 : 1;
@@ -264,7 +266,7 @@ static int single(struct pw_odb *odb, struct pw_cli_repo *repo, int mode, int wa
 int cmd_cat_file(int argc, char **argv)
 {
 	struct batch b = {0};
-	struct pw_cli_repo repo;
+	struct pw_repo *repo = NULL;
 	struct pw_odb *odb = NULL;
 	struct pw_error err = {0};
 	const char *name = NULL;
@@ -306,14 +308,10 @@ int cmd_cat_file(int argc, char **argv)
 	}
 	if (batch ? (mode || name) : (!mode || !name || all))
 		return pw_cli_usage(usage_str);
-	rc = pw_cli_tmp_discover(&repo);
-	if (rc == PW_EUNSUPPORTED)
-		return pw_cli_fatal("unknown repository object format");
-	if (rc)
-		return pw_cli_fatal("not a git repository (or any of the parent directories): "
-		                    ".git");
-	if ((rc = pw_odb_open(&odb, repo.objects_dir.data, repo.algo, &err))) {
-		pw_cli_tmp_repo_free(&repo);
+	if ((rc = pw_cli_open_repo(&repo)))
+		return rc;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), &err))) {
+		pw_repo_free(repo);
 		return pw_cli_fatal("%s", err.msg);
 	}
 	{
@@ -329,9 +327,15 @@ int cmd_cat_file(int argc, char **argv)
 		}
 	}
 	if (batch) {
+#ifdef __GLIBC__
+		/* Delta chains allocate and free many large buffers: keep them in
+		 * the heap instead of an mmap/munmap (and page faults) each time. */
+		mallopt(M_MMAP_THRESHOLD, 64 << 20);
+		mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 		b.odb = odb;
-		b.repo = &repo;
+		b.repo = repo;
 		pw_buf_init(&b.obj, 0);
 		pw_buf_init(&b.line, 0);
 		rc = all ? batch_all(&b) : batch_stdin(&b);
@@ -340,11 +344,11 @@ int cmd_cat_file(int argc, char **argv)
 		pw_buf_free(&b.obj);
 		pw_buf_free(&b.line);
 	} else {
-		rc = single(odb, &repo, mode, want_type, name);
+		rc = single(odb, repo, mode, want_type, name);
 		if (fflush(stdout) && !rc)
 			rc = pw_cli_fatal("unable to write to stdout");
 	}
 	pw_odb_free(odb);
-	pw_cli_tmp_repo_free(&repo);
+	pw_repo_free(repo);
 	return rc;
 }

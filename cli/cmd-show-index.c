@@ -2,12 +2,12 @@
  * of a pack index as git show-index does ("<offset> <oid>" for v1,
  * "<offset> <oid> (<crc32>)" for v2). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
 #include "pack/idx.h"
 #include "packwire/packwire.h"
-#include "tmp-discover.h"
 
 int cmd_show_index(int argc, char **argv)
 {
@@ -32,11 +32,14 @@ int cmd_show_index(int argc, char **argv)
 		}
 	}
 	if (!algo) {
-		struct pw_cli_repo repo;
+		/* Inside a repository its format is the default, as in git. */
+		struct pw_repo *repo = NULL;
+		const char *gd = getenv("GIT_DIR");
 
-		if (!pw_cli_tmp_discover(&repo))
-			algo = repo.algo;
-		pw_cli_tmp_repo_free(&repo);
+		if (!(gd && *gd ? pw_repo_open_gitdir(&repo, gd, NULL)
+		                : pw_repo_open(&repo, ".", NULL)))
+			algo = pw_repo_algo(repo);
+		pw_repo_free(repo);
 		if (!algo)
 			algo = &pw_hash_sha1;
 	}

@@ -86,6 +86,7 @@ int pw_pack_open_idx(struct pw_pack **out, struct pw_idx *idx, const char *idx_p
 	}
 	p->data = map;
 	p->size = (size_t)st.st_size;
+	p->mapped = 1;
 	if ((rc = pw_pack_header_decode(p->data, p->size, &nr, err))) {
 		pw_error_wrap(err, "pack %s", p->path);
 		goto fail;
@@ -113,11 +114,38 @@ fail:
 	return rc;
 }
 
+int pw_pack_open_memory(struct pw_pack **out, const void *data, size_t len,
+                        const struct pw_hash_algo *algo, struct pw_error *err)
+{
+	struct pw_pack *p;
+	uint32_t nr;
+	int rc;
+
+	*out = NULL;
+	if (len < PW_PACK_HEADER_SIZE + algo->rawsz)
+		return pw_error_set(err, PW_ECORRUPT, "pack in memory is too small");
+	if ((rc = pw_pack_header_decode(data, len, &nr, err)))
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup("<memory>"))) {
+		free(p);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	p->name = p->path;
+	p->algo = algo;
+	p->id = atomic_fetch_add(&next_pack_id, 1);
+	p->data = data;
+	p->size = len;
+	p->nr = nr;
+	*out = p;
+	return 0;
+}
+
 void pw_pack_free(struct pw_pack *p)
 {
 	if (!p)
 		return;
-	if (p->data)
+	if (p->mapped)
 		munmap((void *)p->data, p->size);
 	pw_idx_free(p->idx);
 	free(p->rev_offsets);
@@ -131,7 +159,7 @@ int pw_pack_find(const struct pw_pack *pack, const uint8_t *raw, uint64_t *offse
 {
 	uint32_t pos;
 
-	if (!pw_idx_find(pack->idx, raw, &pos))
+	if (!pack->idx || !pw_idx_find(pack->idx, raw, &pos))
 		return 0;
 	return pw_idx_nth_offset(pack->idx, pos, offset, NULL) ? 0 : 1;
 }
@@ -425,6 +453,8 @@ int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 
 	if (p->rev_offsets)
 		return 0;
+	if (!p->idx)
+		return pw_error_set(err, PW_EINVAL, "pack %s has no index", p->path);
 	ents = malloc(((size_t)p->nr + 1) * sizeof(*ents));
 	p->rev_offsets = malloc(((size_t)p->nr + 1) * sizeof(*p->rev_offsets));
 	p->rev_pos = malloc(((size_t)p->nr + 1) * sizeof(*p->rev_pos));

@@ -26,6 +26,7 @@ struct pw_pack {
 	struct pw_idx *idx;
 	const uint8_t *data; /* whole .pack (mmap) */
 	size_t size;
+	int mapped;  /* data is our mmap (not a caller's buffer) */
 	uint32_t nr; /* objects (pack header == idx) */
 	/* reverse index, built on first use */
 	uint64_t *rev_offsets; /* nr + 1 sorted offsets; the last is the trailer */
@@ -41,6 +42,11 @@ int pw_pack_open(struct pw_pack **out, const char *idx_path, const struct pw_has
  * idx, on failure the caller still does. */
 int pw_pack_open_idx(struct pw_pack **out, struct pw_idx *idx, const char *idx_path,
                      struct pw_error *err);
+/* A pack in a caller's buffer (kept alive until pw_pack_free), without an
+ * idx: entries are read by offset, REF_DELTA bases cannot be found, there is
+ * no reverse index. For tests and fuzzing. */
+int pw_pack_open_memory(struct pw_pack **out, const void *data, size_t len,
+                        const struct pw_hash_algo *algo, struct pw_error *err);
 void pw_pack_free(struct pw_pack *pack);
 
 static inline const struct pw_hash_algo *pw_pack_algo(const struct pw_pack *p)

@@ -86,6 +86,13 @@ for algo in sha1 sha256; do
 	set -e
 	check "$algo cat-file -e missing exits 1" [ "$rc" = 1 ]
 	check "$algo cat-file -p missing is fatal" [ "$rc2" = 128 ]
+	printf 'HEAD\nv0.1\nmain\ntopic\nrefs/tags/v0.2\n' >"$T/in"
+	(cd "$r" && git cat-file --batch <"$T/in") >"$T/want"
+	(cd "$r" && "$PACKWIRE" cat-file --batch <"$T/in") >"$T/got"
+	same_file "$algo --batch with ref names" "$T/want" "$T/got"
+	git -C "$r" cat-file -p v0.2-annotated >"$T/want"
+	(cd "$r" && "$PACKWIRE" cat-file -p v0.2-annotated) >"$T/got"
+	same_file "$algo cat-file -p of a tag by name" "$T/want" "$T/got"
 	printf '%s\nnot-an-object\n%s\n' "$zero" "$(git -C "$r" rev-parse HEAD)" >"$T/in"
 	(cd "$r" && git cat-file --batch-check <"$T/in") >"$T/want"
 	(cd "$r" && "$PACKWIRE" cat-file --batch-check <"$T/in") >"$T/got"
