@@ -1,4 +1,12 @@
-/* packwire index-pack: build the .idx of a pack, as git index-pack does. */
+/* packwire index-pack: build the .idx of a pack, as git index-pack does.
+ *
+ * --strict checks that commits, trees and tags parse (tree/parent lines,
+ * author/committer present, tree entry modes, names and ids, tag object/type/
+ * tag lines) and that every object they refer to (gitlinks excepted) is in
+ * the pack or in the repository; --check-self-contained-and-connected only
+ * checks the links. Not done: Git's other fsck rules (email format, sorted
+ * tree entries, .gitmodules, ...) and the comparison of objects that already
+ * exist in the repository with their copy in the pack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +15,9 @@
 #include "cmds.h"
 #include "pack/index-pack.h"
 #include "packwire/packwire.h"
+#include "packwire/odb.h"
+#include "packwire/repo.h"
+#include "util/fs.h"
 
 static const char usage_str[] =
         "packwire index-pack [-v] [-o <index-file>] [--stdin [--fix-thin] [--keep[=<msg>]]] "
@@ -40,6 +51,16 @@ static void progress_cb(void *ctx, int phase, uint64_t done, uint64_t total)
 	        (unsigned long long)total, done == total ? ", done.\n" : "");
 }
 
+static int odb_read(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out)
+{
+	return pw_odb_read(ctx, oid, type, out);
+}
+
+static int odb_has(void *ctx, const struct pw_oid *oid)
+{
+	return pw_odb_exists(ctx, oid);
+}
+
 int cmd_index_pack(int argc, char **argv)
 {
 	struct pw_index_pack_args args;
@@ -47,6 +68,9 @@ int cmd_index_pack(int argc, char **argv)
 	const char *pack = NULL, *idx = NULL, *title = NULL;
 	const struct pw_hash_algo *algo = NULL;
 	int from_stdin = 0, verbose = 0, i, rc, kept = 0;
+	struct pw_repo *repo = NULL;
+	struct pw_odb *odb = NULL;
+	char *pack_dir = NULL;
 	struct pw_error err = {0};
 	char hex[PW_MAX_HEXSZ + 1];
 
@@ -120,10 +144,44 @@ int cmd_index_pack(int argc, char **argv)
 		return pw_cli_fatal("the option '--fix-thin' requires '--stdin'");
 	if (args.keep_msg && !from_stdin)
 		args.keep_msg = NULL; /* as Git: --keep only means something with --stdin */
-	if (from_stdin && !pack)
-		return pw_cli_fatal("--stdin requires a git repository");
+	/* the repository, when there is one, gives the algorithm, the place for
+	 * --stdin packs and the objects thin packs and links refer to */
+	{
+		const char *gd = getenv("GIT_DIR");
 
-	args.opts.algo = algo ? algo : &pw_hash_sha1;
+		rc = gd && *gd ? pw_repo_open_gitdir(&repo, gd, &err)
+		               : pw_repo_open(&repo, ".", &err);
+		if (rc == PW_ENOTFOUND && !(gd && *gd))
+			repo = NULL;
+		else if (rc)
+			return pw_cli_fatal("%s", err.msg);
+	}
+	if (repo && from_stdin && algo && algo != pw_repo_algo(repo)) {
+		rc = pw_cli_fatal("--object-format=%s does not match the repository (%s)",
+		                  algo->name, pw_repo_algo(repo)->name);
+		goto out;
+	}
+	if (from_stdin && !pack && !repo)
+		return pw_cli_fatal("--stdin requires a git repository");
+	args.opts.algo = algo ? algo : repo ? pw_repo_algo(repo) : &pw_hash_sha1;
+	/* thin-pack bases and link targets come from the repository's objects */
+	if (repo && args.opts.algo == pw_repo_algo(repo) &&
+	    (args.opts.fix_thin || args.opts.check_links)) {
+		if (pw_odb_open(&odb, pw_repo_objects_dir(repo), args.opts.algo, &err)) {
+			rc = pw_cli_fatal("%s", err.msg);
+			goto out;
+		}
+		args.opts.read_object = odb_read;
+		args.opts.has_object = odb_has;
+		args.opts.odb_ctx = odb;
+	}
+	if (from_stdin && !pack) {
+		pack_dir = pw_path_join(pw_repo_objects_dir(repo), "pack");
+		if (!pack_dir || pw_fs_mkdir_p(pack_dir, &err)) {
+			rc = pw_cli_fatal("%s", pack_dir ? err.msg : "out of memory");
+			goto out;
+		}
+	}
 	if (verbose && pw_cli_progress_wanted(0)) {
 		prog.title =
 		        title ? title : (from_stdin ? "Receiving objects" : "Indexing objects");
@@ -132,17 +190,23 @@ int cmd_index_pack(int argc, char **argv)
 	}
 	if (from_stdin) {
 		args.opts.allow_junk = 1;
-		rc = pw_index_pack_stream(&args, 0, NULL, pack, idx, hex, &kept, &err);
+		rc = pw_index_pack_stream(&args, 0, pack_dir, pack, idx, hex, &kept, &err);
 	} else {
 		rc = pw_index_pack_file(&args, pack, idx, hex, &err);
 	}
-	if (rc)
-		return pw_cli_fatal("%s", err.msg);
-	if (args.verify)
-		return 0;
-	if (from_stdin)
-		printf("%s\t%s\n", kept ? "keep" : "pack", hex);
-	else
-		printf("%s\n", hex);
-	return 0;
+	if (rc) {
+		rc = pw_cli_fatal("%s", err.msg);
+		goto out;
+	}
+	if (!args.verify) {
+		if (from_stdin)
+			printf("%s\t%s\n", kept ? "keep" : "pack", hex);
+		else
+			printf("%s\n", hex);
+	}
+out:
+	pw_odb_free(odb);
+	free(pack_dir);
+	pw_repo_free(repo);
+	return rc;
 }

@@ -18,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.threads = 1;
 	opts.check_objects = (data[0] & 2) != 0;
 	opts.check_links = (data[0] & 4) != 0;
+	opts.cache_limit = data[0] & 8 ? 1 : 0; /* drop and rebuild bases */
 	if (pw_ipack_new(&ip, &opts, &err))
 		return 0;
 	if (!pw_ipack_parse_mem(ip, data + 1, size - 1) && !pw_ipack_resolve(ip)) {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -19,11 +18,11 @@
 
 /* Entries up to this size are inflated with libdeflate in one call; larger
  * ones are streamed through zlib so that phase 1 holds no whole object. */
-#define LD_MAX ((size_t)8 << 20)
+#define LD_MAX ((size_t)1 << 20)
 /* The read window of the stream reader. */
 #define WINDOW (LD_MAX + LD_MAX / 4 + 65536)
 /* Bytes of resolved bases one resolver keeps before dropping ancestors. */
-#define CACHE_LIMIT ((size_t)64 << 20)
+#define CACHE_LIMIT ((size_t)32 << 20)
 /* Deflate cannot expand more than ~1032:1; anything claiming more is bogus. */
 #define MAX_RATIO 1040
 
@@ -32,7 +31,6 @@
 struct ip_obj {
 	struct pw_idx_entry e; /* oid, offset, crc32 */
 	uint64_t size;         /* inflated size of the entry (delta size for deltas) */
-	uint64_t obj_size;     /* the object's size once known */
 	uint32_t hdr_len;
 	uint32_t depth;
 	uint32_t base; /* base object (deltas), NO_OBJ otherwise */
@@ -85,7 +83,8 @@ struct pw_ipack {
 	/* phase 2 view of the pack */
 	const uint8_t *map;
 	size_t map_len;
-	int mapped;
+	int pack_fd; /* phase 2 reads with pread when there is no map */
+	int own_fd;
 	int out_fd;
 
 	/* phase 1 */
@@ -93,6 +92,12 @@ struct pw_ipack {
 	struct pw_buf scratch;
 
 	/* phase 2 */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	struct work_item *q;
+	size_t q_nr, q_alloc;
+	int idle; /* resolvers waiting for work (atomic reads outside q_lock) */
+	int nthreads;
 	uint32_t next_root;   /* atomic */
 	uint32_t resolved_nr; /* atomic */
 	int failed;           /* atomic: a resolver hit an error */
@@ -117,6 +122,9 @@ static int fail_from(struct pw_ipack *ip, const struct pw_error *e)
 		pw_error_copy(&ip->err, e);
 	pthread_mutex_unlock(&ip->err_lock);
 	__atomic_store_n(&ip->failed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ip->q_lock);
+	pthread_cond_broadcast(&ip->q_cond);
+	pthread_mutex_unlock(&ip->q_lock);
 	return e->code ? e->code : PW_ERROR;
 }
 
@@ -137,7 +145,10 @@ int pw_ipack_new(struct pw_ipack **out, const struct pw_ipack_opts *opts, struct
 	ip->opts = *opts;
 	ip->algo = opts->algo ? opts->algo : &pw_hash_sha1;
 	ip->out_fd = -1;
+	ip->pack_fd = -1;
 	pthread_mutex_init(&ip->err_lock, NULL);
+	pthread_mutex_init(&ip->q_lock, NULL);
+	pthread_cond_init(&ip->q_cond, NULL);
 	pw_buf_init(&ip->scratch, 0);
 	ip->ld = libdeflate_alloc_decompressor();
 	if (!ip->ld) {
@@ -152,8 +163,8 @@ void pw_ipack_free(struct pw_ipack *ip)
 {
 	if (!ip)
 		return;
-	if (ip->mapped && ip->map)
-		munmap((void *)ip->map, ip->map_len);
+	if (ip->own_fd && ip->pack_fd >= 0)
+		close(ip->pack_fd);
 	if (ip->ld)
 		libdeflate_free_decompressor(ip->ld);
 	pw_buf_free(&ip->scratch);
@@ -163,6 +174,9 @@ void pw_ipack_free(struct pw_ipack *ip)
 	free(ip->sorted);
 	pw_ip_links_free(&ip->links);
 	pthread_mutex_destroy(&ip->err_lock);
+	pthread_mutex_destroy(&ip->q_lock);
+	pthread_cond_destroy(&ip->q_cond);
+	free(ip->q);
 	free(ip);
 }
 
@@ -255,7 +269,8 @@ static uint64_t in_offset(const struct ip_in *in)
 static int grow_objs(struct pw_ipack *ip, uint32_t need)
 {
 	if (need > ip->alloc) {
-		uint32_t n = ip->alloc ? ip->alloc : 64;
+		/* the first call reserves what the header announces, exactly */
+		uint32_t n = ip->alloc ? ip->alloc : need;
 		struct ip_obj *p;
 
 		while (n < need)
@@ -451,7 +466,6 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 					pw_hash_update(&h, ip->scratch.data, (size_t)o->size);
 					pw_hash_final(&h, &o->e.oid);
 					o->real_type = o->type;
-					o->obj_size = o->size;
 					if (check)
 						return pw_ip_check_object(
 						        &ip->links, ip->algo, o->type,
@@ -473,7 +487,6 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 		return rc;
 	pw_hash_final(&h, &o->e.oid);
 	o->real_type = o->type;
-	o->obj_size = o->size;
 	if (check)
 		return pw_ip_check_object(&ip->links, ip->algo, o->type, ip->scratch.data,
 		                          ip->scratch.len, &o->e.oid, ip->opts.check_links,
@@ -667,44 +680,11 @@ int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len)
 	return 0;
 }
 
-int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
-{
-	struct stat st;
-	void *map = NULL;
-	int fd, rc;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
-		                    "cannot open packfile '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st)) {
-		close(fd);
-		return pw_error_set(&ip->err, PW_EIO, "cannot stat '%s': %s", path,
-		                    strerror(errno));
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			close(fd);
-			return pw_error_set(&ip->err, PW_EIO, "cannot map '%s': %s", path,
-			                    strerror(errno));
-		}
-		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	}
-	close(fd);
-	rc = pw_ipack_parse_mem(ip, map ? map : (const void *)"", map ? (size_t)st.st_size : 0);
-	if (map) {
-		ip->map = map;
-		ip->map_len = (size_t)st.st_size;
-		ip->mapped = 1;
-	}
-	return rc;
-}
-
-int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
+/* Phase 1 through the window, reading in_fd (and copying to out_fd when not
+ * -1); phase 2 then reads entries back with pread from pack_fd. */
+static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
 {
 	struct ip_in in;
-	void *map;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
@@ -716,16 +696,28 @@ int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
 	in.out_fd = out_fd;
 	rc = parse(ip, &in);
 	free(in.own);
-	if (rc)
-		return rc;
-	ip->out_fd = out_fd;
 	ip->map_len = (size_t)ip->pack_end + ip->algo->rawsz;
-	map = mmap(NULL, ip->map_len, PROT_READ, MAP_PRIVATE, out_fd, 0);
-	if (map == MAP_FAILED)
-		return pw_error_set(&ip->err, PW_EIO, "cannot map the pack: %s", strerror(errno));
-	ip->map = map;
-	ip->mapped = 1;
-	return 0;
+	return rc;
+}
+
+int pw_ipack_parse_file(struct pw_ipack *ip, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return pw_error_set(&ip->err, errno == ENOENT ? PW_ENOTFOUND : PW_EIO,
+		                    "cannot open packfile '%s': %s", path, strerror(errno));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	ip->pack_fd = fd;
+	ip->own_fd = 1;
+	return parse_stream(ip, fd, -1);
+}
+
+int pw_ipack_parse_fd(struct pw_ipack *ip, int in_fd, int out_fd)
+{
+	ip->out_fd = out_fd;
+	ip->pack_fd = out_fd;
+	return parse_stream(ip, in_fd, out_fd);
 }
 
 /* ---- phase 2 ------------------------------------------------------------ */
@@ -786,12 +778,29 @@ static void ref_range(const struct pw_ipack *ip, const struct pw_oid *oid, uint3
 	*hi = a;
 }
 
+/* A base whose children were split between resolvers: read-only, freed by
+ * the last one done with it. */
+struct shared {
+	uint8_t *data;
+	int refs; /* atomic */
+};
+
 struct frame {
 	uint32_t obj;
 	int type;
 	uint32_t depth;
 	uint8_t *data; /* NULL when dropped to save memory */
 	size_t len;
+	uint32_t ofs_i, ofs_end, ref_i, ref_end;
+	struct shared *sh; /* data belongs to sh when set */
+};
+
+/* Children of a base handed to an idle resolver. */
+struct work_item {
+	struct shared *sh;
+	size_t len;
+	uint32_t obj, depth;
+	int type;
 	uint32_t ofs_i, ofs_end, ref_i, ref_end;
 };
 
@@ -802,7 +811,7 @@ struct worker {
 	struct frame *st;
 	size_t nr, alloc;
 	size_t held;
-	struct pw_buf delta, result;
+	struct pw_buf delta, result, comp;
 	struct pw_error err;
 	struct ip_links links;
 };
@@ -818,6 +827,7 @@ static int reinflate(struct worker *w, uint32_t i, struct pw_buf *out)
 	const struct pw_ipack *ip = w->ip;
 	const struct ip_obj *o = &ip->objs[i];
 	uint64_t start = o->e.offset + o->hdr_len, end = entry_end(ip, i);
+	const uint8_t *src;
 	size_t used = 0;
 	int rc;
 
@@ -829,11 +839,34 @@ static int reinflate(struct worker *w, uint32_t i, struct pw_buf *out)
 		return pw_error_set(&w->err, PW_ECORRUPT,
 		                    "object at offset %llu: size %llu is impossible",
 		                    (unsigned long long)o->e.offset, (unsigned long long)o->size);
+	if (ip->map) {
+		src = ip->map + start;
+	} else {
+		size_t n = (size_t)(end - start), got = 0;
+
+		pw_buf_reset(&w->comp);
+		if ((rc = pw_buf_grow(&w->comp, n)))
+			return pw_error_set(&w->err, rc, "out of memory reading %zu bytes", n);
+		while (got < n) {
+			ssize_t r = pread(ip->pack_fd, w->comp.data + got, n - got,
+			                  (off_t)(start + got));
+
+			if (r <= 0) {
+				if (r < 0 && errno == EINTR)
+					continue;
+				return pw_error_set(&w->err, PW_EIO,
+				                    "cannot read back the pack: %s",
+				                    r < 0 ? strerror(errno) : "file shrank");
+			}
+			got += (size_t)r;
+		}
+		src = (const uint8_t *)w->comp.data;
+	}
 	pw_buf_reset(out);
 	if ((rc = pw_buf_grow(out, (size_t)o->size)))
 		return pw_error_set(&w->err, rc, "out of memory inflating %llu bytes",
 		                    (unsigned long long)o->size);
-	if (libdeflate_zlib_decompress_ex(w->ld, ip->map + start, (size_t)(end - start), out->data,
+	if (libdeflate_zlib_decompress_ex(w->ld, src, (size_t)(end - start), out->data,
 	                                  (size_t)o->size, &used, NULL) != LIBDEFLATE_SUCCESS)
 		return pw_error_set(&w->err, PW_ECORRUPT,
 		                    "object at offset %llu: corrupt zlib stream on second read",
@@ -906,13 +939,31 @@ static int apply(struct worker *w, uint32_t c, const uint8_t *base, size_t base_
 	return 0;
 }
 
+static void release_shared(struct shared *sh)
+{
+	if (__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(sh->data);
+		free(sh);
+	}
+}
+
+static void frame_release(struct frame *f)
+{
+	if (f->sh)
+		release_shared(f->sh);
+	else
+		free(f->data);
+	f->data = NULL;
+	f->sh = NULL;
+}
+
 /* Drop the data of ancestors (not the root, not the top) while over budget. */
 static void trim(struct worker *w)
 {
-	size_t k;
+	size_t limit = w->ip->opts.cache_limit ? w->ip->opts.cache_limit : CACHE_LIMIT, k;
 
-	for (k = 1; k + 1 < w->nr && w->held > CACHE_LIMIT; k++) {
-		if (!w->st[k].data)
+	for (k = 1; k + 1 < w->nr && w->held > limit; k++) {
+		if (!w->st[k].data || w->st[k].sh)
 			continue;
 		w->held -= w->st[k].len;
 		free(w->st[k].data);
@@ -963,6 +1014,7 @@ static int push(struct worker *w, uint32_t obj, int type, uint32_t depth, uint8_
 	f->depth = depth;
 	f->data = data;
 	f->len = len;
+	f->sh = NULL;
 	if (obj != NO_OBJ && !ip->objs[obj].appended)
 		ofs_range(ip, obj, &f->ofs_i, &f->ofs_end);
 	else
@@ -986,6 +1038,62 @@ static int has_children(const struct pw_ipack *ip, uint32_t obj)
 	return lo < hi;
 }
 
+/* Another resolver is idle: hand it half of this base's remaining children. */
+static void split(struct worker *w, struct frame *f)
+{
+	struct pw_ipack *ip = w->ip;
+	uint32_t rem_ofs = f->ofs_end - f->ofs_i, rem_ref = f->ref_end - f->ref_i;
+	struct work_item it;
+
+	if (rem_ofs + rem_ref < 2 || __atomic_load_n(&ip->q_nr, __ATOMIC_RELAXED))
+		return;
+	memset(&it, 0, sizeof(it));
+	if (!f->sh) {
+		struct shared *sh = malloc(sizeof(*sh));
+
+		if (!sh)
+			return; /* resolve them ourselves */
+		sh->data = f->data;
+		sh->refs = 1;
+		f->sh = sh;
+	}
+	pthread_mutex_lock(&ip->q_lock);
+	if (ip->q_nr == ip->q_alloc) {
+		size_t n = ip->q_alloc ? ip->q_alloc * 2 : 16;
+		struct work_item *q = realloc(ip->q, n * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&ip->q_lock);
+			return;
+		}
+		ip->q = q;
+		ip->q_alloc = n;
+	}
+	if (rem_ofs >= 2) {
+		it.ofs_end = f->ofs_end;
+		it.ofs_i = f->ofs_end - rem_ofs / 2;
+		f->ofs_end = it.ofs_i;
+	} else if (rem_ofs == 1) {
+		it.ref_i = f->ref_i;
+		it.ref_end = f->ref_end;
+		f->ref_end = f->ref_i;
+	} else {
+		it.ref_end = f->ref_end;
+		it.ref_i = f->ref_end - rem_ref / 2;
+		f->ref_end = it.ref_i;
+	}
+	__atomic_add_fetch(&f->sh->refs, 1, __ATOMIC_ACQ_REL);
+	it.sh = f->sh;
+	it.len = f->len;
+	it.obj = f->obj;
+	it.depth = f->depth;
+	it.type = f->type;
+	ip->q[ip->q_nr] = it;
+	__atomic_store_n(&ip->q_nr, ip->q_nr + 1, __ATOMIC_RELAXED);
+	pthread_cond_signal(&ip->q_cond);
+	pthread_mutex_unlock(&ip->q_lock);
+}
+
 /* Resolve every delta below the object at the bottom of the stack. */
 static int run_stack(struct worker *w)
 {
@@ -998,13 +1106,15 @@ static int run_stack(struct worker *w)
 		struct ip_obj *o;
 		uint32_t done;
 
+		if (__atomic_load_n(&ip->idle, __ATOMIC_RELAXED) && f->data)
+			split(w, f);
 		if (f->ofs_i < f->ofs_end)
 			c = ip->ofs[f->ofs_i++].obj;
 		else if (f->ref_i < f->ref_end)
 			c = ip->refs[f->ref_i++].obj;
 		else {
 			w->held -= f->data ? f->len : 0;
-			free(f->data);
+			frame_release(f);
 			w->nr--;
 			continue;
 		}
@@ -1018,8 +1128,13 @@ static int run_stack(struct worker *w)
 		f = &w->st[w->nr - 1];
 		if ((rc = apply(w, c, f->data, f->len)))
 			return rc;
+		/* the last child taken: this base is not needed any more (the
+		 * bottom frame stays, it may be shared or an appended object) */
+		if (w->nr > 1 && f->ofs_i == f->ofs_end && f->ref_i == f->ref_end) {
+			w->held -= f->len;
+			frame_release(f);
+		}
 		pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid);
-		o->obj_size = w->result.len;
 		o->depth = f->depth + 1;
 		o->base = f->obj;
 		if ((ip->opts.check_objects || ip->opts.check_links) && f->type != PW_OBJ_BLOB &&
@@ -1045,7 +1160,7 @@ static int run_stack(struct worker *w)
 static void clear_stack(struct worker *w)
 {
 	while (w->nr) {
-		free(w->st[w->nr - 1].data);
+		frame_release(&w->st[w->nr - 1]);
 		w->nr--;
 	}
 	w->held = 0;
@@ -1070,6 +1185,57 @@ static int resolve_root(struct worker *w, uint32_t i)
 	return rc;
 }
 
+static int run_item(struct worker *w, struct work_item *it)
+{
+	struct frame *f;
+	int rc;
+
+	if ((rc = push(w, it->obj, it->type, it->depth, it->sh->data, it->len))) {
+		release_shared(it->sh);
+		return rc;
+	}
+	f = &w->st[w->nr - 1];
+	f->sh = it->sh;
+	f->ofs_i = it->ofs_i;
+	f->ofs_end = it->ofs_end;
+	f->ref_i = it->ref_i;
+	f->ref_end = it->ref_end;
+	rc = run_stack(w);
+	clear_stack(w);
+	return rc;
+}
+
+/* Roots done: take split-off work until every resolver is idle. */
+static void steal_loop(struct worker *w)
+{
+	struct pw_ipack *ip = w->ip;
+
+	pthread_mutex_lock(&ip->q_lock);
+	__atomic_add_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		if (ip->q_nr && !__atomic_load_n(&ip->failed, __ATOMIC_RELAXED)) {
+			struct work_item it = ip->q[ip->q_nr - 1];
+			int rc;
+
+			__atomic_store_n(&ip->q_nr, ip->q_nr - 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&ip->q_lock);
+			rc = run_item(w, &it);
+			if (rc)
+				fail_from(ip, &w->err);
+			pthread_mutex_lock(&ip->q_lock);
+			__atomic_add_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (ip->idle == ip->nthreads || __atomic_load_n(&ip->failed, __ATOMIC_RELAXED)) {
+			pthread_cond_broadcast(&ip->q_cond);
+			break;
+		}
+		pthread_cond_wait(&ip->q_cond, &ip->q_lock);
+	}
+	pthread_mutex_unlock(&ip->q_lock);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1089,6 +1255,8 @@ static void *worker_main(void *arg)
 			break;
 		}
 	}
+	if (ip->nthreads > 1)
+		steal_loop(w);
 	return NULL;
 }
 
@@ -1099,6 +1267,7 @@ static int worker_init(struct worker *w, struct pw_ipack *ip, int id)
 	w->id = id;
 	pw_buf_init(&w->delta, 0);
 	pw_buf_init(&w->result, 0);
+	pw_buf_init(&w->comp, 0);
 	w->ld = libdeflate_alloc_decompressor();
 	return w->ld ? 0 : PW_ENOMEM;
 }
@@ -1111,6 +1280,7 @@ static void worker_free(struct worker *w)
 		libdeflate_free_decompressor(w->ld);
 	pw_buf_free(&w->delta);
 	pw_buf_free(&w->result);
+	pw_buf_free(&w->comp);
 	pw_ip_links_free(&w->links);
 }
 
@@ -1154,7 +1324,8 @@ static int pwrite_all(int fd, const void *data, size_t len, uint64_t off, struct
 	return 0;
 }
 
-/* Append a whole object at *end; deflated in one go as Git does, so that
+/* Append a whole object at *end; deflated in one go at level 1 (Git's
+ * core.compression default for these) so that
  * the bytes (and so the pack name) match Git's for the same zlib. */
 static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type,
                          const struct pw_buf *data, uint64_t *end)
@@ -1172,7 +1343,7 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 		return pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	memcpy(z, hdr, hl);
 	memset(&zs, 0, sizeof(zs));
-	if (deflateInit(&zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
+	if (deflateInit(&zs, Z_BEST_SPEED) != Z_OK) {
 		free(z);
 		return pw_error_set(&ip->err, PW_ENOMEM, "cannot initialise zlib");
 	}
@@ -1200,7 +1371,7 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 	o->e.oid = *oid;
 	o->e.offset = *end;
 	o->e.crc32 = (uint32_t)libdeflate_crc32(0, z, hl + zlen);
-	o->size = o->obj_size = data->len;
+	o->size = data->len;
 	o->hdr_len = (uint32_t)hl;
 	o->type = o->real_type = (uint8_t)type;
 	o->base = NO_OBJ;
@@ -1212,9 +1383,11 @@ static int append_object(struct pw_ipack *ip, const struct pw_oid *oid, int type
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Git appends thin-pack bases in the order of the deltas that need them. */
+static int cmp_ref_by_obj(const void *a, const void *b, void *ctx)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct pw_ipack *ip = ctx;
+	uint32_t x = ip->refs[*(const uint32_t *)a].obj, y = ip->refs[*(const uint32_t *)b].obj;
 
 	return x < y ? -1 : x > y;
 }
@@ -1270,18 +1443,17 @@ static int fix_thin(struct pw_ipack *ip, struct worker *w)
 		return pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	for (k = 0; k < ip->nr_refs; k++)
 		if (!ip->objs[ip->refs[k].obj].real_type)
-			pending[n++] = ip->refs[k].obj;
-	qsort(pending, n, sizeof(*pending), cmp_u32);
+			pending[n++] = k;
+	if (n)
+		qsort_r(pending, n, sizeof(*pending), cmp_ref_by_obj, ip);
 	for (k = 0; k < n && !rc; k++) {
-		struct ip_obj *o = &ip->objs[pending[k]];
-		const uint8_t *raw = ip->map + o->e.offset + o->hdr_len - ip->algo->rawsz;
-		struct pw_oid base, check;
+		struct ip_obj *o = &ip->objs[ip->refs[pending[k]].obj];
+		struct pw_oid base = ip->refs[pending[k]].base, check;
 		int type = 0;
 		uint32_t idx;
 
 		if (o->real_type)
 			continue;
-		pw_oid_from_raw(&base, raw, ip->algo);
 		if (ip->opts.read_object(ip->opts.odb_ctx, &base, &type, &data))
 			continue;
 		pw_object_hash(ip->algo, type, data.data, data.len, &check);
@@ -1298,7 +1470,7 @@ static int fix_thin(struct pw_ipack *ip, struct worker *w)
 			break;
 		idx = ip->nr - 1;
 		rc = push(w, idx, type, 0, (uint8_t *)pw_buf_detach(&data, NULL),
-		          ip->objs[idx].obj_size);
+		          ip->objs[idx].size);
 		if (!rc)
 			rc = run_stack(w);
 		clear_stack(w);
@@ -1330,10 +1502,12 @@ static int unresolved_error(struct pw_ipack *ip)
 		return 0;
 	if (ip->objs[first].type == PW_OBJ_REF_DELTA) {
 		const struct ip_obj *o = &ip->objs[first];
-		struct pw_oid base;
+		struct pw_oid base = {0};
+		uint32_t k;
 
-		pw_oid_from_raw(&base, ip->map + o->e.offset + o->hdr_len - ip->algo->rawsz,
-		                ip->algo);
+		for (k = 0; k < ip->nr_refs; k++)
+			if (ip->refs[k].obj == first)
+				base = ip->refs[k].base;
 		return pw_error_set(&ip->err, PW_ECORRUPT,
 		                    "pack has %u unresolved delta%s: the base %s of the delta at "
 		                    "offset %llu is not in the pack%s",
@@ -1418,12 +1592,22 @@ int pw_ipack_resolve(struct pw_ipack *ip)
 			rc = pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
 	if (!rc && ip->nr_deltas) {
 		report(ip, PW_IPACK_RESOLVING, 0, ip->nr_deltas);
+		ip->nthreads = n;
 		for (k = 1; k < n; k++)
 			if (pthread_create(&tids[k], NULL, worker_main, &ws[k]))
 				break;
+		if (k < n) { /* fewer threads than planned: let the steal loop know */
+			pthread_mutex_lock(&ip->q_lock);
+			ip->nthreads = k;
+			pthread_mutex_unlock(&ip->q_lock);
+		}
 		worker_main(&ws[0]);
 		while (--k > 0)
 			pthread_join(tids[k], NULL);
+		ip->nthreads = 1;
+		ip->idle = 0;
+		while (ip->q_nr)
+			release_shared(ip->q[--ip->q_nr].sh);
 		if (ip->failed)
 			rc = ip->err.code ? ip->err.code : PW_ERROR;
 	}
@@ -1496,7 +1680,6 @@ int pw_ipack_info(const struct pw_ipack *ip, uint32_t i, struct pw_ipack_info *o
 	out->oid = o->e.oid;
 	out->type = o->real_type;
 	out->size = o->size;
-	out->obj_size = o->obj_size;
 	out->offset = o->e.offset;
 	out->size_in_pack = entry_end(ip, i) - o->e.offset;
 	out->depth = o->depth;

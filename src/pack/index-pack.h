@@ -23,11 +23,12 @@ enum pw_ipack_phase { PW_IPACK_RECEIVING = 1, PW_IPACK_RESOLVING = 2 };
 
 struct pw_ipack_opts {
 	const struct pw_hash_algo *algo;
-	int threads;       /* delta resolution threads; 0 = number of CPUs (at most 3) */
-	int fix_thin;      /* append missing REF_DELTA bases read through read_object */
-	int check_objects; /* parse commits, trees and tags (--strict) */
-	int check_links;   /* referenced objects must exist (--strict, --check-self-...) */
-	int allow_junk;    /* bytes after the trailing checksum are ignored (stdin) */
+	int threads;        /* delta resolution threads; 0 = number of CPUs (at most 3) */
+	int fix_thin;       /* append missing REF_DELTA bases read through read_object */
+	int check_objects;  /* parse commits, trees and tags (--strict) */
+	int check_links;    /* referenced objects must exist (--strict, --check-self-...) */
+	int allow_junk;     /* bytes after the trailing checksum are ignored (stdin) */
+	size_t cache_limit; /* bytes of bases one resolver keeps; 0 = 64 MiB */
 	/* Repository access, both optional. read_object fills out (replaced) and
 	 * *type, returns 0 or PW_ENOTFOUND; has_object returns 1 or 0. */
 	int (*read_object)(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out);
@@ -71,7 +72,6 @@ struct pw_ipack_info {
 	struct pw_oid oid;
 	int type;              /* commit, tree, blob or tag */
 	uint64_t size;         /* size in the entry header (of the delta for deltas) */
-	uint64_t obj_size;     /* the object's size */
 	uint64_t size_in_pack; /* header + compressed bytes */
 	uint64_t offset;
 	uint32_t depth;     /* 0 for whole objects */

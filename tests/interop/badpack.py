@@ -116,6 +116,40 @@ elif case == "other-algo-ofs":
     data = pack([blob, ofs_delta], h=OTHER)
 elif case == "junk":
     data = pack([blob, ofs_delta]) + b"junk"
+elif case == "many-one-bad":
+    # enough deltas for several resolver threads; one of them is broken
+    ents, off = [blob], len(blob)
+    for i in range(200):
+        r = base + b"variant %d\n" % i
+        dd = delta(base, r)
+        if i == 150:
+            dd = varint(len(base)) + varint(len(r) + 1) + dd[len(varint(len(base)) + varint(len(r))):]
+        e = hdr(6, len(dd)) + ofs(off) + zlib.compress(dd)
+        ents.append(e)
+        off += len(e)
+    data = pack(ents)
+elif case == "many-good":
+    # chains of three deltas, each chain based on the blob
+    ents, pos, prev, prev_pos = [blob], 12 + len(blob), base, 12
+    for i in range(200):
+        cont = i % 3 != 0
+        b0, bpos = (prev, prev_pos) if cont else (base, 12)
+        r = b0 + b"variant %d\n" % i
+        dd = delta(b0, r)
+        e = hdr(6, len(dd)) + ofs(pos - bpos) + zlib.compress(dd)
+        ents.append(e)
+        prev, prev_pos = r, pos
+        pos += len(e)
+    data = pack(ents)
+elif case == "bad-commit":
+    c = b"tree nothex\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nmsg\n"
+    data = pack([hdr(1, len(c)) + zlib.compress(c)])
+elif case == "bad-tree":
+    t = b"10x644 name\0" + b"\1" * RAW
+    data = pack([hdr(2, len(t)) + zlib.compress(t)])
+elif case == "dangling-tree":
+    t = b"100644 name\0" + H(b"absent").digest()
+    data = pack([hdr(2, len(t)) + zlib.compress(t)])
 elif case == "thin":
     data = pack([ref_delta])
 else:

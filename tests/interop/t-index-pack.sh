@@ -51,6 +51,101 @@ for algo in sha1 sha256; do
 		[ "$(cat "$d/stdin.out")" = "keep	$(cat "$d/git-v2.out")" ]
 	check "$algo: --keep=msg writes the .keep" [ "$(cat "$d/stdin/s.keep")" = held ]
 	check "$algo: no temporary files after --stdin" no_leftovers_tmp "$d/stdin"
+
+	# --stdin in a fresh repository: objects/pack/pack-<hex>.{pack,idx}
+	git init -q --bare --object-format=$algo "$d/recv.git"
+	(cd "$d/recv.git" && "$PACKWIRE" index-pack --stdin <"$d/p.pack") >"$d/recv.out"
+	hex=$(cat "$d/git-v2.out")
+	check "$algo: --stdin in a repository prints pack<TAB>hex" \
+		[ "$(cat "$d/recv.out")" = "pack	$hex" ]
+	same_file "$algo: --stdin stored idx identical" "$d/git-v2.idx" \
+		"$d/recv.git/objects/pack/pack-$hex.idx"
+	check "$algo: --stdin objects readable by git" \
+		[ "$(all_objects "$d/recv.git")" = "$(all_objects "$T/r-$algo")" ]
+	check "$algo: git fsck clean after --stdin" fsck_ok "$d/recv.git"
+	check "$algo: no temporary files in objects/pack" no_leftovers_tmp "$d/recv.git/objects/pack"
+	check_fails "$algo: --stdin refuses the other algorithm" \
+		sh -c "cd '$d/recv.git' && '$PACKWIRE' index-pack --stdin --object-format=$([ $algo = sha1 ] && echo sha256 || echo sha1) <'$d/p.pack' 2>/dev/null"
+	check_fails "$algo: --stdin outside a repository needs a pack name" \
+		sh -c "cd / && '$PACKWIRE' index-pack --stdin <'$d/p.pack' 2>/dev/null"
+done
+
+# --strict and --check-self-contained-and-connected
+for algo in sha1 sha256; do
+	d=$T/$algo
+	check "$algo: --strict accepts a complete pack" \
+		"$PACKWIRE" index-pack --object-format=$algo --strict -o "$d/strict.idx" "$d/p.pack"
+	same_file "$algo: --strict writes the same idx" "$d/git-v2.idx" "$d/strict.idx"
+	tip=$(git -C "$T/r-$algo" rev-parse HEAD~1)
+	echo "$tip" | git -C "$T/r-$algo" pack-objects -q --stdout >"$d/tip.pack"
+	set +e
+	"$PACKWIRE" index-pack --object-format=$algo --check-self-contained-and-connected \
+		-o "$d/tip.idx" "$d/tip.pack" >/dev/null 2>"$d/tip.err"
+	rc=$?
+	set -e
+	check "$algo: a lone commit is not self-contained" [ $rc = 128 ] && [ ! -e "$d/tip.idx" ]
+	contains "$algo: ... and the message says so" "$d/tip.err" "not self-contained"
+	check "$algo: without the check the lone commit is fine" \
+		"$PACKWIRE" index-pack --object-format=$algo -o "$d/tip.idx" "$d/tip.pack"
+	for c in bad-commit bad-tree dangling-tree; do
+		python3 "$PW_SRC/tests/interop/badpack.py" $algo $c "$d/$c.pack"
+		check "$algo $c: accepted without --strict" \
+			"$PACKWIRE" index-pack --object-format=$algo -o "$d/$c.idx" "$d/$c.pack"
+		rm -f "$d/$c.idx"
+		set +e
+		"$PACKWIRE" index-pack --object-format=$algo --strict "$d/$c.pack" >/dev/null 2>"$d/$c.err"
+		rc=$?
+		set -e
+		check "$algo $c: rejected by --strict" [ $rc = 128 ] && [ ! -e "$d/$c.idx" ]
+	done
+	contains "$algo: bad commit message" "$d/bad-commit.err" "commit"
+	contains "$algo: bad tree message" "$d/bad-tree.err" "bad entry mode"
+	contains "$algo: dangling tree message" "$d/dangling-tree.err" "not self-contained"
+done
+
+# thin packs: --fix-thin appends the missing bases from the repository, as git does
+for algo in sha1 sha256; do
+	d=$T/thin-$algo
+	mkdir -p "$d"
+	src=$T/r-$algo
+	new=$(git -C "$src" rev-parse HEAD)
+	old=$(git -C "$src" rev-parse HEAD~3)
+	printf '%s\n^%s\n' "$new" "$old" | git -C "$src" pack-objects -q --revs --thin --stdout >"$d/thin.pack"
+	echo "$old" | git -C "$src" pack-objects -q --revs --stdout >"$d/base.pack"
+	for who in git pw; do
+		git init -q --bare --object-format=$algo "$d/$who.git"
+		git -C "$d/$who.git" index-pack --stdin <"$d/base.pack" >/dev/null
+	done
+	(cd "$d/git.git" && git index-pack --stdin --fix-thin <"$d/thin.pack") >"$d/git.out"
+	(cd "$d/pw.git" && "$PACKWIRE" index-pack --stdin --fix-thin <"$d/thin.pack") >"$d/pw.out"
+	same_file "$algo: --fix-thin prints the same pack name as git" "$d/git.out" "$d/pw.out"
+	hex=$(cut -f2 "$d/git.out")
+	same_file "$algo: --fix-thin pack identical to git's" "$d/git.git/objects/pack/pack-$hex.pack" \
+		"$d/pw.git/objects/pack/pack-$hex.pack"
+	same_file "$algo: --fix-thin idx identical to git's" "$d/git.git/objects/pack/pack-$hex.idx" \
+		"$d/pw.git/objects/pack/pack-$hex.idx"
+	check "$algo: objects after --fix-thin equal git's" \
+		[ "$(all_objects "$d/pw.git")" = "$(all_objects "$d/git.git")" ]
+	check "$algo: git fsck clean after --fix-thin" fsck_ok "$d/pw.git"
+	# without the bases in the repository, or without --fix-thin: refused
+	git init -q --bare --object-format=$algo "$d/empty.git"
+	set +e
+	(cd "$d/empty.git" && "$PACKWIRE" index-pack --stdin --fix-thin <"$d/thin.pack") >/dev/null 2>"$d/err1"
+	rc1=$?
+	(cd "$d/pw.git" && "$PACKWIRE" index-pack --stdin <"$d/thin.pack") >/dev/null 2>"$d/err2"
+	rc2=$?
+	set -e
+	check "$algo: --fix-thin without the bases fails" [ $rc1 = 128 ]
+	contains "$algo: ... saying the base is missing" "$d/err1" "nor in the repository"
+	check "$algo: thin pack without --fix-thin fails" [ $rc2 = 128 ]
+	contains "$algo: ... suggesting --fix-thin" "$d/err2" "needs --fix-thin"
+	check "$algo: nothing left in objects/pack after the failures" \
+		[ "$(ls "$d/empty.git/objects/pack" | wc -l)" = 0 ]
+	# links to objects the repository has are fine
+	tip=$(git -C "$src" rev-parse HEAD)
+	echo "$tip" | git -C "$src" pack-objects -q --stdout >"$d/tip.pack"
+	check "$algo: --check-self-contained-and-connected finds links in the repository" \
+		sh -c "cd '$d/pw.git' && '$PACKWIRE' index-pack --stdin --check-self-contained-and-connected <'$d/tip.pack' >/dev/null"
 done
 
 # every kind of broken pack: exit 128, a message that names the problem, and
@@ -91,6 +186,12 @@ for algo in sha1 sha256; do
 	bad_case $algo other-algo "try --object-format=$other"
 	bad_case $algo other-algo-ofs "try --object-format=$other"
 	bad_case $algo thin "needs --fix-thin"
+	bad_case $algo many-one-bad "result is 84 bytes but the header says 85"
+	# 200 deltas: several resolver threads, work splitting
+	python3 "$PW_SRC/tests/interop/badpack.py" $algo many-good "$T/many-$algo.pack"
+	git -C "$T/r-$algo" index-pack -o "$T/many-$algo.git.idx" "$T/many-$algo.pack" >/dev/null
+	"$PACKWIRE" index-pack --object-format=$algo --threads=3 -o "$T/many-$algo.pw.idx" "$T/many-$algo.pack" >/dev/null
+	same_file "$algo: 200-delta pack, 3 threads: idx identical" "$T/many-$algo.git.idx" "$T/many-$algo.pw.idx"
 	# git agrees that these packs are broken
 	check_fails "$algo: git rejects the truncated pack too" \
 		git -C "$T/r-$algo" index-pack -o "$T/bad-$algo-truncated/g.idx" "$T/bad-$algo-truncated/x.pack" 2>/dev/null
