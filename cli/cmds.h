@@ -22,6 +22,8 @@ int cmd_init(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);
+int cmd_pack_objects(int argc, char **argv);
+int cmd_rev_list(int argc, char **argv);
 
 struct pw_repo;
 struct pw_oid;

@@ -21,6 +21,8 @@ static const struct cmd commands[] = {
         {"index-pack", cmd_index_pack, "build the .idx of a pack"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"ls-remote", cmd_ls_remote, "list the refs of a remote repository"},
+        {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
+        {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
