@@ -1,0 +1,184 @@
+/* packwire clone [--bare] [--mirror] [--depth=N] [-b B] [-o NAME] [-n]
+ * [--filter=SPEC] [-q] [--progress] [--upload-pack=CMD] URL [DIR] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client-util.h"
+#include "cmds.h"
+#include "packwire/client.h"
+#include "packwire/packwire.h"
+
+static const char usage_str[] =
+        "packwire clone [--bare] [--mirror] [--depth=<n>] [-b <branch>] [-o <name>] "
+        "[-n] [--filter=<spec>] [-q] [-v] [--progress] [--upload-pack=<cmd>] <repo> [<dir>]";
+
+/* Git's guess: last path component without "/.git" or ".git". */
+static char *guess_dir(const char *url, int bare)
+{
+	size_t len = strlen(url), start;
+	char *out;
+
+	while (len > 1 && url[len - 1] == '/')
+		len--;
+	if (len >= 5 && !strncmp(url + len - 5, "/.git", 5))
+		len -= 5;
+	while (len > 1 && url[len - 1] == '/')
+		len--;
+	if (len > 4 && !strncmp(url + len - 4, ".git", 4))
+		len -= 4;
+	start = len;
+	while (start > 0 && url[start - 1] != '/' && url[start - 1] != ':')
+		start--;
+	if (start == len)
+		return NULL;
+	out = malloc(len - start + 5);
+	if (!out)
+		return NULL;
+	memcpy(out, url + start, len - start);
+	strcpy(out + (len - start), bare ? ".git" : "");
+	return out;
+}
+
+static char *global_config(const char *key)
+{
+	const char *home = getenv("HOME"), *v;
+	struct pw_config *cfg = NULL;
+	char path[4096];
+	char *out = NULL;
+
+	if (!home || snprintf(path, sizeof(path), "%s/.gitconfig", home) >= (int)sizeof(path))
+		return NULL;
+	if (pw_config_load_file(&cfg, path, NULL))
+		return NULL;
+	if (!pw_config_get_string(cfg, key, &v, NULL) && v)
+		out = strdup(v);
+	pw_config_free(cfg);
+	return out;
+}
+
+int cmd_clone(int argc, char **argv)
+{
+	struct pw_clone_opts o;
+	struct pw_clone_info info;
+	struct pw_error err = {0};
+	const char *dir = NULL, *depth = NULL;
+	char *guessed = NULL, *initial = NULL;
+	int i, quiet = 0, progress = -1, rc, found, verbose = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.single_branch = -1;
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+#define ARGVAL(longname, shortname, dst)                                                           \
+	if (!strncmp(a, longname "=", sizeof(longname))) {                                         \
+		dst = a + sizeof(longname);                                                        \
+		continue;                                                                          \
+	}                                                                                          \
+	if ((!strcmp(a, longname) || (shortname && !strcmp(a, shortname ? shortname : ""))) &&     \
+	    i + 1 < argc) {                                                                        \
+		dst = argv[++i];                                                                   \
+		continue;                                                                          \
+	}
+		if (!strcmp(a, "--bare")) {
+			o.bare = 1;
+			continue;
+		}
+		if (!strcmp(a, "--mirror")) {
+			o.mirror = o.bare = 1;
+			continue;
+		}
+		if (!strcmp(a, "-n") || !strcmp(a, "--no-checkout")) {
+			o.no_checkout = 1;
+			continue;
+		}
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = 1;
+			continue;
+		}
+		if (!strcmp(a, "--progress")) {
+			progress = 1;
+			continue;
+		}
+		if (!strcmp(a, "--single-branch")) {
+			o.single_branch = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-single-branch")) {
+			o.single_branch = 0;
+			continue;
+		}
+		if (!strcmp(a, "--no-local") || !strcmp(a, "-l") || !strcmp(a, "--local"))
+			continue;
+		ARGVAL("--depth", NULL, depth)
+		ARGVAL("--branch", "-b", o.branch)
+		ARGVAL("--origin", "-o", o.origin)
+		ARGVAL("--filter", NULL, o.filter)
+		ARGVAL("--upload-pack", "-u", o.client.upload_pack)
+		if (!strcmp(a, "--"))
+			break;
+		return pw_cli_usage(usage_str);
+	}
+#undef ARGVAL
+	if (depth) {
+		char *end;
+		long n = strtol(depth, &end, 10);
+
+		if (!*depth || *end || n <= 0)
+			return pw_cli_fatal("depth %s is not a positive number", depth);
+		o.depth = (unsigned)n;
+	}
+	if (i < argc && !strcmp(argv[i], "--"))
+		i++;
+	if (i >= argc)
+		return pw_cli_usage(usage_str);
+	o.url = argv[i++];
+	if (i < argc)
+		dir = argv[i++];
+	if (i < argc)
+		return pw_cli_usage(usage_str);
+	if (!dir) {
+		guessed = guess_dir(o.url, o.bare);
+		if (!guessed)
+			return pw_cli_fatal("could not guess directory name; please specify a "
+			                    "directory on the command line");
+		dir = guessed;
+	}
+	o.dir = dir;
+	pw_cli_client_signals();
+	o.client.protocol_version = pw_cli_protocol_version(NULL);
+	o.client.quiet = quiet;
+	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
+	{
+		const char *v = pw_cli_config_get(NULL, "init.defaultbranch", &found);
+
+		initial = found && v ? strdup(v) : global_config("init.defaultbranch");
+		o.initial_branch = initial;
+	}
+	if (!quiet) {
+		if (o.bare)
+			fprintf(stderr, "Cloning into bare repository '%s'...\n", dir);
+		else
+			fprintf(stderr, "Cloning into '%s'...\n", dir);
+	}
+	rc = pw_clone(&o, &info, &err);
+	if (rc) {
+		free(guessed);
+		free(initial);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	if (verbose)
+		fprintf(stderr, "negotiated: protocol v%d, object-format %s, %u objects\n",
+		        info.version, info.algo ? info.algo->name : "?", info.nr_objects);
+	if (info.empty && !quiet)
+		fprintf(stderr, "warning: You appear to have cloned an empty repository.\n");
+	free(guessed);
+	free(initial);
+	return 0;
+}

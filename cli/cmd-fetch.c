@@ -1,0 +1,194 @@
+/* packwire fetch [--depth=N] [--prune] [--tags] [--no-tags] [-q]
+ * [--upload-pack=CMD] [REMOTE [REFSPEC...]]: summary lines as git fetch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-util.h"
+#include "cmds.h"
+#include "packwire/client.h"
+#include "packwire/packwire.h"
+
+static const char usage_str[] = "packwire fetch [--depth=<n>] [--prune] [--tags] [--no-tags] [-q] "
+                                "[--upload-pack=<cmd>] [<repository> [<refspec>...]]";
+
+#define SUMMARY_WIDTH 17 /* 2 * abbrev + 3, as Git with 7-digit ids */
+
+static const char *pretty(const char *name)
+{
+	if (!strncmp(name, "refs/heads/", 11))
+		return name + 11;
+	if (!strncmp(name, "refs/tags/", 10))
+		return name + 10;
+	if (!strncmp(name, "refs/remotes/", 13))
+		return name + 13;
+	return name;
+}
+
+static void report(const struct pw_fetch_report *rep, int quiet)
+{
+	size_t i, refcol = 10;
+	int header = 0;
+
+	if (quiet)
+		return;
+	for (i = 0; i < rep->nr; i++) {
+		const struct pw_ref_update *u = &rep->v[i];
+		size_t rl = strlen(pretty(u->remote_name));
+		size_t ll = strlen(u->local_name ? pretty(u->local_name) : "FETCH_HEAD");
+
+		if (u->status == PW_UPD_UPTODATE)
+			continue;
+		if (rl > refcol && rl + ll + SUMMARY_WIDTH + 5 <= 80)
+			refcol = rl;
+	}
+	/* pruned first, then for-merge, then the rest, as git fetch shows them */
+	for (int pass = 0; pass < 3; pass++)
+		for (i = 0; i < rep->nr; i++) {
+			const struct pw_ref_update *u = &rep->v[i];
+			const char *remote = pretty(u->remote_name);
+			const char *local = u->local_name ? pretty(u->local_name) : "FETCH_HEAD";
+			const char *err = NULL;
+			char summary[160], a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
+			char code = ' ';
+			int is_tag = u->local_name && !strncmp(u->local_name, "refs/tags/", 10);
+			int is_branch = !strncmp(u->remote_name, "refs/heads/", 11);
+
+			if ((pass == 0) != (u->status == PW_UPD_DELETED) ||
+			    (pass > 0 && (pass == 1) != (u->for_merge != 0)))
+				continue;
+			pw_oid_to_hex(&u->old_oid, a);
+			pw_oid_to_hex(&u->new_oid, b);
+			a[7] = b[7] = 0;
+			switch (u->status) {
+			case PW_UPD_UPTODATE:
+				continue;
+			case PW_UPD_NEW:
+				code = '*';
+				snprintf(summary, sizeof(summary), "%s",
+				         is_tag      ? "[new tag]"
+				         : is_branch ? "[new branch]"
+				                     : "[new ref]");
+				break;
+			case PW_UPD_FF:
+				snprintf(summary, sizeof(summary), "%s..%s", a, b);
+				break;
+			case PW_UPD_FORCED:
+				code = '+';
+				snprintf(summary, sizeof(summary), "%s...%s", a, b);
+				err = "forced update";
+				break;
+			case PW_UPD_REJECTED:
+				code = '!';
+				snprintf(summary, sizeof(summary), "[rejected]");
+				err = "non-fast-forward";
+				break;
+			case PW_UPD_CLOBBER:
+				code = '!';
+				snprintf(summary, sizeof(summary), "[rejected]");
+				err = "would clobber existing tag";
+				break;
+			case PW_UPD_TAG_FORCED:
+				code = 't';
+				snprintf(summary, sizeof(summary), "[tag update]");
+				break;
+			case PW_UPD_DELETED:
+				code = '-';
+				snprintf(summary, sizeof(summary), "[deleted]");
+				break;
+			case PW_UPD_FETCH_HEAD:
+				code = '*';
+				snprintf(summary, sizeof(summary), "%s",
+				         is_branch                                    ? "branch"
+				         : !strncmp(u->remote_name, "refs/tags/", 10) ? "tag"
+				         : !strcmp(u->remote_name, "HEAD")            ? "branch"
+				                                                      : "");
+				if (!strcmp(u->remote_name, "HEAD"))
+					remote = "HEAD";
+				break;
+			}
+			if (!header) {
+				fprintf(stderr, "From %s\n", rep->url);
+				header = 1;
+			}
+			fprintf(stderr, " %c %-*s %-*s -> %s%s%s%s\n", code, SUMMARY_WIDTH, summary,
+			        (int)refcol, remote, local, err ? "  (" : "", err ? err : "",
+			        err ? ")" : "");
+		}
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	struct pw_fetch_opts o;
+	struct pw_fetch_report rep;
+	struct pw_error err = {0};
+	struct pw_repo *repo;
+	const char *depth = NULL;
+	int i, quiet = 0, progress = -1, rc;
+
+	memset(&o, 0, sizeof(o));
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--prune") || !strcmp(a, "-p"))
+			o.prune = 1;
+		else if (!strcmp(a, "--tags") || !strcmp(a, "-t"))
+			o.tags = 1;
+		else if (!strcmp(a, "--no-tags") || !strcmp(a, "-n"))
+			o.no_tags = 1;
+		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+			quiet = 1;
+		else if (!strcmp(a, "--progress"))
+			progress = 1;
+		else if (!strncmp(a, "--depth=", 8))
+			depth = a + 8;
+		else if (!strcmp(a, "--depth") && i + 1 < argc)
+			depth = argv[++i];
+		else if (!strncmp(a, "--upload-pack=", 14))
+			o.client.upload_pack = a + 14;
+		else if (!strcmp(a, "--upload-pack") && i + 1 < argc)
+			o.client.upload_pack = argv[++i];
+		else if (!strcmp(a, "--"))
+			break;
+		else
+			return pw_cli_usage(usage_str);
+	}
+	if (i < argc && !strcmp(argv[i], "--"))
+		i++;
+	if (depth) {
+		char *end;
+		long n = strtol(depth, &end, 10);
+
+		if (!*depth || *end || n <= 0)
+			return pw_cli_fatal("depth %s is not a positive number", depth);
+		o.depth = (unsigned)n;
+	}
+	if (i < argc)
+		o.remote = argv[i++];
+	if (i < argc)
+		o.refspecs = (const char *const *)(argv + i);
+	if ((rc = pw_cli_open_repo(&repo)))
+		return rc;
+	pw_cli_client_signals();
+	o.client.protocol_version = pw_cli_protocol_version(repo);
+	o.client.quiet = quiet;
+	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
+	if (!o.client.upload_pack && o.remote) {
+		char key[1024];
+		int found;
+
+		snprintf(key, sizeof(key), "remote.%s.uploadpack", o.remote);
+		o.client.upload_pack = pw_cli_config_get(repo, key, &found);
+	}
+	rc = pw_fetch(repo, &o, &rep, &err);
+	if (rc) {
+		pw_fetch_report_free(&rep);
+		pw_repo_free(repo);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	report(&rep, quiet);
+	rc = rep.rejected ? 1 : 0;
+	pw_fetch_report_free(&rep);
+	pw_repo_free(repo);
+	return rc;
+}

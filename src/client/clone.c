@@ -1,0 +1,435 @@
+/* clone: create the repository, learn the object format from the server and
+ * rewrite the repository format before any object arrives, fetch, write the
+ * refs and config Git writes, check out. A failed clone leaves nothing. */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/client-priv.h"
+#include "packwire/odb.h"
+#include "packwire/packwire.h"
+#include "util/fs.h"
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_tree(const char *path, int keep_top)
+{
+	if (!keep_top) {
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return;
+	}
+	{
+		DIR *d = opendir(path);
+		struct dirent *e;
+
+		if (!d)
+			return;
+		while ((e = readdir(d))) {
+			char *p;
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			p = pw_path_join(path, e->d_name);
+			if (p)
+				nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+			free(p);
+		}
+		closedir(d);
+	}
+}
+
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+struct mapped {
+	char *name; /* local ref */
+	struct pw_oid oid;
+	int is_tag;
+};
+
+struct clone_state {
+	const struct pw_clone_opts *o;
+	struct pw_repo *repo;
+	struct pw_session *s;
+	const struct pw_adv *adv;
+	struct mapped *m;
+	size_t nr, alloc;
+	const char *origin;
+	struct pw_error *err;
+};
+
+static int add_mapped(struct clone_state *c, const char *name, const struct pw_oid *oid, int is_tag)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr; i++)
+		if (!strcmp(c->m[i].name, name))
+			return 0;
+	if (c->nr == c->alloc) {
+		size_t a = c->alloc ? c->alloc * 2 : 64;
+		void *p = realloc(c->m, a * sizeof(*c->m));
+
+		if (!p)
+			return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+		c->m = p;
+		c->alloc = a;
+	}
+	c->m[c->nr].name = strdup(name);
+	if (!c->m[c->nr].name)
+		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	c->m[c->nr].oid = *oid;
+	c->m[c->nr].is_tag = is_tag;
+	c->nr++;
+	return 0;
+}
+
+static int set_config(struct clone_state *c, const char *key, const char *value, int add)
+{
+	char *path = pw_path_join(pw_repo_git_dir(c->repo), "config");
+	int rc;
+
+	if (!path)
+		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	rc = add ? pw_config_add_in_file(path, key, value, c->err)
+	         : pw_config_set_in_file(path, key, value, c->err);
+	free(path);
+	return rc;
+}
+
+static int set_configf(struct clone_state *c, const char *value, int add, const char *fmt,
+                       const char *a)
+{
+	char key[1024];
+
+	if (snprintf(key, sizeof(key), fmt, a) >= (int)sizeof(key))
+		return pw_error_set(c->err, PW_EINVAL, "name too long");
+	return set_config(c, key, value, add);
+}
+
+/* The remote's default branch: HEAD's symref, else a branch with HEAD's id
+ * (master first, as Git guesses). NULL when there is none. */
+static const struct pw_remote_ref *remote_head(const struct pw_adv *adv, const char **branch)
+{
+	const struct pw_remote_ref *head = pw_adv_find(adv, "HEAD"), *r;
+	size_t i;
+
+	*branch = NULL;
+	if (!head)
+		return NULL;
+	if (head->symref_target) {
+		*branch = head->symref_target;
+		return head;
+	}
+	r = pw_adv_find(adv, "refs/heads/master");
+	if (r && pw_oid_equal(&r->oid, &head->oid)) {
+		*branch = r->name;
+		return head;
+	}
+	for (i = 0; i < adv->nr; i++)
+		if (!strncmp(adv->refs[i].name, "refs/heads/", 11) &&
+		    pw_oid_equal(&adv->refs[i].oid, &head->oid)) {
+			*branch = adv->refs[i].name;
+			break;
+		}
+	return head;
+}
+
+static int absolute_url(const char *url, char **out, struct pw_error *err)
+{
+	char buf[PATH_MAX];
+	struct pw_url u;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_url_parse(&u, url, err)))
+		return rc;
+	if (u.scheme != PW_URL_LOCAL) {
+		pw_url_free(&u);
+		*out = strdup(url);
+		return *out ? 0 : pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	pw_url_free(&u);
+	if (!realpath(url, buf))
+		return pw_error_set(err, PW_ENOTFOUND, "repository '%s' does not exist", url);
+	*out = strdup(buf);
+	return *out ? 0 : pw_error_set(err, PW_ENOMEM, "out of memory");
+}
+
+static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info *info)
+{
+	const struct pw_clone_opts *o = c->o;
+	const char *prefixes[] = {"HEAD", "refs/heads/", "refs/tags/", NULL};
+	const struct pw_remote_ref *head, *checkout_ref = NULL;
+	const char *head_branch = NULL, *branch_ref = NULL;
+	struct pw_fetch_request req = {0};
+	struct pw_fetch_result res = {0};
+	struct pw_oid *wants = NULL;
+	struct pw_ref_tx *tx = NULL;
+	struct pw_odb *odb = NULL;
+	char buf[1024];
+	int single_branch = o->single_branch < 0 ? (o->depth > 0) : o->single_branch;
+	size_t i, nw = 0;
+	int rc;
+
+	if (o->mirror)
+		single_branch = 0;
+	if ((rc = pw_session_open(&c->s, url, &o->client, c->err)))
+		return rc;
+	info->version = pw_session_version(c->s);
+	info->algo = pw_session_algo(c->s);
+	if ((rc = pw_session_list_refs(c->s, o->mirror ? NULL : prefixes,
+	                               PW_LSREFS_SYMREFS | PW_LSREFS_PEEL | PW_LSREFS_UNBORN,
+	                               &c->adv, c->err)))
+		return rc;
+	head = remote_head(c->adv, &head_branch);
+	/* which branch to check out / point HEAD at */
+	if (o->branch) {
+		const struct pw_remote_ref *r;
+
+		snprintf(buf, sizeof(buf), "refs/heads/%s", o->branch);
+		r = pw_adv_find(c->adv, buf);
+		if (!r) {
+			snprintf(buf, sizeof(buf), "refs/tags/%s", o->branch);
+			r = pw_adv_find(c->adv, buf);
+		}
+		if (!r || r->unborn)
+			return pw_error_set(c->err, PW_ENOTFOUND,
+			                    "Remote branch %s not found in upstream %s", o->branch,
+			                    c->origin);
+		checkout_ref = r;
+		branch_ref = r->name;
+	} else if (head && !head->unborn) {
+		checkout_ref = head;
+		branch_ref = head_branch;
+	}
+	/* config */
+	if ((rc = set_configf(c, url, 0, "remote.%s.url", c->origin)))
+		return rc;
+	if (o->mirror) {
+		if ((rc = set_configf(c, "+refs/*:refs/*", 0, "remote.%s.fetch", c->origin)) ||
+		    (rc = set_configf(c, "true", 0, "remote.%s.mirror", c->origin)))
+			return rc;
+	} else if (!o->bare) {
+		if (single_branch && branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
+			snprintf(buf, sizeof(buf), "+%s:refs/remotes/%s/%s", branch_ref, c->origin,
+			         branch_ref + 11);
+		else if (single_branch && branch_ref)
+			snprintf(buf, sizeof(buf), "+%s:%s", branch_ref, branch_ref);
+		else
+			snprintf(buf, sizeof(buf), "+refs/heads/*:refs/remotes/%s/*", c->origin);
+		if ((rc = set_configf(c, buf, 0, "remote.%s.fetch", c->origin)))
+			return rc;
+	}
+	/* the server's object format, before any object arrives (after the
+	 * remote section, where git clone puts it too) */
+	if (info->algo != pw_repo_algo(c->repo) &&
+	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
+		return rc;
+	if (o->filter) {
+		if ((rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
+		    (rc = set_configf(c, o->filter, 0, "remote.%s.partialclonefilter", c->origin)))
+			return rc;
+	}
+	/* map the remote's refs to ours */
+	for (i = 0; i < c->adv->nr; i++) {
+		const struct pw_remote_ref *r = &c->adv->refs[i];
+		int is_head = !strncmp(r->name, "refs/heads/", 11);
+		int is_tag = !strncmp(r->name, "refs/tags/", 10);
+
+		if (r->unborn || !strcmp(r->name, "HEAD") || strncmp(r->name, "refs/", 5))
+			continue;
+		if (o->mirror) {
+			if ((rc = add_mapped(c, r->name, &r->oid, 0)))
+				return rc;
+		} else if (is_head) {
+			if (single_branch && (!branch_ref || strcmp(r->name, branch_ref)))
+				continue;
+			if (o->bare)
+				snprintf(buf, sizeof(buf), "%s", r->name);
+			else
+				snprintf(buf, sizeof(buf), "refs/remotes/%s/%s", c->origin,
+				         r->name + 11);
+			if ((rc = add_mapped(c, buf, &r->oid, 0)))
+				return rc;
+		} else if (is_tag) {
+			if (single_branch && (!branch_ref || strcmp(r->name, branch_ref)))
+				continue; /* followed below when their objects arrive */
+			if ((rc = add_mapped(c, r->name, &r->oid, 1)))
+				return rc;
+		}
+	}
+	info->empty = c->adv->nr == 0 || (c->adv->empty && !c->nr) || !c->nr;
+	/* fetch */
+	wants = calloc(c->nr + 1, sizeof(*wants));
+	if (!wants)
+		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	for (i = 0; i < c->nr; i++) {
+		size_t k;
+
+		for (k = 0; k < nw && !pw_oid_equal(&wants[k], &c->m[i].oid); k++)
+			;
+		if (k == nw)
+			wants[nw++] = c->m[i].oid;
+	}
+	req.wants = wants;
+	req.nr_wants = nw;
+	req.depth = o->depth;
+	req.filter = o->filter;
+	req.include_tag = 1;
+	req.no_haves = 1;
+	if (nw && (rc = pw_session_fetch(c->s, c->repo, &req, &res, c->err)))
+		goto out;
+	info->nr_objects = res.nr_objects;
+	if ((rc = pw_fetch_result_write_shallow(c->repo, &res, c->err)))
+		goto out;
+	/* tags that came along with a single branch */
+	if (single_branch && !o->mirror) {
+		if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(c->repo), pw_repo_algo(c->repo),
+		                      c->err)))
+			goto out;
+		for (i = 0; i < c->adv->nr; i++) {
+			const struct pw_remote_ref *r = &c->adv->refs[i];
+
+			if (strncmp(r->name, "refs/tags/", 10) || r->unborn ||
+			    !pw_odb_exists(odb, &r->oid))
+				continue;
+			if ((rc = add_mapped(c, r->name, &r->oid, 1)))
+				goto out;
+		}
+	}
+	/* refs */
+	if ((rc = pw_ref_tx_new(&tx, c->repo)))
+		goto out;
+	for (i = 0; i < c->nr && !rc; i++)
+		rc = pw_ref_tx_update(tx, c->m[i].name, &c->m[i].oid, NULL, 0);
+	if (!rc && checkout_ref && !o->bare && branch_ref &&
+	    !strncmp(branch_ref, "refs/heads/", 11))
+		rc = pw_ref_tx_update(tx, branch_ref, &checkout_ref->oid, NULL, 0);
+	if (!rc && checkout_ref && branch_ref && strncmp(branch_ref, "refs/heads/", 11))
+		rc = pw_ref_tx_update(tx, "HEAD",
+		                      checkout_ref->has_peeled ? &checkout_ref->peeled
+		                                               : &checkout_ref->oid,
+		                      NULL, PW_REF_NO_DEREF);
+	if (!rc)
+		rc = pw_ref_tx_commit(tx);
+	if (rc) {
+		pw_error_copy(c->err, pw_ref_tx_error(tx));
+		goto out;
+	}
+	info->nr_refs = c->nr;
+	/* HEAD */
+	{
+		const char *target = NULL;
+
+		if (branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
+			target = branch_ref;
+		else if (!branch_ref && head && head->unborn && head->symref_target)
+			target = head->symref_target;
+		if (target && (rc = pw_refs_create_symref(c->repo, "HEAD", target)))
+			goto out;
+		if (!o->bare && head && head_branch && !head->unborn &&
+		    !strncmp(head_branch, "refs/heads/", 11)) {
+			char name[1024], tgt[1024];
+
+			snprintf(name, sizeof(name), "refs/remotes/%s/HEAD", c->origin);
+			snprintf(tgt, sizeof(tgt), "refs/remotes/%s/%s", c->origin,
+			         head_branch + 11);
+			if (!single_branch || (branch_ref && !strcmp(branch_ref, head_branch)))
+				if ((rc = pw_refs_create_symref(c->repo, name, tgt)))
+					goto out;
+		}
+		if (!o->bare && branch_ref && !strncmp(branch_ref, "refs/heads/", 11)) {
+			if ((rc = set_configf(c, c->origin, 0, "branch.%s.remote",
+			                      branch_ref + 11)) ||
+			    (rc = set_configf(c, branch_ref, 0, "branch.%s.merge",
+			                      branch_ref + 11)))
+				goto out;
+		}
+	}
+	/* work tree */
+	if (!o->bare && !o->no_checkout && checkout_ref) {
+		struct pw_oid commit = checkout_ref->oid;
+
+		if (!strncmp(checkout_ref->name, "refs/tags/", 10) && checkout_ref->has_peeled)
+			commit = checkout_ref->peeled;
+		if ((rc = pw_checkout_fresh(c->repo, &commit, c->err)))
+			goto out;
+	}
+out:
+	pw_ref_tx_free(tx);
+	pw_odb_free(odb);
+	pw_fetch_result_free(&res);
+	free(wants);
+	return rc;
+}
+
+int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct pw_error *err)
+{
+	struct clone_state c;
+	struct pw_repo_init_opts iopts = {0};
+	struct stat st;
+	char *url = NULL;
+	int rc, existed, closerc;
+	size_t i;
+
+	memset(&c, 0, sizeof(c));
+	memset(info, 0, sizeof(*info));
+	c.o = o;
+	c.err = err;
+	c.origin = o->origin ? o->origin : "origin";
+	existed = !stat(o->dir, &st);
+	if (existed && (!S_ISDIR(st.st_mode) || !dir_is_empty(o->dir)))
+		return pw_error_set(err, PW_EEXISTS,
+		                    "destination path '%s' already exists and is not an empty "
+		                    "directory.",
+		                    o->dir);
+	if ((rc = absolute_url(o->url, &url, err)))
+		return rc;
+	iopts.bare = o->bare || o->mirror;
+	iopts.initial_branch = o->initial_branch;
+	if ((rc = pw_repo_init_ext(&c.repo, o->dir, &iopts, err)))
+		goto cleanup;
+	rc = do_clone(&c, url, info);
+	closerc = pw_session_close(c.s, NULL);
+	(void)closerc;
+	c.s = NULL;
+cleanup:
+	for (i = 0; i < c.nr; i++)
+		free(c.m[i].name);
+	free(c.m);
+	pw_repo_free(c.repo);
+	free(url);
+	if (rc)
+		remove_tree(o->dir, existed);
+	return rc;
+}

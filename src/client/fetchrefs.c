@@ -1,0 +1,572 @@
+/* fetch into an existing repository: map the server's refs through the
+ * refspecs, fetch what is missing, decide fast-forward / forced / rejected,
+ * prune, and write every ref in one transaction plus FETCH_HEAD. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/client-priv.h"
+#include "packwire/odb.h"
+#include "packwire/packwire.h"
+#include "util/fs.h"
+
+struct fstate {
+	struct pw_repo *repo;
+	const struct pw_fetch_opts *o;
+	struct pw_fetch_report *rep;
+	struct pw_refspec *specs;
+	size_t nr_specs;
+	const char *remote_name; /* NULL when a URL was given */
+	char *merge_ref;         /* branch.<cur>.merge */
+	struct pw_error *err;
+};
+
+void pw_fetch_report_free(struct pw_fetch_report *rep)
+{
+	size_t i;
+
+	for (i = 0; i < rep->nr; i++) {
+		free(rep->v[i].remote_name);
+		free(rep->v[i].local_name);
+	}
+	free(rep->v);
+	free(rep->url);
+	memset(rep, 0, sizeof(*rep));
+}
+
+static struct pw_ref_update *add_update(struct fstate *f, const char *remote, const char *local)
+{
+	struct pw_fetch_report *rep = f->rep;
+	struct pw_ref_update *u;
+	size_t i;
+
+	if (local)
+		for (i = 0; i < rep->nr; i++)
+			if (rep->v[i].local_name && !strcmp(rep->v[i].local_name, local))
+				return NULL; /* first mapping wins */
+	if (rep->nr == rep->alloc) {
+		size_t a = rep->alloc ? rep->alloc * 2 : 32;
+		void *p = realloc(rep->v, a * sizeof(*rep->v));
+
+		if (!p)
+			return NULL;
+		rep->v = p;
+		rep->alloc = a;
+	}
+	u = &rep->v[rep->nr];
+	memset(u, 0, sizeof(*u));
+	u->remote_name = strdup(remote);
+	u->local_name = local ? strdup(local) : NULL;
+	if (!u->remote_name || (local && !u->local_name)) {
+		free(u->remote_name);
+		free(u->local_name);
+		return NULL;
+	}
+	rep->nr++;
+	return u;
+}
+
+static int add_spec(struct fstate *f, const char *spec)
+{
+	void *p = realloc(f->specs, (f->nr_specs + 1) * sizeof(*f->specs));
+	int rc;
+
+	if (!p)
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
+	f->specs = p;
+	if ((rc = pw_refspec_parse(&f->specs[f->nr_specs], spec, f->err)))
+		return rc;
+	f->nr_specs++;
+	return 0;
+}
+
+static int cfg_spec(const struct pw_config_entry *e, void *data)
+{
+	return e->value ? add_spec(data, e->value) : 0;
+}
+
+/* A short source name ("main", "v1") against a remote ref, as Git's DWIM. */
+static int dwim_match(const char *src, const char *name)
+{
+	static const char *const rules[] = {"%s",
+	                                    "refs/%s",
+	                                    "refs/tags/%s",
+	                                    "refs/heads/%s",
+	                                    "refs/remotes/%s",
+	                                    "refs/remotes/%s/HEAD"};
+	char buf[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		if (snprintf(buf, sizeof(buf), rules[i], src) >= (int)sizeof(buf))
+			return 0;
+		if (!strcmp(buf, name))
+			return 1;
+	}
+	return 0;
+}
+
+static int excluded(struct fstate *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_specs; i++)
+		if (f->specs[i].negative && pw_refspec_match(&f->specs[i], name, 0, NULL) == 1)
+			return 1;
+	return 0;
+}
+
+/* A local destination "x" without refs/ becomes refs/heads/x, as Git does for
+ * a branch source. */
+static char *full_dst(const char *dst, const char *src)
+{
+	char buf[1024];
+
+	if (!strncmp(dst, "refs/", 5) || !strcmp(dst, "HEAD"))
+		return strdup(dst);
+	snprintf(buf, sizeof(buf), "%s/%s",
+	         !strncmp(src, "refs/tags/", 10) ? "refs/tags" : "refs/heads", dst);
+	return strdup(buf);
+}
+
+static int map_refs(struct fstate *f, const struct pw_adv *adv)
+{
+	size_t i, k;
+
+	for (k = 0; k < f->nr_specs; k++) {
+		const struct pw_refspec *r = &f->specs[k];
+
+		if (r->negative)
+			continue;
+		for (i = 0; i < adv->nr; i++) {
+			const struct pw_remote_ref *rr = &adv->refs[i];
+			struct pw_ref_update *u;
+			char *dst = NULL;
+			int m;
+
+			if (rr->unborn || excluded(f, rr->name))
+				continue;
+			if (r->glob) {
+				m = pw_refspec_match(r, rr->name, 0, &dst);
+			} else {
+				m = !strcmp(r->src, rr->name) ||
+				    (strncmp(r->src, "refs/", 5) && dwim_match(r->src, rr->name));
+				if (m && r->dst)
+					dst = full_dst(r->dst, rr->name);
+			}
+			if (m < 0)
+				return pw_error_set(f->err, PW_ENOMEM, "out of memory");
+			if (!m)
+				continue;
+			u = add_update(f, rr->name, dst);
+			free(dst);
+			if (u) {
+				u->new_oid = rr->oid;
+				u->status = u->local_name ? PW_UPD_UPTODATE : PW_UPD_FETCH_HEAD;
+				/* force flag rides in for_merge's neighbour: keep the spec */
+				u->for_merge = r->force ? 2 : 0;
+			}
+			if (!r->glob)
+				break; /* a plain source names one ref */
+		}
+	}
+	return 0;
+}
+
+static int write_fetch_head(struct fstate *f)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	char hex[PW_MAX_HEXSZ + 1];
+	char *path, *url = strdup(f->rep->url);
+	size_t i, ul;
+	int pass, rc = 0;
+
+	if (!url)
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
+	/* as Git notes it: no trailing slashes or ".git" */
+	ul = strlen(url);
+	while (ul > 1 && url[ul - 1] == '/')
+		url[--ul] = 0;
+	if (ul > 4 && !strcmp(url + ul - 4, ".git"))
+		url[ul - 4] = 0;
+
+	for (pass = 0; pass < 2 && !rc; pass++)
+		for (i = 0; i < f->rep->nr && !rc; i++) {
+			const struct pw_ref_update *u = &f->rep->v[i];
+			const char *n = u->remote_name, *kind = "";
+
+			if (u->status == PW_UPD_DELETED || u->for_merge != (pass == 0))
+				continue;
+			if (!strncmp(n, "refs/heads/", 11)) {
+				kind = "branch ";
+				n += 11;
+			} else if (!strncmp(n, "refs/tags/", 10)) {
+				kind = "tag ";
+				n += 10;
+			} else if (!strncmp(n, "refs/remotes/", 13)) {
+				kind = "remote-tracking branch ";
+				n += 13;
+			}
+			if (!strcmp(n, "HEAD"))
+				rc = pw_buf_addf(&b, "%s\t%s\t%s\n",
+				                 pw_oid_to_hex(&u->new_oid, hex),
+				                 u->for_merge ? "" : "not-for-merge", url);
+			else
+				rc = pw_buf_addf(&b, "%s\t%s\t%s'%s' of %s\n",
+				                 pw_oid_to_hex(&u->new_oid, hex),
+				                 u->for_merge ? "" : "not-for-merge", kind, n, url);
+		}
+	free(url);
+	if (rc) {
+		pw_buf_free(&b);
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
+	}
+	path = pw_path_join(pw_repo_git_dir(f->repo), "FETCH_HEAD");
+	if (!path) {
+		pw_buf_free(&b);
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
+	}
+	rc = pw_fs_write_atomic(path, b.data, b.len, f->err);
+	free(path);
+	pw_buf_free(&b);
+	return rc;
+}
+
+struct prune_ctx {
+	struct fstate *f;
+	const struct pw_adv *adv;
+	int rc;
+};
+
+static int prune_one(const struct pw_ref *ref, void *data)
+{
+	struct prune_ctx *p = data;
+	struct fstate *f = p->f;
+	size_t k;
+
+	if (ref->symref_target)
+		return 0;
+	for (k = 0; k < f->nr_specs; k++) {
+		const struct pw_refspec *r = &f->specs[k];
+		char *src = NULL;
+		int m;
+
+		if (r->negative || !r->dst)
+			continue;
+		m = pw_refspec_match(r, ref->name, 1, &src);
+		if (m < 0)
+			return p->rc = PW_ENOMEM;
+		if (!m) {
+			continue;
+		}
+		if (src && !pw_adv_find(p->adv, src) && !excluded(f, src)) {
+			struct pw_ref_update *u = add_update(f, "(none)", ref->name);
+
+			if (u) {
+				u->old_oid = ref->oid;
+				pw_oid_zero(&u->new_oid, pw_repo_algo(f->repo));
+				u->status = PW_UPD_DELETED;
+			}
+		}
+		free(src);
+		break;
+	}
+	return 0;
+}
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return pw_oid_cmp(a, b);
+}
+
+int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetch_report *rep,
+             struct pw_error *err)
+{
+	const struct pw_config *cfg = pw_repo_config(repo);
+	const char *url = NULL, *name = o->remote;
+	struct pw_session *s = NULL;
+	struct pw_fetch_request req = {0};
+	struct pw_fetch_result res = {0};
+	struct pw_ref_tx *tx = NULL;
+	struct pw_odb *odb = NULL;
+	const struct pw_adv *adv;
+	struct pw_oid *wants = NULL;
+	const char **prefixes = NULL;
+	struct fstate f;
+	char key[1024], (*bufs)[1024] = NULL;
+	size_t i, nw = 0, np = 0;
+	int rc, tx_pending = 0, follow_tags;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&f, 0, sizeof(f));
+	f.repo = repo;
+	f.o = o;
+	f.rep = rep;
+	f.err = err;
+	/* which remote */
+	{
+		char *cur = NULL;
+		struct pw_oid tmp;
+
+		if (pw_refs_resolve(repo, "HEAD", &tmp, &cur) == 0 || cur) {
+			if (cur && !strncmp(cur, "refs/heads/", 11)) {
+				const char *v;
+
+				snprintf(key, sizeof(key), "branch.%s.remote", cur + 11);
+				if (!name && !pw_config_get_string(cfg, key, &v, NULL) && v)
+					name = v;
+				snprintf(key, sizeof(key), "branch.%s.merge", cur + 11);
+				if (!pw_config_get_string(cfg, key, &v, NULL) && v)
+					f.merge_ref = strdup(v);
+			}
+		}
+		free(cur);
+	}
+	if (!name)
+		name = "origin";
+	snprintf(key, sizeof(key), "remote.%s.url", name);
+	if (!pw_config_get_string(cfg, key, &url, NULL) && url) {
+		f.remote_name = name;
+	} else if (o->remote) {
+		url = o->remote;
+	} else {
+		rc = pw_error_set(err, PW_ENOTFOUND,
+		                  "No remote repository specified.  Please, specify either a URL "
+		                  "or a remote name from which new revisions should be fetched.");
+		goto out;
+	}
+	rep->url = strdup(url);
+	if (!rep->url) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* refspecs */
+	if (o->refspecs && o->refspecs[0]) {
+		for (i = 0; o->refspecs[i]; i++)
+			if ((rc = add_spec(&f, o->refspecs[i])))
+				goto out;
+	} else if (f.remote_name) {
+		snprintf(key, sizeof(key), "remote.%s.fetch", f.remote_name);
+		rc = pw_config_get_all(cfg, key, cfg_spec, &f);
+		if (rc && rc != PW_ENOTFOUND)
+			goto out;
+	}
+	if (!f.nr_specs && (rc = add_spec(&f, "HEAD")))
+		goto out;
+	if (o->tags && (rc = add_spec(&f, "+refs/tags/*:refs/tags/*")))
+		goto out;
+	follow_tags = !o->tags && !o->no_tags;
+	/* connect and check the object format before touching anything */
+	if ((rc = pw_session_open(&s, url, &o->client, err)))
+		goto out;
+	rep->version = pw_session_version(s);
+	rep->algo = pw_session_algo(s);
+	if ((rc = pw_session_check_algo(s, pw_repo_algo(repo), err)))
+		goto out;
+	prefixes = calloc(f.nr_specs * 6 + 3, sizeof(*prefixes));
+	if (!prefixes) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	bufs = calloc(64, sizeof(*bufs));
+	if (!bufs) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < f.nr_specs; i++) {
+		const struct pw_refspec *r = &f.specs[i];
+
+		if (r->negative || np >= 60)
+			continue;
+		if (r->glob) {
+			size_t n = (size_t)(strchr(r->src, '*') - r->src);
+
+			snprintf(bufs[np], sizeof(bufs[np]), "%.*s", (int)n, r->src);
+			prefixes[np] = bufs[np];
+			np++;
+		} else {
+			prefixes[np++] = r->src;
+			if (strncmp(r->src, "refs/", 5)) {
+				snprintf(bufs[np], sizeof(bufs[np]), "refs/%s", r->src);
+				prefixes[np] = bufs[np];
+				np++;
+				snprintf(bufs[np], sizeof(bufs[np]), "refs/tags/%s", r->src);
+				prefixes[np] = bufs[np];
+				np++;
+				snprintf(bufs[np], sizeof(bufs[np]), "refs/heads/%s", r->src);
+				prefixes[np] = bufs[np];
+				np++;
+			}
+		}
+	}
+	if (follow_tags)
+		prefixes[np++] = "refs/tags/";
+	if ((rc = pw_session_list_refs(s, prefixes, PW_LSREFS_PEEL | PW_LSREFS_SYMREFS, &adv, err)))
+		goto out;
+	if ((rc = map_refs(&f, adv)))
+		goto out;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
+		goto out;
+	/* current values and wants */
+	wants = calloc(rep->nr + 1, sizeof(*wants));
+	if (!wants) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < rep->nr; i++) {
+		struct pw_ref_update *u = &rep->v[i];
+		struct pw_oid cur;
+		char *sym = NULL;
+
+		pw_oid_zero(&u->old_oid, pw_repo_algo(repo));
+		if (u->local_name && !pw_refs_read(repo, u->local_name, &cur, &sym) && !sym)
+			u->old_oid = cur;
+		free(sym);
+		/* deepening asks again for what we have: the server cuts anew */
+		if (o->depth || !pw_odb_exists(odb, &u->new_oid))
+			wants[nw++] = u->new_oid;
+	}
+	if (nw) {
+		size_t k, j;
+
+		qsort(wants, nw, sizeof(*wants), cmp_oid);
+		for (k = 0, j = 0; k < nw; k++)
+			if (!j || !pw_oid_equal(&wants[j - 1], &wants[k]))
+				wants[j++] = wants[k];
+		nw = j;
+	}
+	req.wants = wants;
+	req.nr_wants = nw;
+	req.depth = o->depth;
+	req.include_tag = follow_tags;
+	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))
+		goto out;
+	/* tags that came along (auto-follow) */
+	if (follow_tags) {
+		pw_odb_free(odb);
+		odb = NULL;
+		if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
+			goto rollback;
+		for (i = 0; i < adv->nr; i++) {
+			const struct pw_remote_ref *r = &adv->refs[i];
+			struct pw_ref_update *u;
+			struct pw_oid cur;
+			char *sym = NULL;
+
+			if (strncmp(r->name, "refs/tags/", 10) || excluded(&f, r->name))
+				continue;
+			if (!pw_refs_read(repo, r->name, &cur, &sym)) {
+				free(sym);
+				continue; /* never clobber tags we have when following */
+			}
+			if (!pw_odb_exists(odb, &r->oid) ||
+			    (r->has_peeled && !pw_odb_exists(odb, &r->peeled)))
+				continue;
+			u = add_update(&f, r->name, r->name);
+			if (u) {
+				u->new_oid = r->oid;
+				pw_oid_zero(&u->old_oid, pw_repo_algo(repo));
+			}
+		}
+	}
+	/* decide */
+	for (i = 0; i < rep->nr; i++) {
+		struct pw_ref_update *u = &rep->v[i];
+		int force = u->for_merge == 2;
+		int is_tag = !strncmp(u->local_name ? u->local_name : "", "refs/tags/", 10);
+
+		u->for_merge = 0;
+		if (!u->local_name) {
+			u->status = PW_UPD_FETCH_HEAD;
+			continue;
+		}
+		if (pw_oid_is_zero(&u->old_oid))
+			u->status = PW_UPD_NEW;
+		else if (pw_oid_equal(&u->old_oid, &u->new_oid))
+			u->status = PW_UPD_UPTODATE;
+		else if (is_tag)
+			u->status = force ? PW_UPD_TAG_FORCED : PW_UPD_CLOBBER;
+		else {
+			int anc = pw_commit_is_ancestor(repo, &u->old_oid, &u->new_oid, err);
+
+			if (anc < 0) {
+				rc = anc;
+				goto rollback;
+			}
+			u->status = anc ? PW_UPD_FF : force ? PW_UPD_FORCED : PW_UPD_REJECTED;
+		}
+		if (u->status == PW_UPD_REJECTED || u->status == PW_UPD_CLOBBER)
+			rep->rejected++;
+	}
+	/* for-merge: the branch's upstream, or everything named on the command line */
+	for (i = 0; i < rep->nr; i++) {
+		struct pw_ref_update *u = &rep->v[i];
+
+		if (o->refspecs && o->refspecs[0])
+			u->for_merge = 1;
+		else if (f.merge_ref && !strcmp(u->remote_name, f.merge_ref))
+			u->for_merge = 1;
+		else if (!f.remote_name && !strcmp(u->remote_name, "HEAD"))
+			u->for_merge = 1;
+	}
+	if (o->prune) {
+		struct prune_ctx p = {&f, adv, 0};
+
+		pw_refs_foreach(repo, NULL, 0, prune_one, &p);
+		if (p.rc) {
+			rc = pw_error_set(err, p.rc, "out of memory");
+			goto rollback;
+		}
+	}
+	if ((rc = pw_ref_tx_new(&tx, repo)))
+		goto rollback;
+	for (i = 0; i < rep->nr && !rc; i++) {
+		struct pw_ref_update *u = &rep->v[i];
+
+		switch (u->status) {
+		case PW_UPD_NEW:
+		case PW_UPD_FF:
+		case PW_UPD_FORCED:
+		case PW_UPD_TAG_FORCED:
+			rc = pw_ref_tx_update(tx, u->local_name, &u->new_oid, &u->old_oid, 0);
+			tx_pending = 1;
+			break;
+		case PW_UPD_DELETED:
+			rc = pw_ref_tx_delete(tx, u->local_name, &u->old_oid);
+			tx_pending = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!rc && tx_pending)
+		rc = pw_ref_tx_commit(tx);
+	if (rc) {
+		pw_error_copy(err, pw_ref_tx_error(tx));
+		goto rollback;
+	}
+	if ((rc = pw_fetch_result_write_shallow(repo, &res, err)))
+		goto out;
+	rc = write_fetch_head(&f);
+	goto out;
+rollback:
+	pw_fetch_result_rollback(&res);
+out:
+	pw_ref_tx_free(tx);
+	pw_fetch_result_free(&res);
+	pw_odb_free(odb);
+	free(wants);
+	free(prefixes);
+	free(bufs);
+	{
+		int crc = pw_session_close(s, NULL);
+
+		(void)crc;
+	}
+	for (i = 0; i < f.nr_specs; i++)
+		pw_refspec_free(&f.specs[i]);
+	free(f.specs);
+	free(f.merge_ref);
+	return rc;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A hostile or broken server (a python pkt-line program used as
+# --upload-pack): advertisements with mixed id lengths, an object-format that
+# does not match the ids, packs missing the wanted objects, truncated packs,
+# side-band errors, a server stopping mid-stream. Each is a clear error; no
+# ref is written and no pack (or temporary pack) is left in objects/pack.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/client-lib.sh"
+
+HOSTILE="python3 $PW_SRC/tests/interop/data/hostile-upload-pack.py"
+cd "$T"
+for algo in sha1 sha256; do
+	make_repo "srv-$algo" "$algo" >/dev/null 2>&1
+	git init -q --object-format=$algo "local-$algo"
+	git -C "local-$algo" commit -q --allow-empty -m "local history"
+	git -C "local-$algo" gc -q
+done
+
+# expect_failure ALGO MODE MESSAGE: fetch fails with MESSAGE, nothing changes
+expect_failure() {
+	local algo=$1 mode=$2 msg=$3 rc
+	state "local-$algo" >before
+	ls "local-$algo/.git/objects/pack" >packs.before
+	(cd "local-$algo" && "$PACKWIRE" fetch --upload-pack="$HOSTILE $mode" \
+		"$T/srv-$algo" 'refs/heads/*:refs/remotes/x/*') 2>err && rc=0 || rc=$?
+	check "$algo $mode: fails" test "$rc" -ne 0
+	contains "$algo $mode: message" err "$msg"
+	state "local-$algo" >after
+	same_file "$algo $mode: refs and objects unchanged" before after
+	ls "local-$algo/.git/objects/pack" >packs.after
+	same_file "$algo $mode: no pack or temporary file left" packs.before packs.after
+	check "$algo $mode: no FETCH_HEAD" test ! -e "local-$algo/.git/FETCH_HEAD"
+	# a clone fails too and leaves nothing behind
+	"$PACKWIRE" clone -q --upload-pack="$HOSTILE $mode" "$T/srv-$algo" "clone-$algo-$mode" \
+		2>/dev/null && rc=0 || rc=$?
+	check "$algo $mode: clone fails" test "$rc" -ne 0
+	check "$algo $mode: clone removed its directory" test ! -e "clone-$algo-$mode"
+}
+
+for algo in sha1 sha256; do
+	expect_failure $algo mixed-oids "mixed object formats"
+	expect_failure $algo format-mismatch "announced object-format"
+	expect_failure $algo unknown-format "unknown object format 'md5'"
+	expect_failure $algo missing-objects "remote did not send all necessary objects"
+	expect_failure $algo truncated-pack "index-pack failed"
+	expect_failure $algo sideband-error "remote error: error: upload-pack went wrong"
+	expect_failure $algo stop-mid-stream "the remote end hung up unexpectedly"
+	expect_failure $algo bad-checksum "index-pack failed"
+done
+# a sha256 repository and a v2 server without object-format (sha1 only)
+expect_failure sha256 v2-no-format "the server does not support algorithm 'sha256'"
+
+# the control: the same program behaving well works (and falls back to v0)
+(cd local-sha256 && "$PACKWIRE" fetch --upload-pack="$HOSTILE good" "$T/srv-sha256" \
+	'refs/heads/*:refs/remotes/x/*') 2>/dev/null
+check "well-behaved v0 server: fetch works" git -C local-sha256 rev-parse -q --verify refs/remotes/x/main >/dev/null
+check "well-behaved v0 server: fsck" fsck_ok local-sha256
+
+# an empty sha256 repository announced in v0 (capabilities^{}) clones as sha256
+"$PACKWIRE" -c protocol.version=0 clone -q --upload-pack="$HOSTILE empty-v0" "$T/srv-sha256" empty256 2>/dev/null
+check "v0 capabilities^{} sha256: empty sha256 clone" \
+	test "$(git -C empty256 rev-parse --show-object-format)" = sha256
+check "v0 capabilities^{} sha256: no refs" test -z "$(refs empty256)"
+finish
