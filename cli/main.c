@@ -13,9 +13,11 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
+        {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
+        {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
         {"update-ref", cmd_update_ref, "update references safely"},
         {"version", cmd_version, "print the packwire version"},

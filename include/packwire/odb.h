@@ -17,11 +17,18 @@ struct pw_odb;
 /* Open the object directory `objects_dir` (e.g. "repo.git/objects") holding
  * objects of `algo`; follows objects/info/alternates. */
 int pw_odb_open(struct pw_odb **out, const char *objects_dir, const struct pw_hash_algo *algo,
-		struct pw_error *err);
+                struct pw_error *err);
 void pw_odb_free(struct pw_odb *odb);
 const struct pw_hash_algo *pw_odb_algo(const struct pw_odb *odb);
 /* The last error on this handle (borrowed). */
 const struct pw_error *pw_odb_error(const struct pw_odb *odb);
+
+/* Check every object read against its id (off by default, as in git
+ * cat-file); a mismatch is PW_ECORRUPT. */
+void pw_odb_set_verify(struct pw_odb *odb, int on);
+/* Problems met while scanning (unreadable idx files, missing alternates), one
+ * per line; "" when none. Borrowed. */
+const char *pw_odb_warnings(const struct pw_odb *odb);
 
 /* Read a whole object: *type gets PW_OBJ_*, out the content (replaced).
  * PW_ENOTFOUND when absent; PW_ECORRUPT with a message naming the file. */
@@ -32,13 +39,12 @@ int pw_odb_read_header(struct pw_odb *odb, const struct pw_oid *oid, int *type, 
 int pw_odb_exists(struct pw_odb *odb, const struct pw_oid *oid);
 /* Write a loose object (zlib), returning its id; a no-op when it exists. */
 int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t len,
-		       struct pw_oid *out);
+                       struct pw_oid *out);
 /* Look for packs added since the handle was opened (after index-pack). */
 int pw_odb_refresh(struct pw_odb *odb);
 /* Call fn for every object id once (packs and loose, alternates included),
  * in no particular order; a non-zero return from fn stops and is returned. */
-int pw_odb_foreach(struct pw_odb *odb, int (*fn)(const struct pw_oid *oid, void *data),
-		   void *data);
+int pw_odb_foreach(struct pw_odb *odb, int (*fn)(const struct pw_oid *oid, void *data), void *data);
 
 /* ---- object parsing for traversal ------------------------------------- */
 
@@ -46,32 +52,32 @@ struct pw_commit_info {
 	struct pw_oid tree;
 	struct pw_oid *parents; /* malloc'd array */
 	size_t nr_parents;
-	int64_t commit_time;     /* committer timestamp, seconds */
+	int64_t commit_time; /* committer timestamp, seconds */
 };
 /* Parse a commit's header; PW_ECORRUPT on malformed input. Free with
  * pw_commit_info_free. */
 int pw_commit_parse(struct pw_commit_info *out, const char *data, size_t len,
-		    const struct pw_hash_algo *algo, struct pw_error *err);
+                    const struct pw_hash_algo *algo, struct pw_error *err);
 void pw_commit_info_free(struct pw_commit_info *c);
 
 struct pw_tree_entry {
-	unsigned mode;        /* octal mode as stored, e.g. 0100644, 040000 */
-	const char *name;     /* points into the tree buffer, not NUL-terminated */
+	unsigned mode;    /* octal mode as stored, e.g. 0100644, 040000 */
+	const char *name; /* points into the tree buffer, not NUL-terminated */
 	size_t name_len;
 	struct pw_oid oid;
 };
 /* Iterate a tree: *pos starts at 0; returns 1 with an entry, 0 at the end,
  * PW_ECORRUPT on malformed input. */
 int pw_tree_next(const char *data, size_t len, size_t *pos, const struct pw_hash_algo *algo,
-		 struct pw_tree_entry *out, struct pw_error *err);
+                 struct pw_tree_entry *out, struct pw_error *err);
 
 struct pw_tag_info {
 	struct pw_oid object;
-	int type;             /* type of the tagged object */
-	const char *name;     /* into the buffer */
+	int type;         /* type of the tagged object */
+	const char *name; /* into the buffer */
 	size_t name_len;
 };
 int pw_tag_parse(struct pw_tag_info *out, const char *data, size_t len,
-		 const struct pw_hash_algo *algo, struct pw_error *err);
+                 const struct pw_hash_algo *algo, struct pw_error *err);
 
 #endif

@@ -24,14 +24,13 @@ int pw_object_type_from_name(const char *name, size_t len)
 
 size_t pw_object_header(char *hdr, int type, uint64_t size)
 {
-	int n = snprintf(hdr, 32, "%s %llu", pw_object_type_name(type),
-			 (unsigned long long)size);
+	int n = snprintf(hdr, 32, "%s %llu", pw_object_type_name(type), (unsigned long long)size);
 
 	return (size_t)n + 1;
 }
 
 void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
-		    struct pw_oid *out)
+                    struct pw_oid *out)
 {
 	struct pw_hash_ctx ctx;
 	char hdr[32];

@@ -1,0 +1,117 @@
+/* Reading packs: a .pack mapped beside its .idx, entries read at an offset
+ * with delta chains resolved iteratively, raw entries exposed for verbatim
+ * reuse by the pack writer, and a reverse index (entries sorted by offset) so
+ * that the compressed extent of every entry is known. */
+#ifndef PW_PACK_PACK_H
+#define PW_PACK_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/buf.h"
+#include "packwire/error.h"
+#include "packwire/hash.h"
+#include "pack/cache.h"
+#include "pack/idx.h"
+
+/* Longest delta chain we follow; also what stops REF_DELTA cycles. */
+#define PW_PACK_MAX_DELTA_DEPTH 10000
+
+struct pw_pack {
+	const struct pw_hash_algo *algo;
+	uint64_t id;      /* unique in the process: the delta-base cache key */
+	char *path;       /* ".../pack-<hex>.pack" */
+	char *idx_path;   /* ".../pack-<hex>.idx" */
+	const char *name; /* basename of path, into path */
+	struct pw_idx *idx;
+	const uint8_t *data; /* whole .pack (mmap) */
+	size_t size;
+	uint32_t nr; /* objects (pack header == idx) */
+	/* reverse index, built on first use */
+	uint64_t *rev_offsets; /* nr + 1 sorted offsets; the last is the trailer */
+	uint32_t *rev_pos;     /* idx entry of each */
+};
+
+/* Open a pack by its .idx path (the .pack beside it is mapped). Checks the
+ * pack header, that the object counts agree and that the pack's trailing
+ * checksum is the one recorded in the idx (a cheap check: nothing is hashed). */
+int pw_pack_open(struct pw_pack **out, const char *idx_path, const struct pw_hash_algo *algo,
+                 struct pw_error *err);
+/* The same with an idx the caller opened already: on success the pack owns
+ * idx, on failure the caller still does. */
+int pw_pack_open_idx(struct pw_pack **out, struct pw_idx *idx, const char *idx_path,
+                     struct pw_error *err);
+void pw_pack_free(struct pw_pack *pack);
+
+static inline const struct pw_hash_algo *pw_pack_algo(const struct pw_pack *p)
+{
+	return p->algo;
+}
+static inline const char *pw_pack_path(const struct pw_pack *p)
+{
+	return p->path;
+}
+static inline uint32_t pw_pack_nr_objects(const struct pw_pack *p)
+{
+	return p->nr;
+}
+
+/* 1 and *offset when the object (raw id of the pack's algorithm) is in the pack. */
+int pw_pack_find(const struct pw_pack *pack, const uint8_t *raw, uint64_t *offset);
+
+/* One entry as stored: what the pack writer needs to copy it verbatim. */
+struct pw_pack_raw_entry {
+	uint64_t offset;
+	int type;               /* PW_OBJ_*, including OFS_DELTA / REF_DELTA */
+	uint64_t size;          /* inflated size from the header (delta size for deltas) */
+	size_t hdr_len;         /* header bytes before the zlib stream */
+	uint64_t base_offset;   /* OFS_DELTA: absolute offset of the base */
+	struct pw_oid base_oid; /* REF_DELTA: the base's id */
+	const uint8_t *data;    /* whole raw entry: header through end of zlib data */
+	size_t len;
+	uint32_t idx_pos; /* the entry's number in the idx */
+};
+/* Describe the entry at `offset` (which must be an entry start listed in the
+ * idx); builds the reverse index on first use. */
+int pw_pack_entry_raw(struct pw_pack *pack, uint64_t offset, struct pw_pack_raw_entry *info,
+                      struct pw_error *err);
+
+/* Read the whole object at `offset`: *type is its real type (never a delta).
+ * cache may be NULL (slower on delta chains). */
+int pw_pack_read(struct pw_pack *pack, uint64_t offset, struct pw_pack_cache *cache, int *type,
+                 struct pw_buf *out, struct pw_error *err);
+/* Type and size of the object at `offset` without building it (inflates only
+ * the first bytes of a delta). */
+int pw_pack_read_header(struct pw_pack *pack, uint64_t offset, int *type, uint64_t *size,
+                        struct pw_error *err);
+
+/* Build the reverse index now (idempotent). */
+int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
+/* Where the entry starting at `offset` ends (the next entry or the trailer). */
+int pw_pack_entry_end(struct pw_pack *pack, uint64_t offset, uint64_t *end, struct pw_error *err);
+
+/* ---- locating objects in an odb (for the pack writer and index-pack) ---- */
+
+struct pw_odb;
+
+enum { PW_ODB_LOC_LOOSE = 1, PW_ODB_LOC_PACK = 2 };
+struct pw_odb_loc {
+	int kind;              /* PW_ODB_LOC_* */
+	struct pw_pack *pack;  /* PACK: borrowed (lives as long as the odb) */
+	uint64_t offset;       /* PACK: entry offset */
+	const char *loose_dir; /* LOOSE: the objects directory holding it */
+};
+/* Where the object is (packs first, most recently used first; then loose).
+ * PW_ENOTFOUND when absent; other errors (a pack that does not open) are in
+ * pw_odb_error(odb). */
+int pw_odb_locate(struct pw_odb *odb, const struct pw_oid *oid, struct pw_odb_loc *loc);
+/* The odb's delta-base cache, to pass to pw_pack_read. */
+struct pw_pack_cache *pw_odb_cache(struct pw_odb *odb);
+/* Packs of the odb (alternates included), opened on demand: n < count. */
+size_t pw_odb_pack_count(const struct pw_odb *odb);
+int pw_odb_pack(struct pw_odb *odb, size_t n, struct pw_pack **out);
+
+/* Hash the whole pack and compare with its trailer (verify-pack). */
+int pw_pack_verify_checksum(struct pw_pack *pack, struct pw_error *err);
+
+#endif
