@@ -15,11 +15,13 @@ struct cmd {
 static const struct cmd commands[] = {
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
+        {"index-pack", cmd_index_pack, "build the .idx of a pack"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
         {"update-ref", cmd_update_ref, "update references safely"},
+        {"verify-pack", cmd_verify_pack, "check packs and show their objects"},
         {"version", cmd_version, "print the packwire version"},
 };
 

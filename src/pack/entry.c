@@ -52,7 +52,12 @@ int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint6
 			c = p[i++];
 			ofs = ((ofs + 1) << 7) | (c & 0x7f);
 		}
-		if (ofs == 0 || ofs > offset)
+		if (ofs == 0)
+			return pw_error_set(err, PW_ECORRUPT,
+					    "pack entry at offset %llu: delta base offset 0 makes "
+					    "the delta its own base",
+					    (unsigned long long)offset);
+		if (ofs > offset)
 			return pw_error_set(err, PW_ECORRUPT,
 					    "pack entry at offset %llu: delta base offset %llu "
 					    "points outside the pack",
