@@ -19,6 +19,8 @@ int cmd_init(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);
+int cmd_receive_pack(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 struct pw_repo;
 struct pw_oid;

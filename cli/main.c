@@ -17,6 +17,7 @@ static const struct cmd commands[] = {
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"index-pack", cmd_index_pack, "build the .idx of a pack"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
+        {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
