@@ -954,7 +954,10 @@ static const char *update_hook(struct rp *s, struct pw_receive_cmd *c)
 	args[1] = pw_oid_to_hex(&c->old_oid, o);
 	args[2] = pw_oid_to_hex(&c->new_oid, n);
 	args[3] = NULL;
-	return run_hook(s, "update", args, NULL, 0, 1) ? "hook declined" : NULL;
+	if (!run_hook(s, "update", args, NULL, 0, 1))
+		return NULL;
+	rp_error(s, "hook declined to update %s", c->name);
+	return "hook declined";
 }
 
 static void post_hooks(struct rp *s)
