@@ -354,6 +354,8 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	int rc;
 
 	pw_receive_line_caps(line, len, &caps);
+	/* side-band first, so that a refusal below reaches the user */
+	s->sideband = pw_caps_has(caps.p, caps.len, "side-band-64k");
 	if (pw_caps_get(caps.p, caps.len, "object-format", &v))
 		rc = pw_object_format_server_check(s->algo, NULL, &client, s->err);
 	else
@@ -362,7 +364,6 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 		return rc;
 	s->report = pw_caps_has(caps.p, caps.len, "report-status") ||
 	            pw_caps_has(caps.p, caps.len, "report-status-v2");
-	s->sideband = pw_caps_has(caps.p, caps.len, "side-band-64k");
 	s->quiet = pw_caps_has(caps.p, caps.len, "quiet");
 	s->atomic = s->adv_atomic && pw_caps_has(caps.p, caps.len, "atomic");
 	s->use_push_options = s->adv_push_options && pw_caps_has(caps.p, caps.len, "push-options");
