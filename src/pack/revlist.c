@@ -173,6 +173,24 @@ static uint32_t obj_flags(struct pw_revlist *rl, const struct pw_oid *oid)
 	return e ? (uint32_t)(uintptr_t)e->value : 0;
 }
 
+/* One probe for "seen already? else mark": 1 when any of `test` was set (and
+ * nothing changes), 0 after setting `set`, or PW_ENOMEM. */
+static int test_and_set(struct pw_revlist *rl, const struct pw_oid *oid, uint32_t test,
+                        uint32_t set)
+{
+	int created;
+	struct pw_oidmap_entry *e = pw_oidmap_put(&rl->obj_map, oid, &created);
+	uint32_t v;
+
+	if (!e)
+		return nomem(rl);
+	v = (uint32_t)(uintptr_t)e->value;
+	if (v & test)
+		return 1;
+	e->value = (void *)(uintptr_t)(v | set);
+	return 0;
+}
+
 static int obj_set(struct pw_revlist *rl, const struct pw_oid *oid, uint32_t flags)
 {
 	int created;
@@ -497,11 +515,9 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	size_t pos = 0, old;
 	int type, rc;
 
-	if (obj_flags(rl, tree) & O_UNINT)
-		return 0;
-	rc = obj_set(rl, tree, O_UNINT);
+	rc = test_and_set(rl, tree, O_UNINT, O_UNINT);
 	if (rc)
-		return rc;
+		return rc < 0 ? rc : 0;
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
@@ -530,10 +546,11 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 			/* the child's read replaced nothing of ours: buffers are per depth */
 			continue;
 		}
-		if (obj_flags(rl, &e.oid) & O_UNINT)
-			continue;
-		if ((rc = obj_set(rl, &e.oid, O_UNINT)))
+		rc = test_and_set(rl, &e.oid, O_UNINT, O_UNINT);
+		if (rc < 0)
 			return rc;
+		if (rc)
+			continue;
 		if (fn) {
 			if ((rc = path_push(rl, e.name, e.name_len, &old)))
 				return rc;
@@ -555,10 +572,9 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
-	if (obj_flags(rl, tree) & (O_SEEN | O_UNINT))
-		return 0;
-	if ((rc = obj_set(rl, tree, O_SEEN)))
-		return rc;
+	rc = test_and_set(rl, tree, O_SEEN | O_UNINT, O_SEEN);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
@@ -572,13 +588,19 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 	while ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) == 1) {
 		if (is_gitlink(e.mode))
 			continue;
+		if (!is_dir(e.mode)) {
+			rc = test_and_set(rl, &e.oid, O_SEEN | O_UNINT, O_SEEN);
+			if (rc < 0)
+				return rc;
+			if (rc)
+				continue;
+		}
 		if ((rc = path_push(rl, e.name, e.name_len, &old)))
 			return rc;
 		if (is_dir(e.mode)) {
 			rc = process_tree(rl, &e.oid, depth + 1, fn, data);
-		} else if (!(obj_flags(rl, &e.oid) & (O_SEEN | O_UNINT))) {
-			rc = obj_set(rl, &e.oid, O_SEEN);
-			if (!rc && !pw_odb_exists(rl->odb, &e.oid))
+		} else {
+			if (!pw_odb_exists(rl->odb, &e.oid))
 				rc = pw_error_set(&rl->err, PW_ENOTFOUND, "missing blob %s at %s",
 				                  pw_oid_to_hex(&e.oid, hex), rl->path.data);
 			if (!rc)

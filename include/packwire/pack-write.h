@@ -1,0 +1,93 @@
+/* Writing packs: from a list of objects (with optional path names for delta
+ * search) to a v2 pack stream with the repository's checksum, reusing what
+ * existing packs already store (verbatim deltas and compressed data) and
+ * searching new deltas for the rest. Servers stream the pack through a
+ * callback; pack-objects writes <base>-<hex>.pack/.idx. A writer is used by
+ * one thread (it starts its own delta-search threads). */
+#ifndef PACKWIRE_PACK_WRITE_H
+#define PACKWIRE_PACK_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/error.h"
+#include "packwire/hash.h"
+#include "packwire/odb.h"
+
+struct pw_pack_writer;
+
+/* Progress of one phase ("Counting objects", "Compressing objects",
+ * "Writing objects"): total 0 means unknown; done = 1 on the last call. */
+typedef void (*pw_progress_fn)(void *data, const char *title, uint64_t n, uint64_t total, int done);
+
+struct pw_pack_write_opts {
+	int window;       /* objects tried as delta bases (0 = no search); 10 */
+	int depth;        /* longest delta chain written; 50 */
+	int reuse_delta;  /* copy deltas stored in packs when their base is sent; 1 */
+	int reuse_object; /* copy compressed data stored in packs; 1 */
+	int thin;         /* bases added with pw_pack_writer_add_base may be used; 0 */
+	int ofs_delta;    /* OFS_DELTA for in-pack bases (else REF_DELTA); 1 */
+	int compression;  /* zlib level 0..9, -1 = zlib's default (6); -1 */
+	int threads;      /* delta search threads, 0 = 2 when objects_dir is set */
+	int verify_reuse; /* check reused entries: CRC (idx v2) or inflate (v1); 1 */
+	/* Objects directory of the odb, so that search threads can open their own
+	 * handles (an odb handle serves one thread). NULL: one thread. */
+	const char *objects_dir;
+	pw_progress_fn progress; /* may be NULL */
+	void *progress_data;
+};
+
+/* Fill opts with the defaults above. */
+void pw_pack_write_opts_init(struct pw_pack_write_opts *opts);
+
+/* `odb` is borrowed for the writer's lifetime; opts is copied (NULL = defaults). */
+int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
+                       const struct pw_pack_write_opts *opts);
+void pw_pack_writer_free(struct pw_pack_writer *w);
+const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w);
+
+/* Add an object to send. type PW_OBJ_NONE = look it up. path (may be NULL)
+ * is where it was found in a tree, for the delta search's name hash.
+ * Adding an object twice is harmless (the first path is kept). */
+int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                       const char *path, size_t path_len);
+/* Add an object the receiver has (thin packs): a possible delta base, never
+ * sent. Ignored unless opts.thin. Missing bases are dropped silently. */
+int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                            const char *path, size_t path_len);
+/* Objects to be sent so far. */
+size_t pw_pack_writer_count(const struct pw_pack_writer *w);
+
+/* Receives the pack's bytes in order; returns 0 or an error code (message in err). */
+typedef int (*pw_pack_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
+
+/* Count, search deltas and write the whole pack. `checksum` (optional,
+ * algo->rawsz bytes) receives the trailing checksum. Can be called once. */
+int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx, uint8_t *checksum);
+int pw_pack_writer_write_fd(struct pw_pack_writer *w, int fd, uint8_t *checksum);
+
+/* After a successful write: the .idx of the pack (version 1 or 2). */
+int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version);
+
+/* Write "<base_name>-<hex>.pack" and ".idx" (through temporary files renamed
+ * into place), hex being the pack checksum; hex_out gets it (PW_MAX_HEXSZ + 1). */
+int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, int idx_version,
+                               char *hex_out);
+
+/* Statistics of the last write. */
+struct pw_pack_write_stats {
+	uint32_t written;        /* objects in the pack */
+	uint32_t reused;         /* entries copied verbatim (whole or delta) */
+	uint32_t reused_deltas;  /* of which deltas */
+	uint32_t deltas;         /* delta entries in total */
+	uint32_t thin_deltas;    /* REF_DELTA entries whose base is not in the pack */
+	uint32_t reuse_failures; /* reused entries that failed verification (rewritten) */
+	uint64_t bytes;          /* pack size including the trailer */
+};
+void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out);
+
+/* Git's path name hash used to group delta candidates: the last characters of
+ * the path weigh most, whitespace is ignored. */
+uint32_t pw_pack_name_hash(const char *path, size_t len);
+
+#endif

@@ -1,0 +1,1243 @@
+/* The pack writer.
+ *
+ * 1. Counting: every object is located. A packed whole object can be copied
+ *    verbatim (compressed bytes); a packed delta can be copied verbatim when
+ *    its base is sent too (or is a thin-pack base). Chains of reused deltas
+ *    are checked for cycles (an object found in two packs) and for depth.
+ * 2. Delta search for the rest: candidates sorted by type, path name hash and
+ *    size (largest first), each tried against the previous `window` ones, the
+ *    smallest delta within the depth limit kept and compressed right away; the
+ *    sorted list is cut in two and searched by two threads with their own odb
+ *    handles.
+ * 3. Writing: commits, tags, trees, blobs in the order added, each delta base
+ *    written before its deltas so OFS_DELTA works and a receiver resolves
+ *    everything in one pass. Reused entries are verified first: CRC32 against
+ *    a v2 idx, or inflated when the idx (v1) has no CRC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pack/delta-create.h"
+#include "pack/entry.h"
+#include "pack/idx-write.h"
+#include "pack/pack.h"
+#include "packwire/object.h"
+#include "packwire/pack-write.h"
+#include "util/oidmap.h"
+
+/* Objects smaller than this are not worth a delta. */
+#define MIN_DELTA_SIZE 50
+/* Objects larger than this are neither searched nor used as bases (Git's
+ * core.bigFileThreshold default). */
+#define BIG_FILE ((uint64_t)512 << 20)
+/* Compressed whole objects computed during the search are kept up to this
+ * many bytes (beyond, they are compressed again while writing). */
+#define ZCACHE_LIMIT ((size_t)256 << 20)
+#define OUTBUF_SIZE  (128 * 1024)
+
+enum {
+	W_BASE_ONLY = 1, /* thin-pack base: the receiver has it */
+	W_REUSE = 2,     /* copy the packed entry verbatim */
+	W_WRITTEN = 4,
+	W_MISSING = 8, /* base-only object we do not have */
+	W_VISIT = 16,
+	W_DEPTH = 32, /* depth of a reused delta is final */
+	W_SEARCHED = 64,
+};
+
+struct wobj {
+	struct pw_oid oid;
+	uint8_t type;     /* real type */
+	uint8_t raw_type; /* type of the packed entry, 0 when not packed */
+	uint8_t raw_hdr;  /* header length of the packed entry */
+	uint8_t zdelta;   /* zdata holds a delta */
+	uint32_t hash;
+	uint16_t depth;
+	uint16_t child_depth; /* longest reused delta chain hanging below */
+	uint32_t flags;
+	int32_t base; /* delta base (index), -1 for none */
+	uint32_t idx_pos;
+	uint32_t crc;
+	uint64_t size;
+	struct pw_pack *pack;
+	const uint8_t *raw; /* the packed entry */
+	size_t raw_len;
+	uint64_t raw_size;
+	uint8_t *zdata; /* new entry data (compressed delta or whole object) */
+	size_t zlen;
+	uint64_t zsize; /* its size before compression */
+	uint64_t offset;
+};
+
+struct pw_pack_writer {
+	struct pw_odb *odb;
+	const struct pw_hash_algo *algo;
+	struct pw_pack_write_opts opts;
+	struct pw_error err;
+	struct wobj *objs;
+	size_t nr, alloc, nr_send;
+	struct pw_oidmap map; /* oid -> index + 1 */
+	int written;
+	uint8_t checksum[PW_MAX_RAWSZ];
+	struct pw_pack_write_stats stats;
+	atomic_size_t zcache;
+	atomic_uint_fast64_t search_done;
+	uint64_t search_total;
+	pthread_mutex_t progress_lock;
+	/* output */
+	pw_pack_out_fn out_fn;
+	void *out_ctx;
+	uint8_t *outbuf;
+	size_t outlen;
+	uint64_t pos;
+	struct pw_hash_ctx hash;
+};
+
+void pw_pack_write_opts_init(struct pw_pack_write_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->window = 10;
+	o->depth = 50;
+	o->reuse_delta = 1;
+	o->reuse_object = 1;
+	o->ofs_delta = 1;
+	o->compression = -1;
+	o->verify_reuse = 1;
+}
+
+uint32_t pw_pack_name_hash(const char *path, size_t len)
+{
+	uint32_t h = 0;
+	size_t i;
+
+	/* Each character pushes the earlier ones two bits down, so the last
+	 * sixteen or so decide the value: files of the same name (and suffix)
+	 * land next to each other after sorting. */
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f')
+			continue;
+		h = (h >> 2) + ((uint32_t)c << 24);
+	}
+	return h;
+}
+
+int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
+                       const struct pw_pack_write_opts *opts)
+{
+	struct pw_pack_writer *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return PW_ENOMEM;
+	w->odb = odb;
+	w->algo = pw_odb_algo(odb);
+	if (opts)
+		w->opts = *opts;
+	else
+		pw_pack_write_opts_init(&w->opts);
+	if (w->opts.window < 0)
+		w->opts.window = 0;
+	if (w->opts.depth <= 0)
+		w->opts.window = 0;
+	if (w->opts.depth > 4095)
+		w->opts.depth = 4095;
+	if (w->opts.compression < 0 || w->opts.compression > 9)
+		w->opts.compression = 6;
+	atomic_init(&w->zcache, 0);
+	atomic_init(&w->search_done, 0);
+	pthread_mutex_init(&w->progress_lock, NULL);
+	*out = w;
+	return 0;
+}
+
+void pw_pack_writer_free(struct pw_pack_writer *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->nr; i++)
+		free(w->objs[i].zdata);
+	free(w->objs);
+	free(w->outbuf);
+	pw_oidmap_free(&w->map);
+	pthread_mutex_destroy(&w->progress_lock);
+	free(w);
+}
+
+const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w)
+{
+	return &w->err;
+}
+
+size_t pw_pack_writer_count(const struct pw_pack_writer *w)
+{
+	return w->nr_send;
+}
+
+void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out)
+{
+	*out = w->stats;
+}
+
+static int nomem(struct pw_pack_writer *w)
+{
+	return pw_error_set(&w->err, PW_ENOMEM, "pack-objects: out of memory");
+}
+
+static void progress(struct pw_pack_writer *w, const char *title, uint64_t n, uint64_t total,
+                     int done)
+{
+	if (w->opts.progress)
+		w->opts.progress(w->opts.progress_data, title, n, total, done);
+}
+
+static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, const char *path,
+               size_t path_len, int base_only)
+{
+	struct pw_oidmap_entry *e;
+	struct wobj *o;
+	int created;
+
+	if (oid->algo != w->algo->id)
+		return pw_error_set(&w->err, PW_EINVAL,
+		                    "object id of the wrong algorithm for a %s "
+		                    "pack",
+		                    w->algo->name);
+	if (w->written)
+		return pw_error_set(&w->err, PW_EINVAL, "pack already written");
+	if (w->nr >= INT32_MAX)
+		return pw_error_set(&w->err, PW_ETOOBIG, "too many objects for one pack");
+	/* room first: the map has no removal to undo an insertion */
+	if (w->nr == w->alloc) {
+		size_t n = w->alloc ? w->alloc * 2 : 1024;
+		struct wobj *p = realloc(w->objs, n * sizeof(*p));
+
+		if (!p)
+			return nomem(w);
+		w->objs = p;
+		w->alloc = n;
+	}
+	e = pw_oidmap_put(&w->map, oid, &created);
+	if (!e)
+		return nomem(w);
+	if (!created) {
+		o = &w->objs[(uintptr_t)e->value - 1];
+		/* something to send wins over a mere base */
+		if ((o->flags & W_BASE_ONLY) && !base_only) {
+			o->flags &= ~(uint32_t)W_BASE_ONLY;
+			w->nr_send++;
+		}
+		return 0;
+	}
+	o = &w->objs[w->nr];
+	memset(o, 0, sizeof(*o));
+	o->oid = *oid;
+	o->type = (uint8_t)(type >= PW_OBJ_COMMIT && type <= PW_OBJ_TAG ? type : 0);
+	o->hash = path ? pw_pack_name_hash(path, path_len) : 0;
+	o->base = -1;
+	o->flags = base_only ? W_BASE_ONLY : 0;
+	e->value = (void *)(uintptr_t)(w->nr + 1);
+	w->nr++;
+	if (!base_only)
+		w->nr_send++;
+	return 0;
+}
+
+int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                       const char *path, size_t path_len)
+{
+	return add(w, oid, type, path, path_len, 0);
+}
+
+int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                            const char *path, size_t path_len)
+{
+	if (!w->opts.thin)
+		return 0;
+	return add(w, oid, type, path, path_len, 1);
+}
+
+static int is_delta_type(int t)
+{
+	return t == PW_OBJ_OFS_DELTA || t == PW_OBJ_REF_DELTA;
+}
+
+/* A reused delta: copied verbatim, base known. */
+static int reused_delta(const struct wobj *o)
+{
+	return (o->flags & W_REUSE) && is_delta_type(o->raw_type);
+}
+
+static int32_t lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
+{
+	struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
+
+	return e ? (int32_t)((uintptr_t)e->value - 1) : -1;
+}
+
+/* ---- 1. counting ----------------------------------------------------------- */
+
+static int count_one(struct pw_pack_writer *w, size_t i)
+{
+	struct wobj *o = &w->objs[i];
+	struct pw_odb_loc loc;
+	struct pw_pack_raw_entry raw;
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc, size_known = 0, type;
+
+	rc = pw_odb_locate(w->odb, &o->oid, &loc);
+	if (rc == PW_ENOTFOUND) {
+		if (o->flags & W_BASE_ONLY) {
+			o->flags |= W_MISSING;
+			return 0;
+		}
+		return pw_error_set(&w->err, rc, "object %s not found",
+		                    pw_oid_to_hex(&o->oid, hex));
+	}
+	if (rc)
+		return pw_error_copy(&w->err, pw_odb_error(w->odb));
+	if (loc.kind == PW_ODB_LOC_PACK && !(o->flags & W_BASE_ONLY) &&
+	    (w->opts.reuse_object || w->opts.reuse_delta)) {
+		rc = pw_pack_entry_raw(loc.pack, loc.offset, &raw, &w->err);
+		if (rc)
+			return rc;
+		o->pack = loc.pack;
+		o->raw = raw.data;
+		o->raw_len = raw.len;
+		o->raw_hdr = (uint8_t)raw.hdr_len; /* <= 10 + 10 + rawsz */
+		o->raw_size = raw.size;
+		o->raw_type = (uint8_t)raw.type;
+		o->idx_pos = raw.idx_pos;
+		if (!is_delta_type(raw.type)) {
+			if (o->type && o->type != raw.type)
+				return pw_error_set(
+				        &w->err, PW_ECORRUPT, "object %s is a %s, expected a %s",
+				        pw_oid_to_hex(&o->oid, hex), pw_object_type_name(raw.type),
+				        pw_object_type_name(o->type));
+			o->type = (uint8_t)raw.type;
+			o->size = raw.size;
+			size_known = 1;
+			if (w->opts.reuse_object)
+				o->flags |= W_REUSE;
+		} else if (w->opts.reuse_delta) {
+			struct pw_oid base_oid = raw.base_oid;
+			int32_t b;
+
+			if (raw.type == PW_OBJ_OFS_DELTA) {
+				struct pw_pack_raw_entry braw;
+
+				rc = pw_pack_entry_raw(loc.pack, raw.base_offset, &braw, &w->err);
+				if (rc)
+					return rc;
+				pw_idx_nth_oid(loc.pack->idx, braw.idx_pos, &base_oid);
+			}
+			b = lookup(w, &base_oid);
+			if (b >= 0 && !(w->objs[b].flags & W_MISSING) && b != (int32_t)i) {
+				o->base = b;
+				o->flags |= W_REUSE;
+			}
+		}
+	}
+	/* Type and size are needed for searching and for whole objects; a
+	 * reused delta of known type needs neither. */
+	if (!size_known && (!o->type || !reused_delta(o))) {
+		uint64_t size;
+
+		rc = pw_odb_read_header(w->odb, &o->oid, &type, &size);
+		if (rc == PW_ENOTFOUND && (o->flags & W_BASE_ONLY)) {
+			o->flags |= W_MISSING;
+			return 0;
+		}
+		if (rc)
+			return pw_error_copy(&w->err, pw_odb_error(w->odb));
+		if (o->type && o->type != type)
+			return pw_error_set(&w->err, PW_ECORRUPT,
+			                    "object %s is a %s, expected a %s",
+			                    pw_oid_to_hex(&o->oid, hex), pw_object_type_name(type),
+			                    pw_object_type_name(o->type));
+		o->type = (uint8_t)type;
+		o->size = size;
+	}
+	return 0;
+}
+
+static void drop_reuse(struct wobj *o)
+{
+	o->flags &= ~(uint32_t)W_REUSE;
+	o->base = -1;
+}
+
+/* Reused deltas must not form cycles (the same object found as a delta in two
+ * packs) nor chains longer than opts.depth: cut them, the cut objects go to
+ * the search. Then record at each chain's root how deep its reused children
+ * go, so the search does not make their chains too long. */
+static int check_reused_chains(struct pw_pack_writer *w)
+{
+	size_t i, n, cap = 64;
+	int32_t *stack = malloc(cap * sizeof(*stack));
+
+	if (!stack)
+		return nomem(w);
+	for (i = 0; i < w->nr; i++) {
+		int32_t j = (int32_t)i;
+		struct wobj *o;
+
+		n = 0;
+		while (reused_delta(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
+			if (n == cap) {
+				int32_t *p = realloc(stack, 2 * cap * sizeof(*stack));
+
+				if (!p) {
+					free(stack);
+					return nomem(w);
+				}
+				stack = p;
+				cap *= 2;
+			}
+			w->objs[j].flags |= W_VISIT;
+			stack[n++] = j;
+			j = w->objs[j].base;
+		}
+		if (reused_delta(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
+			drop_reuse(&w->objs[j]); /* closes a cycle */
+		while (n) {
+			o = &w->objs[stack[--n]];
+			o->flags &= ~(uint32_t)W_VISIT;
+			o->flags |= W_DEPTH;
+			if (!reused_delta(o)) {
+				o->depth = 0;
+				continue;
+			}
+			if (w->objs[o->base].flags & W_BASE_ONLY)
+				o->depth = 1;
+			else
+				o->depth = (uint16_t)(w->objs[o->base].depth + 1);
+			if (o->depth > w->opts.depth) {
+				drop_reuse(o);
+				o->depth = 0;
+			}
+		}
+	}
+	free(stack);
+	for (i = 0; i < w->nr; i++) {
+		struct wobj *o = &w->objs[i];
+		int32_t root = (int32_t)i;
+
+		if (!reused_delta(o))
+			continue;
+		while (reused_delta(&w->objs[root]))
+			root = w->objs[root].base;
+		if (w->objs[root].child_depth < o->depth)
+			w->objs[root].child_depth = o->depth;
+	}
+	return 0;
+}
+
+/* Objects stored as deltas we do not reuse still need their type and size. */
+static int fill_missing_headers(struct pw_pack_writer *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nr; i++) {
+		struct wobj *o = &w->objs[i];
+		uint64_t size;
+		int type, rc;
+
+		if (o->size || reused_delta(o) || (o->flags & W_MISSING))
+			continue;
+		if (o->raw_type && !is_delta_type(o->raw_type))
+			continue; /* whole packed object: known */
+		rc = pw_odb_read_header(w->odb, &o->oid, &type, &size);
+		if (rc)
+			return pw_error_copy(&w->err, pw_odb_error(w->odb));
+		o->type = (uint8_t)type;
+		o->size = size;
+	}
+	return 0;
+}
+
+/* ---- 2. delta search ------------------------------------------------------- */
+
+struct cand {
+	uint32_t idx;
+	uint8_t type;
+	uint8_t base_only;
+	uint32_t hash;
+	uint64_t size;
+};
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	if (a->base_only != b->base_only) /* bases first: they can only be bases */
+		return a->base_only ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return a->idx < b->idx ? 1 : (a->idx > b->idx ? -1 : 0); /* newest last */
+}
+
+struct slot {
+	int32_t obj;
+	int loaded; /* 1: data holds the object, -1: it could not be read */
+	struct pw_buf data;
+	struct pw_delta_index *index;
+};
+
+/* The sorted list is cut into segments that the threads take in turn; a
+ * window never crosses a segment boundary. */
+struct segment {
+	size_t start, end;
+};
+
+struct worker {
+	struct pw_pack_writer *w;
+	struct pw_odb *odb;
+	const struct cand *list;
+	const struct segment *segs;
+	size_t nsegs;
+	atomic_size_t *next_seg;
+	struct libdeflate_compressor *comp;
+	struct pw_error err;
+	int rc;
+};
+
+static int compress_into(struct libdeflate_compressor *c, const void *in, size_t len, uint8_t **out,
+                         size_t *outlen)
+{
+	size_t cap = libdeflate_zlib_compress_bound(c, len);
+	uint8_t *p = malloc(cap ? cap : 1);
+	size_t n;
+
+	if (!p)
+		return PW_ENOMEM;
+	n = libdeflate_zlib_compress(c, in, len, p, cap);
+	if (!n) {
+		free(p);
+		return PW_ERROR;
+	}
+	*out = p;
+	*outlen = n;
+	return 0;
+}
+
+static void search_progress(struct pw_pack_writer *w)
+{
+	uint64_t n = atomic_fetch_add(&w->search_done, 1) + 1;
+
+	if (!w->opts.progress || (n % 256 && n != w->search_total))
+		return;
+	pthread_mutex_lock(&w->progress_lock);
+	progress(w, "Compressing objects", n, w->search_total, 0);
+	pthread_mutex_unlock(&w->progress_lock);
+}
+
+/* Read a slot's object on first use. 0, 1 when unusable (a base we cannot
+ * read), or an error. */
+static int load_slot(struct worker *wk, struct slot *s)
+{
+	struct wobj *o = &wk->w->objs[s->obj];
+	char hex[PW_MAX_HEXSZ + 1];
+	int type, rc;
+
+	if (s->loaded)
+		return s->loaded < 0;
+	rc = pw_odb_read(wk->odb, &o->oid, &type, &s->data);
+	if (rc) {
+		if (o->flags & W_BASE_ONLY) {
+			s->loaded = -1;
+			return 1;
+		}
+		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
+	}
+	if (type != o->type || s->data.len != o->size)
+		return pw_error_set(&wk->err, PW_ECORRUPT,
+		                    "object %s: type or size differ from its header",
+		                    pw_oid_to_hex(&o->oid, hex));
+	s->loaded = 1;
+	return 0;
+}
+
+static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, size_t start,
+                          size_t end, struct pw_buf *delta, struct pw_buf *best)
+{
+	struct pw_pack_writer *w = wk->w;
+	size_t window = nslots - 1, i, k;
+	int rc = 0, max_depth = w->opts.depth;
+
+	for (i = 0; i < nslots; i++) {
+		pw_delta_index_free(slots[i].index);
+		slots[i].index = NULL;
+		slots[i].obj = -1;
+		slots[i].loaded = 0;
+	}
+	for (i = start; i < end; i++) {
+		size_t pos = i - start;
+		struct slot *s = &slots[pos % nslots];
+		struct wobj *t = &w->objs[wk->list[i].idx];
+		int32_t best_base = -1;
+		uint64_t max_size;
+
+		pw_delta_index_free(s->index);
+		s->index = NULL;
+		s->loaded = 0;
+		s->obj = (int32_t)wk->list[i].idx;
+		if (t->flags & W_BASE_ONLY)
+			continue;
+		search_progress(w);
+		max_size = t->size / 2 - w->algo->rawsz;
+		if (t->child_depth >= max_depth)
+			max_size = 0;
+		for (k = 1; k <= window && k <= pos && max_size; k++) {
+			struct slot *bs = &slots[(pos - k) % nslots];
+			struct wobj *b;
+			uint64_t limit;
+
+			if (bs->obj < 0 || bs->loaded < 0)
+				continue;
+			b = &w->objs[bs->obj];
+			if (b->type != t->type)
+				break;
+			/* Two objects of one pack, the target stored whole: whoever
+			 * packed them found no delta worth it; do not try again. */
+			if (w->opts.reuse_delta && t->pack && t->pack == b->pack &&
+			    !is_delta_type(t->raw_type) && !(b->flags & W_BASE_ONLY))
+				continue;
+			if (b->depth + 1 + t->child_depth > max_depth)
+				continue;
+			/* deeper bases must earn their place with smaller deltas */
+			limit = max_size * (uint64_t)(max_depth - b->depth) /
+			        (uint64_t)(max_depth + 1);
+			if (best_base >= 0 && limit > best->len - 1)
+				limit = best->len - 1;
+			if (!limit || b->size < t->size / 32 ||
+			    (t->size > b->size && t->size - b->size >= limit))
+				continue;
+			if ((rc = load_slot(wk, s)) < 0)
+				return rc;
+			if ((rc = load_slot(wk, bs)) < 0)
+				return rc;
+			if (rc)
+				continue;
+			if (!bs->index) {
+				rc = pw_delta_index_new(&bs->index, bs->data.data, bs->data.len);
+				if (rc == PW_ETOOBIG)
+					continue;
+				if (rc)
+					return pw_error_set(&wk->err, rc,
+					                    "delta search: out of memory");
+			}
+			rc = pw_delta_create_from_index(bs->index, s->data.data, s->data.len,
+			                                (size_t)limit, delta);
+			if (rc == PW_ETOOBIG)
+				continue;
+			if (rc)
+				return pw_error_set(&wk->err, rc, "delta search: out of memory");
+			best_base = bs->obj;
+			{
+				struct pw_buf tmp = *best;
+
+				*best = *delta;
+				*delta = tmp;
+			}
+		}
+		rc = 0;
+		if (best_base >= 0) {
+			free(t->zdata);
+			t->zdata = NULL;
+			if ((rc = compress_into(wk->comp, best->data, best->len, &t->zdata,
+			                        &t->zlen)))
+				return pw_error_set(&wk->err, rc,
+				                    "delta search: compression failed");
+			t->zsize = best->len;
+			t->zdelta = 1;
+			t->base = best_base;
+			t->depth = (uint16_t)(w->objs[best_base].depth + 1);
+			t->flags &= ~(uint32_t)W_REUSE;
+		} else if (!(t->flags & W_REUSE) && !t->zdata &&
+		           atomic_load(&w->zcache) + t->size < ZCACHE_LIMIT) {
+			/* it will be written whole: compress it here, in parallel */
+			if ((rc = load_slot(wk, s)) < 0)
+				return rc;
+			if ((rc = compress_into(wk->comp, s->data.data, s->data.len, &t->zdata,
+			                        &t->zlen)))
+				return pw_error_set(&wk->err, rc,
+				                    "delta search: compression failed");
+			atomic_fetch_add(&w->zcache, t->zlen);
+			t->zsize = s->data.len;
+			t->zdelta = 0;
+		}
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct pw_pack_writer *w = wk->w;
+	size_t nslots = (size_t)w->opts.window + 1, i, seg;
+	struct slot *slots = calloc(nslots, sizeof(*slots));
+	struct pw_buf delta = PW_BUF_INIT, best = PW_BUF_INIT;
+
+	if (!slots) {
+		wk->rc = pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
+		return NULL;
+	}
+	for (i = 0; i < nslots; i++)
+		pw_buf_init(&slots[i].data, 0);
+	while (!wk->rc && (seg = atomic_fetch_add(wk->next_seg, 1)) < wk->nsegs)
+		wk->rc = search_segment(wk, slots, nslots, wk->segs[seg].start, wk->segs[seg].end,
+		                        &delta, &best);
+	for (i = 0; i < nslots; i++) {
+		pw_delta_index_free(slots[i].index);
+		pw_buf_free(&slots[i].data);
+	}
+	free(slots);
+	pw_buf_free(&delta);
+	pw_buf_free(&best);
+	return NULL;
+}
+
+static int search_deltas(struct pw_pack_writer *w)
+{
+	struct cand *list;
+	struct segment *segs;
+	size_t n = 0, i, nsegs = 0, nthreads, seg_len, start;
+	struct worker wk[2];
+	pthread_t tid;
+	int rc = 0, started = 0;
+	struct pw_odb *odb2 = NULL;
+	atomic_size_t next_seg;
+
+	if (!w->opts.window)
+		return 0;
+	list = malloc((w->nr ? w->nr : 1) * sizeof(*list));
+	segs = malloc((w->nr ? w->nr : 1) * sizeof(*segs));
+	if (!list || !segs) {
+		free(list);
+		free(segs);
+		return nomem(w);
+	}
+	for (i = 0; i < w->nr; i++) {
+		struct wobj *o = &w->objs[i];
+
+		if (reused_delta(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
+		    o->size < MIN_DELTA_SIZE || !o->type)
+			continue;
+		list[n].idx = (uint32_t)i;
+		list[n].type = o->type;
+		list[n].base_only = !!(o->flags & W_BASE_ONLY);
+		list[n].hash = o->hash;
+		list[n].size = o->size;
+		if (!(o->flags & W_BASE_ONLY))
+			w->search_total++;
+		n++;
+	}
+	qsort(list, n, sizeof(*list), cand_cmp);
+
+	nthreads = w->opts.threads ? (size_t)w->opts.threads : 2;
+	if (nthreads > 2)
+		nthreads = 2;
+	if (!w->opts.objects_dir || n < 4 * (size_t)w->opts.window + 256)
+		nthreads = 1;
+	/* Segments of about n/32 objects (at least a few windows), cut where the
+	 * name hash changes so that files of one name share a window. */
+	seg_len = n / 32;
+	if (seg_len < 16 * (size_t)w->opts.window + 64)
+		seg_len = 16 * (size_t)w->opts.window + 64;
+	for (start = 0; start < n;) {
+		size_t end = start + seg_len;
+
+		if (nthreads == 1 || end >= n) {
+			end = n;
+		} else {
+			while (end < n && list[end].hash == list[end - 1].hash &&
+			       list[end].type == list[end - 1].type && end - start < 4 * seg_len)
+				end++;
+		}
+		segs[nsegs].start = start;
+		segs[nsegs].end = end;
+		nsegs++;
+		start = end;
+	}
+	memset(wk, 0, sizeof(wk));
+	atomic_init(&next_seg, 0);
+	for (i = 0; i < 2; i++) {
+		wk[i].w = w;
+		wk[i].list = list;
+		wk[i].segs = segs;
+		wk[i].nsegs = nsegs;
+		wk[i].next_seg = &next_seg;
+		wk[i].comp = libdeflate_alloc_compressor(w->opts.compression);
+		if (!wk[i].comp)
+			rc = nomem(w);
+	}
+	if (!rc && nthreads == 2 && pw_odb_open(&odb2, w->opts.objects_dir, w->algo, &w->err)) {
+		nthreads = 1;
+		pw_error_clear(&w->err);
+	}
+	if (!rc) {
+		wk[0].odb = w->odb;
+		wk[1].odb = odb2;
+		progress(w, "Compressing objects", 0, w->search_total, 0);
+		if (nthreads == 2 && !pthread_create(&tid, NULL, worker_main, &wk[1]))
+			started = 1;
+		worker_main(&wk[0]);
+		if (started)
+			pthread_join(tid, NULL);
+		if (wk[0].rc)
+			rc = pw_error_copy(&w->err, &wk[0].err);
+		else if (started && wk[1].rc)
+			rc = pw_error_copy(&w->err, &wk[1].err);
+		if (!rc)
+			progress(w, "Compressing objects", w->search_total, w->search_total, 1);
+	}
+	for (i = 0; i < 2; i++)
+		libdeflate_free_compressor(wk[i].comp);
+	pw_odb_free(odb2);
+	free(list);
+	free(segs);
+	return rc;
+}
+
+/* ---- 3. writing ------------------------------------------------------------ */
+
+static int out_flush(struct pw_pack_writer *w)
+{
+	int rc;
+
+	if (!w->outlen)
+		return 0;
+	pw_hash_update(&w->hash, w->outbuf, w->outlen);
+	rc = w->out_fn(w->out_ctx, w->outbuf, w->outlen, &w->err);
+	w->outlen = 0;
+	return rc;
+}
+
+static int out_write(struct pw_pack_writer *w, const void *data, size_t len)
+{
+	int rc;
+
+	w->pos += len;
+	if (w->outlen + len <= OUTBUF_SIZE) {
+		memcpy(w->outbuf + w->outlen, data, len);
+		w->outlen += len;
+		return 0;
+	}
+	if ((rc = out_flush(w)))
+		return rc;
+	if (len < OUTBUF_SIZE) {
+		memcpy(w->outbuf, data, len);
+		w->outlen = len;
+		return 0;
+	}
+	pw_hash_update(&w->hash, data, len);
+	return w->out_fn(w->out_ctx, data, len, &w->err);
+}
+
+/* v1 idx entries carry no CRC: make sure the zlib stream is whole instead. */
+static int inflate_check(const uint8_t *z, size_t zlen, uint64_t size)
+{
+	z_stream s;
+	uint8_t scratch[16384];
+	int ret;
+	uint64_t total = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (inflateInit(&s) != Z_OK)
+		return PW_ENOMEM;
+	s.next_in = (Bytef *)z;
+	s.avail_in = (uInt)zlen;
+	do {
+		s.next_out = scratch;
+		s.avail_out = sizeof(scratch);
+		ret = inflate(&s, Z_NO_FLUSH);
+		total += sizeof(scratch) - s.avail_out;
+	} while (ret == Z_OK && total <= size);
+	inflateEnd(&s);
+	if (ret != Z_STREAM_END || total != size || s.avail_in != 0)
+		return PW_ECORRUPT;
+	return 0;
+}
+
+static int verify_reused(struct pw_pack_writer *w, struct wobj *o)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int has_crc = 0;
+	uint32_t want = pw_idx_nth_crc(o->pack->idx, o->idx_pos, &has_crc);
+
+	if (has_crc) {
+		if ((uint32_t)crc32(0, o->raw, (uInt)o->raw_len) == want)
+			return 0;
+	} else if (!inflate_check(o->raw + o->raw_hdr, o->raw_len - o->raw_hdr, o->raw_size)) {
+		return 0;
+	}
+	return pw_error_set(&w->err, PW_ECORRUPT,
+	                    "%s: packed object %s at offset %llu is corrupt (%s); not reusing it",
+	                    pw_pack_path(o->pack), pw_oid_to_hex(&o->oid, hex),
+	                    (unsigned long long)(o->raw - o->pack->data),
+	                    has_crc ? "CRC mismatch" : "bad zlib stream");
+}
+
+static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdeflate_compressor *c,
+                       struct pw_buf *scratch)
+{
+	uint8_t hdr[10 + 10 + PW_MAX_RAWSZ];
+	size_t hlen;
+	const uint8_t *data;
+	size_t len;
+	uint8_t *owned = NULL;
+	int rc, delta, type;
+	uint64_t size;
+
+	o->offset = w->pos;
+	if (o->flags & W_REUSE) {
+		if (w->opts.verify_reuse && verify_reused(w, o)) {
+			/* Fall back to the object itself (read through the odb, which
+			 * may have it elsewhere or report the damage). Objects based
+			 * on it are written after it either way. */
+			pw_error_clear(&w->err);
+			w->stats.reuse_failures++;
+			drop_reuse(o);
+			return write_entry(w, o, c, scratch);
+		}
+		delta = reused_delta(o);
+		size = o->raw_size;
+		data = o->raw + o->raw_hdr;
+		len = o->raw_len - o->raw_hdr;
+		w->stats.reused++;
+		if (delta)
+			w->stats.reused_deltas++;
+	} else if (o->zdata) {
+		delta = o->zdelta;
+		size = o->zsize;
+		data = o->zdata;
+		len = o->zlen;
+	} else {
+		char hex[PW_MAX_HEXSZ + 1];
+
+		delta = 0;
+		rc = pw_odb_read(w->odb, &o->oid, &type, scratch);
+		if (rc)
+			return pw_error_copy(&w->err, pw_odb_error(w->odb));
+		if (type != o->type)
+			return pw_error_set(&w->err, PW_ECORRUPT, "object %s changed type",
+			                    pw_oid_to_hex(&o->oid, hex));
+		size = scratch->len;
+		if ((rc = compress_into(c, scratch->data, scratch->len, &owned, &len)))
+			return pw_error_set(&w->err, rc, "compressing %s failed",
+			                    pw_oid_to_hex(&o->oid, hex));
+		data = owned;
+	}
+	if (delta) {
+		struct wobj *b = &w->objs[o->base];
+
+		w->stats.deltas++;
+		if ((b->flags & W_WRITTEN) && w->opts.ofs_delta) {
+			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, size);
+			hlen += pw_pack_ofs_encode(hdr + hlen, o->offset - b->offset);
+		} else {
+			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, size);
+			memcpy(hdr + hlen, b->oid.id, w->algo->rawsz);
+			hlen += w->algo->rawsz;
+			if (b->flags & W_BASE_ONLY)
+				w->stats.thin_deltas++;
+		}
+	} else {
+		hlen = pw_pack_entry_hdr_encode(hdr, o->type, size);
+	}
+	o->crc = (uint32_t)crc32(0, hdr, (uInt)hlen);
+	o->crc = (uint32_t)crc32(o->crc, data, (uInt)len);
+	rc = out_write(w, hdr, hlen);
+	if (!rc)
+		rc = out_write(w, data, len);
+	free(owned);
+	if (o->zdata && !(o->flags & W_REUSE)) {
+		/* not needed any more */
+		free(o->zdata);
+		o->zdata = NULL;
+	}
+	o->flags |= W_WRITTEN;
+	w->stats.written++;
+	return rc;
+}
+
+static int type_rank(int t)
+{
+	switch (t) {
+	case PW_OBJ_COMMIT:
+		return 0;
+	case PW_OBJ_TAG:
+		return 1;
+	case PW_OBJ_TREE:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static int write_all(struct pw_pack_writer *w)
+{
+	uint8_t head[PW_PACK_HEADER_SIZE];
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(w->opts.compression);
+	struct pw_buf scratch = PW_BUF_INIT;
+	int32_t *stack = NULL;
+	size_t i, r, sp, done = 0;
+	int rc = 0;
+
+	stack = malloc(((size_t)w->opts.depth + 2) * sizeof(*stack));
+	if (!c || !stack) {
+		libdeflate_free_compressor(c);
+		free(stack);
+		return nomem(w);
+	}
+	pw_hash_init(&w->hash, w->algo);
+	pw_pack_header_encode(head, (uint32_t)w->nr_send);
+	rc = out_write(w, head, sizeof(head));
+	progress(w, "Writing objects", 0, w->nr_send, 0);
+	for (r = 0; r < 4 && !rc; r++) {
+		for (i = 0; i < w->nr && !rc; i++) {
+			struct wobj *o = &w->objs[i];
+
+			if ((o->flags & (W_WRITTEN | W_BASE_ONLY)) ||
+			    (size_t)type_rank(o->type) != r)
+				continue;
+			/* bases first: climb to the first written (or outside) one */
+			sp = 0;
+			stack[sp++] = (int32_t)i;
+			for (;;) {
+				struct wobj *x = &w->objs[stack[sp - 1]];
+				int32_t b = x->base;
+
+				if (b < 0 || !(reused_delta(x) || (x->zdata && x->zdelta)))
+					break;
+				if (w->objs[b].flags & (W_WRITTEN | W_BASE_ONLY))
+					break;
+				if (sp > (size_t)w->opts.depth) {
+					rc = pw_error_set(&w->err, PW_ERROR,
+					                  "internal error: delta chain too long");
+					break;
+				}
+				stack[sp++] = b;
+			}
+			while (sp && !rc) {
+				rc = write_entry(w, &w->objs[stack[--sp]], c, &scratch);
+				if (++done % 1024 == 0)
+					progress(w, "Writing objects", done, w->nr_send, 0);
+			}
+		}
+	}
+	if (!rc)
+		rc = out_flush(w);
+	if (!rc) {
+		pw_hash_final_raw(&w->hash, w->checksum);
+		rc = w->out_fn(w->out_ctx, w->checksum, w->algo->rawsz, &w->err);
+		w->pos += w->algo->rawsz;
+		w->stats.bytes = w->pos;
+	}
+	if (!rc)
+		progress(w, "Writing objects", done, w->nr_send, 1);
+	libdeflate_free_compressor(c);
+	pw_buf_free(&scratch);
+	free(stack);
+	return rc;
+}
+
+int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx, uint8_t *checksum)
+{
+	size_t i;
+	int rc;
+
+	if (w->written)
+		return pw_error_set(&w->err, PW_EINVAL, "pack already written");
+	w->written = 1;
+	if (w->nr_send > UINT32_MAX)
+		return pw_error_set(&w->err, PW_ETOOBIG, "too many objects for one pack");
+	w->outbuf = malloc(OUTBUF_SIZE);
+	if (!w->outbuf)
+		return nomem(w);
+	w->out_fn = fn;
+	w->out_ctx = ctx;
+	progress(w, "Counting objects", 0, w->nr, 0);
+	for (i = 0; i < w->nr; i++) {
+		if ((rc = count_one(w, i)))
+			return rc;
+		if (i % 1024 == 1023)
+			progress(w, "Counting objects", i + 1, w->nr, 0);
+	}
+	progress(w, "Counting objects", w->nr, w->nr, 1);
+	if ((rc = check_reused_chains(w)) || (rc = fill_missing_headers(w)))
+		return rc;
+	if ((rc = search_deltas(w)))
+		return rc;
+	if ((rc = write_all(w)))
+		return rc;
+	if (checksum)
+		memcpy(checksum, w->checksum, w->algo->rawsz);
+	return 0;
+}
+
+static int fd_out(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	int fd = *(int *)ctx;
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return pw_error_set(err, PW_EIO, "writing the pack: %s",
+			                    n < 0 ? strerror(errno) : "short write");
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int pw_pack_writer_write_fd(struct pw_pack_writer *w, int fd, uint8_t *checksum)
+{
+	return pw_pack_writer_write(w, fd_out, &fd, checksum);
+}
+
+int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
+{
+	struct pw_idx_entry *entries, **ptrs;
+	struct pw_idx_write_opts opts;
+	size_t i, n = 0;
+	int rc;
+
+	if (!w->written || !w->stats.bytes)
+		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
+	entries = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*entries));
+	ptrs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*ptrs));
+	if (!entries || !ptrs) {
+		free(entries);
+		free(ptrs);
+		return nomem(w);
+	}
+	for (i = 0; i < w->nr; i++) {
+		struct wobj *o = &w->objs[i];
+
+		if (!(o->flags & W_WRITTEN))
+			continue;
+		entries[n].oid = o->oid;
+		entries[n].offset = o->offset;
+		entries[n].crc32 = o->crc;
+		ptrs[n] = &entries[n];
+		n++;
+	}
+	qsort(ptrs, n, sizeof(*ptrs), pw_idx_entry_cmp);
+	memset(&opts, 0, sizeof(opts));
+	opts.version = version ? version : 2;
+	rc = pw_idx_write_fd(w->algo, (const struct pw_idx_entry *const *)ptrs, n, w->checksum,
+	                     &opts, fd, NULL, &w->err);
+	free(entries);
+	free(ptrs);
+	return rc;
+}
+
+/* A temporary file beside `base_name` (same directory, so rename works). */
+static int tmp_file(struct pw_pack_writer *w, const char *base_name, const char *what, char **path)
+{
+	const char *slash = strrchr(base_name, '/');
+	size_t dirlen = slash ? (size_t)(slash - base_name) + 1 : 0;
+	char *p = malloc(dirlen + 32);
+	int fd;
+
+	if (!p)
+		return nomem(w);
+	memcpy(p, base_name, dirlen);
+	snprintf(p + dirlen, 32, "tmp_%s_XXXXXX", what);
+	fd = mkstemp(p);
+	if (fd < 0) {
+		pw_error_set(&w->err, PW_EIO, "cannot create a temporary file in '%.*s': %s",
+		             (int)(dirlen ? dirlen : 1), dirlen ? base_name : ".", strerror(errno));
+		free(p);
+		return PW_EIO;
+	}
+	fchmod(fd, 0444);
+	*path = p;
+	return fd;
+}
+
+int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, int idx_version,
+                               char *hex_out)
+{
+	char *tmp_pack = NULL, *tmp_idx = NULL, *final = NULL;
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_oid sum;
+	size_t blen = strlen(base_name);
+	int fd, rc;
+
+	fd = tmp_file(w, base_name, "pack", &tmp_pack);
+	if (fd < 0)
+		return fd;
+	rc = pw_pack_writer_write_fd(w, fd, NULL);
+	if (close(fd) && !rc)
+		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp_pack, strerror(errno));
+	if (rc)
+		goto fail;
+	fd = tmp_file(w, base_name, "idx", &tmp_idx);
+	if (fd < 0) {
+		rc = fd;
+		goto fail;
+	}
+	rc = pw_pack_writer_write_idx_fd(w, fd, idx_version);
+	if (close(fd) && !rc)
+		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp_idx, strerror(errno));
+	if (rc)
+		goto fail;
+	pw_oid_from_raw(&sum, w->checksum, w->algo);
+	pw_oid_to_hex(&sum, hex);
+	final = malloc(blen + 1 + PW_MAX_HEXSZ + 8);
+	if (!final) {
+		rc = nomem(w);
+		goto fail;
+	}
+	snprintf(final, blen + PW_MAX_HEXSZ + 9, "%s-%s.pack", base_name, hex);
+	if (rename(tmp_pack, final)) {
+		rc = pw_error_set(&w->err, PW_EIO, "cannot rename %s to %s: %s", tmp_pack, final,
+		                  strerror(errno));
+		goto fail;
+	}
+	free(tmp_pack);
+	tmp_pack = NULL;
+	snprintf(final, blen + PW_MAX_HEXSZ + 9, "%s-%s.idx", base_name, hex);
+	if (rename(tmp_idx, final)) {
+		rc = pw_error_set(&w->err, PW_EIO, "cannot rename %s to %s: %s", tmp_idx, final,
+		                  strerror(errno));
+		goto fail;
+	}
+	free(tmp_idx);
+	free(final);
+	if (hex_out)
+		memcpy(hex_out, hex, w->algo->hexsz + 1);
+	return 0;
+fail:
+	if (tmp_pack)
+		unlink(tmp_pack);
+	if (tmp_idx)
+		unlink(tmp_idx);
+	free(tmp_pack);
+	free(tmp_idx);
+	free(final);
+	return rc;
+}
