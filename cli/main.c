@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client-util.h"
 #include "cmds.h"
 #include "packwire/packwire.h"
 
@@ -14,9 +15,12 @@ struct cmd {
 
 static const struct cmd commands[] = {
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
+        {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
+        {"fetch", cmd_fetch, "download objects and refs from a server"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"index-pack", cmd_index_pack, "build the .idx of a pack"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
+        {"ls-remote", cmd_ls_remote, "list the refs of a remote repository"},
         {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
         {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
         {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
@@ -84,6 +88,14 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* global "-c key=value" options, as git -c */
+	while (argc >= 3 && !strcmp(argv[1], "-c")) {
+		if (!strchr(argv[2], '=') || pw_cli_config_override(argv[2]))
+			return pw_cli_fatal("bad -c option '%s'", argv[2]);
+		argv[2] = argv[0];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2) {
 		list_commands(stderr);
 		return 1;

@@ -1,0 +1,173 @@
+/* The fetching side of the protocol: talk to an upload-pack server over any
+ * transport, learn its refs and its object format (v2 capability, v0/v1
+ * capability, else the length of the ids), negotiate, receive and index a
+ * pack. clone and fetch are built from these pieces. */
+#ifndef PACKWIRE_CLIENT_H
+#define PACKWIRE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/buf.h"
+#include "packwire/error.h"
+#include "packwire/hash.h"
+#include "packwire/pkt.h"
+#include "packwire/proto.h"
+#include "packwire/transport.h"
+
+struct pw_repo;
+
+/* One ref the server offered. */
+struct pw_remote_ref {
+	char *name;        /* "refs/heads/main", "HEAD" */
+	struct pw_oid oid; /* zero for an unborn symref */
+	struct pw_oid peeled;
+	int has_peeled;      /* annotated tag: peeled is what it points at */
+	char *symref_target; /* "refs/heads/main" for HEAD, else NULL */
+	int unborn;          /* v2 "unborn HEAD symref-target:..." */
+};
+
+/* ---- advertisement parser (pure: no I/O; fuzzed) ------------------------ */
+
+struct pw_adv {
+	int version;                     /* 0, or 1 after a "version 1" line */
+	const struct pw_hash_algo *algo; /* learned; NULL until known */
+	int algo_advertised;             /* object-format was in the capabilities */
+	char *caps;                      /* v0/v1 capability list (NUL-terminated), "" when none */
+	size_t caps_len;
+	struct pw_remote_ref *refs;
+	size_t nr, alloc;
+	struct pw_oid *shallow; /* "shallow <oid>" lines of a shallow server */
+	size_t nr_shallow, alloc_shallow;
+	int empty;  /* "capabilities^{}" or no refs at all */
+	int state_; /* private */
+};
+
+void pw_adv_init(struct pw_adv *a);
+void pw_adv_free(struct pw_adv *a);
+/*
+ * Feed one packet of a v0/v1 ref advertisement: PW_EMORE until the flush,
+ * then 0. The algorithm is the first object-format capability, else guessed
+ * from the first id's length; every id must then have that length. Errors
+ * (PW_EPROTO): "remote error: <msg>" for ERR lines, mixed id lengths, an
+ * object-format that does not match the ids, malformed lines.
+ */
+int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
+/* One line of a v2 ls-refs response for algo (set a->algo first); PW_EMORE
+ * for lines, 0 at the flush. */
+int pw_adv_feed_ls_refs(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
+/* Find a ref by name (NULL when absent). */
+const struct pw_remote_ref *pw_adv_find(const struct pw_adv *a, const char *name);
+
+/* ---- sessions ----------------------------------------------------------- */
+
+struct pw_client_opts {
+	const char *upload_pack; /* --upload-pack command, NULL = git-upload-pack */
+	int protocol_version;    /* wanted: 0, 1 or 2 (the server may answer v0) */
+	int quiet;
+	int progress; /* relay the server's progress (band 2) to stderr */
+};
+
+struct pw_session;
+
+/* Connect and read the server's first words (v0/v1 ref advertisement or v2
+ * capabilities). */
+int pw_session_open(struct pw_session **out, const char *url, const struct pw_client_opts *opts,
+                    struct pw_error *err);
+/* End the session (v2: a flush), reap the server. Returns an error when the
+ * server failed and nothing else was reported. NULL is fine. */
+int pw_session_close(struct pw_session *s, struct pw_error *err);
+
+int pw_session_version(const struct pw_session *s);
+/* The server's algorithm (sha1 when it said nothing). */
+const struct pw_hash_algo *pw_session_algo(const struct pw_session *s);
+/* Was object-format advertised (v2 line or v0 capability)? */
+int pw_session_algo_advertised(const struct pw_session *s);
+/* The v0/v1 capability list or v2 capability lines joined by spaces. */
+const char *pw_session_caps(const struct pw_session *s);
+
+/*
+ * May a repository using `local` fetch from this server? v0/v1: PW_EUNSUPPORTED
+ * "Server does not support this repository's object format"; v2:
+ * "mismatched algorithms: client <L>; server <R>" or "the server does not
+ * support algorithm '<L>'".
+ */
+int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local,
+                          struct pw_error *err);
+
+/* Flags for pw_session_list_refs. */
+#define PW_LSREFS_SYMREFS 1 /* ask v2 for symref-target */
+#define PW_LSREFS_PEEL    2 /* ask v2 for peeled tags */
+#define PW_LSREFS_UNBORN  4 /* ask v2 for an unborn HEAD (when offered) */
+
+/* The server's refs: v2 runs ls-refs with these prefixes (NULL-terminated,
+ * NULL = all); v0/v1 return the advertisement unfiltered. Borrowed, valid
+ * until the session is closed. */
+int pw_session_list_refs(struct pw_session *s, const char *const *prefixes, unsigned flags,
+                         const struct pw_adv **out, struct pw_error *err);
+
+struct pw_fetch_request {
+	const struct pw_oid *wants;
+	size_t nr_wants;
+	unsigned depth;     /* deepen N; 0 = full history */
+	const char *filter; /* filter-spec or NULL */
+	int include_tag;
+	int no_haves; /* clone: nothing to negotiate */
+};
+
+struct pw_fetch_result {
+	int got_pack;
+	char pack_path[4096]; /* objects/pack/pack-<hex>.pack when a new pack was stored */
+	char idx_path[4096];
+	struct pw_oid *shallow; /* the shallow list to store (when depth given) */
+	size_t nr_shallow;
+	int shallow_changed;
+	uint32_t nr_objects;
+	int rounds; /* negotiation rounds */
+	size_t haves_sent;
+};
+
+/*
+ * Fetch: negotiate with haves from the repository's refs, receive the pack
+ * (thin, side-band-64k), index it into objects/pack with --fix-thin, check
+ * that every wanted object is there (and, without depth or filter, that the
+ * new history is connected). On failure no pack is left behind.
+ */
+int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw_fetch_request *req,
+                     struct pw_fetch_result *res, struct pw_error *err);
+/* Remove the pack stored by a fetch whose refs could not be written. */
+void pw_fetch_result_rollback(struct pw_fetch_result *res);
+/* Write $GIT_DIR/shallow from the result (when it changed). */
+int pw_fetch_result_write_shallow(struct pw_repo *repo, const struct pw_fetch_result *res,
+                                  struct pw_error *err);
+void pw_fetch_result_free(struct pw_fetch_result *res);
+
+/* ---- local history ----------------------------------------------------- */
+
+/* Is `anc` an ancestor of (or equal to) `desc`? 1, 0, or a negative error.
+ * Missing objects (shallow history) count as "not an ancestor". */
+int pw_commit_is_ancestor(struct pw_repo *repo, const struct pw_oid *anc, const struct pw_oid *desc,
+                          struct pw_error *err);
+
+/* ---- refspecs ---------------------------------------------------------- */
+
+struct pw_refspec {
+	char *src, *dst; /* dst NULL when absent */
+	int force;       /* leading + */
+	int negative;    /* leading ^ */
+	int glob;        /* both sides have one '*' */
+};
+
+int pw_refspec_parse(struct pw_refspec *out, const char *spec, struct pw_error *err);
+void pw_refspec_free(struct pw_refspec *r);
+/* Does name match src (or, reverse, dst)? *out (malloc'd, may be NULL) gets
+ * the mapped name on the other side. 1, 0 or PW_ENOMEM. */
+int pw_refspec_match(const struct pw_refspec *r, const char *name, int reverse, char **out);
+
+/* ---- work tree --------------------------------------------------------- */
+
+/* Write the tree of `commit` into the (empty) work tree of repo and the
+ * matching .git/index (v2, stat data filled in). */
+int pw_checkout_fresh(struct pw_repo *repo, const struct pw_oid *commit, struct pw_error *err);
+
+#endif

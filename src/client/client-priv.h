@@ -1,0 +1,43 @@
+/* Internals shared by the client's files. */
+#ifndef PW_CLIENT_PRIV_H
+#define PW_CLIENT_PRIV_H
+
+#include "packwire/client.h"
+
+struct pw_session {
+	struct pw_conn *conn;
+	struct pw_pkt_reader rd;
+	struct pw_client_opts opts;
+	int version; /* 0, 1 or 2 as the server answered */
+	const struct pw_hash_algo *algo;
+	int algo_advertised;
+	struct pw_adv adv;       /* v0/v1 advertisement, or the v2 ls-refs answer */
+	struct pw_v2_caps caps2; /* v2 capabilities */
+	char *caps_joined;
+	int listed;
+	int fetched; /* v0/v1: wants were sent */
+	int failed;  /* the stream is out of step: no polite goodbye */
+	struct pw_buf out;
+};
+
+int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
+/* Send s->out (and empty it). */
+int pw_client__send(struct pw_session *s, struct pw_error *err);
+/* Start s->out with "command=X", agent, object-format, delim. */
+int pw_client__v2_command(struct pw_session *s, const char *cmd, struct pw_error *err);
+
+/* Local history, newest first, for "have" lines. */
+struct pw_odb;
+struct pw_have_walk;
+int pw_have_walk_new(struct pw_have_walk **out, struct pw_odb *odb, struct pw_repo *repo,
+                     struct pw_error *err);
+/* 1 with the next commit to offer, 0 when there are no more. */
+int pw_have_walk_next(struct pw_have_walk *w, struct pw_oid *out);
+/* The server has this commit: it and its ancestors need not be offered. */
+void pw_have_walk_mark_common(struct pw_have_walk *w, const struct pw_oid *oid);
+void pw_have_walk_free(struct pw_have_walk *w);
+
+/* Read $GIT_DIR/shallow (sorted, deduplicated). */
+int pw_shallow_read(struct pw_repo *repo, struct pw_oid **out, size_t *nr, struct pw_error *err);
+
+#endif

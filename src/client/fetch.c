@@ -1,0 +1,927 @@
+/* The fetch exchange: wants and haves (v2 rounds or v0 multi_ack_detailed),
+ * shallow lines, then the pack, demultiplexed from the side-band on a thread
+ * and indexed (fix-thin) into objects/pack as it arrives. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/client-priv.h"
+#include "pack/index-pack.h"
+#include "packwire/odb.h"
+#include "packwire/packwire.h"
+#include "packwire/revlist.h"
+#include "proto/quote.h"
+#include "util/fs.h"
+
+#define INITIAL_FLUSH  16
+#define PIPESAFE_FLUSH 32
+#define MAX_IN_VAIN    256
+
+struct neg {
+	struct pw_session *s;
+	const struct pw_fetch_request *req;
+	const struct pw_hash_algo *algo;
+	struct pw_have_walk *walk;
+	struct pw_oid *common;
+	size_t nr_common, alloc_common;
+	struct pw_oid *old_shallow;
+	size_t nr_old_shallow;
+	/* shallow-info from the server */
+	struct pw_oid *sh_add, *sh_del;
+	size_t nr_add, nr_del, alloc_add, alloc_del;
+	int got_shallow_info;
+	enum pw_sideband_mode sideband;
+	int ready, got_ack, in_vain, exhausted;
+	struct pw_fetch_result *res;
+};
+
+static int oid_push(struct pw_oid **v, size_t *nr, size_t *alloc, const struct pw_oid *oid)
+{
+	if (*nr >= PW_FETCH_MAX_IDS)
+		return PW_ETOOBIG;
+	if (*nr == *alloc) {
+		size_t a = *alloc ? *alloc * 2 : 16;
+		void *p = realloc(*v, a * sizeof(**v));
+
+		if (!p)
+			return PW_ENOMEM;
+		*v = p;
+		*alloc = a;
+	}
+	(*v)[(*nr)++] = *oid;
+	return 0;
+}
+
+static int quoted_err(struct pw_error *err, const char *what, const char *p, size_t n)
+{
+	char q[PW_QUOTE_MAX];
+
+	return pw_error_set(err, PW_EPROTO, "protocol error: %s '%s'", what,
+	                    pw_proto__quote(q, sizeof(q), p, n));
+}
+
+/* "<prefix><oid>[ <rest>]": 0 with *rest after the id (NULL at end). */
+static int line_oid(struct neg *n, const struct pw_pkt *pkt, size_t skip, struct pw_oid *oid,
+                    const char **rest)
+{
+	size_t hex = n->algo->hexsz;
+
+	if (pkt->len < skip + hex || pw_oid_from_hex(oid, pkt->data + skip, hex, n->algo))
+		return -1;
+	if (pkt->len == skip + hex) {
+		*rest = NULL;
+		return 0;
+	}
+	if (pkt->data[skip + hex] != ' ')
+		return -1;
+	*rest = pkt->data + skip + hex + 1;
+	return 0;
+}
+
+static int read_line(struct neg *n, struct pw_pkt *pkt, struct pw_error *err)
+{
+	struct pw_str msg;
+	int rc = pw_client__read(n->s, pkt, err);
+
+	if (rc)
+		return rc;
+	if (pkt->kind == PW_PKT_EOF)
+		return pw_error_set(err, PW_EPROTO, "the remote end hung up unexpectedly");
+	if (pkt->kind == PW_PKT_DATA) {
+		if (pw_pkt_is_err(pkt, &msg))
+			return pw_error_set(err, PW_EPROTO, "remote error: %.*s", (int)msg.len,
+			                    msg.p);
+		pw_pkt_chomp(pkt);
+	}
+	return 0;
+}
+
+/* shallow / unshallow lines (v0 after deepen, v2 shallow-info section). */
+static int shallow_line(struct neg *n, const struct pw_pkt *pkt, struct pw_error *err)
+{
+	struct pw_oid oid;
+	const char *rest;
+	int rc;
+
+	if (pkt->len > 8 && !memcmp(pkt->data, "shallow ", 8) &&
+	    !line_oid(n, pkt, 8, &oid, &rest) && !rest)
+		rc = oid_push(&n->sh_add, &n->nr_add, &n->alloc_add, &oid);
+	else if (pkt->len > 10 && !memcmp(pkt->data, "unshallow ", 10) &&
+	         !line_oid(n, pkt, 10, &oid, &rest) && !rest)
+		rc = oid_push(&n->sh_del, &n->nr_del, &n->alloc_del, &oid);
+	else
+		return quoted_err(err, "expected shallow/unshallow, got", pkt->data, pkt->len);
+	n->got_shallow_info = 1;
+	return rc ? pw_error_set(err, rc, "too many shallow lines") : 0;
+}
+
+/* An acknowledgment: ACK <oid> [common|ready|continue] or NAK. *done is set
+ * for NAK and for a bare ACK (v0 end of negotiation). */
+static int ack_line(struct neg *n, const struct pw_pkt *pkt, int *done, struct pw_error *err)
+{
+	struct pw_oid oid;
+	const char *rest;
+
+	*done = 0;
+	if (pkt->len == 3 && !memcmp(pkt->data, "NAK", 3)) {
+		*done = 1;
+		return 0;
+	}
+	if (pkt->len == 5 && !memcmp(pkt->data, "ready", 5)) {
+		n->ready = 1;
+		return 0;
+	}
+	if (pkt->len < 4 || memcmp(pkt->data, "ACK ", 4) || line_oid(n, pkt, 4, &oid, &rest))
+		return quoted_err(err, "expected ACK/NAK, got", pkt->data, pkt->len);
+	if (!rest && n->s->version != 2) {
+		*done = 1;
+		return 0;
+	}
+	if (rest) {
+		size_t rl = pkt->len - (size_t)(rest - pkt->data);
+
+		if (rl == 5 && !memcmp(rest, "ready", 5))
+			n->ready = 1;
+		else if (!((rl == 6 && !memcmp(rest, "common", 6)) ||
+		           (rl == 8 && !memcmp(rest, "continue", 8))))
+			return quoted_err(err, "unexpected acknowledgment", pkt->data, pkt->len);
+	}
+	if (n->walk)
+		pw_have_walk_mark_common(n->walk, &oid);
+	n->got_ack = 1;
+	n->in_vain = 0;
+	if (oid_push(&n->common, &n->nr_common, &n->alloc_common, &oid))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int next_flush(int count)
+{
+	return count < PIPESAFE_FLUSH ? count * 2 : count + PIPESAFE_FLUSH;
+}
+
+/* Append up to count new haves; sets exhausted when the walk ends. */
+static int add_haves(struct neg *n, int count, int *added)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_oid oid;
+	int rc = 0;
+
+	*added = 0;
+	while (*added < count && !n->exhausted) {
+		if (!n->walk || !pw_have_walk_next(n->walk, &oid)) {
+			n->exhausted = 1;
+			break;
+		}
+		if ((rc = pw_pkt_writef(&n->s->out, "have %s\n", pw_oid_to_hex(&oid, hex))))
+			return rc;
+		(*added)++;
+		n->in_vain++;
+		n->res->haves_sent++;
+	}
+	return 0;
+}
+
+static int write_shallow_args(struct neg *n)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < n->nr_old_shallow; i++)
+		rc = pw_pkt_writef(&n->s->out, "shallow %s\n",
+		                   pw_oid_to_hex(&n->old_shallow[i], hex));
+	if (!rc && n->req->depth)
+		rc = pw_pkt_writef(&n->s->out, "deepen %u\n", n->req->depth);
+	return rc;
+}
+
+static int write_wants(struct neg *n, const char *first_caps)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < n->req->nr_wants; i++) {
+		pw_oid_to_hex(&n->req->wants[i], hex);
+		if (!i && first_caps)
+			rc = pw_pkt_writef(&n->s->out, "want %s %s\n", hex, first_caps);
+		else
+			rc = pw_pkt_writef(&n->s->out, "want %s\n", hex);
+	}
+	return rc;
+}
+
+static int give_up(struct neg *n)
+{
+	return n->exhausted || (n->got_ack && n->in_vain >= MAX_IN_VAIN);
+}
+
+/* ---- protocol v2 -------------------------------------------------------- */
+
+static int v2_negotiate(struct neg *n, struct pw_error *err)
+{
+	struct pw_session *s = n->s;
+	int count = INITIAL_FLUSH, rc;
+
+	if (n->req->depth && !pw_v2_caps_has_feature(&s->caps2, "fetch", "shallow"))
+		return pw_error_set(err, PW_EUNSUPPORTED,
+		                    "Server does not support shallow requests");
+	for (;;) {
+		int added = 0, done = 0;
+		size_t i;
+		struct pw_pkt pkt;
+
+		if ((rc = pw_client__v2_command(s, "fetch", err)))
+			return rc;
+		rc = pw_pkt_writes(&s->out, "thin-pack\n");
+		if (!rc && !s->opts.progress)
+			rc = pw_pkt_writes(&s->out, "no-progress\n");
+		if (!rc && n->req->include_tag)
+			rc = pw_pkt_writes(&s->out, "include-tag\n");
+		if (!rc)
+			rc = pw_pkt_writes(&s->out, "ofs-delta\n");
+		if (!rc)
+			rc = write_shallow_args(n);
+		if (!rc && n->req->filter) {
+			if (pw_v2_caps_has_feature(&s->caps2, "fetch", "filter"))
+				rc = pw_pkt_writef(&s->out, "filter %s\n", n->req->filter);
+			else if (!s->opts.quiet)
+				fprintf(stderr,
+				        "warning: filtering not recognized by server, ignoring\n");
+		}
+		if (!rc)
+			rc = write_wants(n, NULL);
+		for (i = 0; !rc && i < n->nr_common; i++) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_pkt_writef(&s->out, "have %s\n", pw_oid_to_hex(&n->common[i], hex));
+		}
+		if (!rc && !n->req->no_haves)
+			rc = add_haves(n, count, &added);
+		if (n->req->no_haves)
+			n->exhausted = 1;
+		if (!rc && (give_up(n) && !added)) {
+			done = 1;
+			rc = pw_pkt_writes(&s->out, "done\n");
+		}
+		if (!rc)
+			rc = pw_pkt_flush(&s->out);
+		if (rc)
+			return pw_error_set(err, rc, "out of memory");
+		if ((rc = pw_client__send(s, err)))
+			return rc;
+		n->res->rounds++;
+		if (done)
+			return 0;
+		/* acknowledgments section */
+		if ((rc = read_line(n, &pkt, err)))
+			return rc;
+		if (pkt.kind != PW_PKT_DATA || pkt.len != 15 ||
+		    memcmp(pkt.data, "acknowledgments", 15))
+			return quoted_err(err, "expected 'acknowledgments', got",
+			                  pkt.data ? pkt.data : "(control packet)",
+			                  pkt.data ? pkt.len : 16);
+		for (;;) {
+			int end;
+
+			if ((rc = read_line(n, &pkt, err)))
+				return rc;
+			if (pkt.kind == PW_PKT_FLUSH)
+				break;
+			if (pkt.kind == PW_PKT_DELIM) {
+				if (!n->ready)
+					return pw_error_set(err, PW_EPROTO,
+					                    "protocol error: expected flush after "
+					                    "acknowledgments without 'ready'");
+				return 0;
+			}
+			if (pkt.kind != PW_PKT_DATA)
+				return pw_error_set(err, PW_EPROTO,
+				                    "protocol error: unexpected packet in "
+				                    "acknowledgments");
+			if ((rc = ack_line(n, &pkt, &end, err)))
+				return rc;
+		}
+		if (n->ready)
+			return pw_error_set(err, PW_EPROTO,
+			                    "protocol error: expected packfile after 'ready'");
+		count = next_flush(count);
+	}
+}
+
+/* After negotiation: sections up to "packfile". */
+static int v2_sections(struct neg *n, struct pw_error *err)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	for (;;) {
+		int section;
+
+		if ((rc = read_line(n, &pkt, err)))
+			return rc;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(err, PW_EPROTO,
+			                    "protocol error: expected a section header, got a "
+			                    "control packet");
+		if (pkt.len == 8 && !memcmp(pkt.data, "packfile", 8)) {
+			n->sideband = PW_SIDEBAND_64K;
+			return 0;
+		}
+		if (pkt.len == 12 && !memcmp(pkt.data, "shallow-info", 12))
+			section = 1;
+		else if ((pkt.len == 11 && !memcmp(pkt.data, "wanted-refs", 11)) ||
+		         (pkt.len == 13 && !memcmp(pkt.data, "packfile-uris", 13)))
+			section = 2;
+		else if (pkt.len == 15 && !memcmp(pkt.data, "acknowledgments", 15))
+			section = 3;
+		else
+			return quoted_err(err, "expected 'packfile', got", pkt.data, pkt.len);
+		for (;;) {
+			int end;
+
+			if ((rc = read_line(n, &pkt, err)))
+				return rc;
+			if (pkt.kind == PW_PKT_DELIM)
+				break;
+			if (pkt.kind != PW_PKT_DATA)
+				return pw_error_set(err, PW_EPROTO,
+				                    "protocol error: the server ended the response "
+				                    "without a pack");
+			if (section == 1 && (rc = shallow_line(n, &pkt, err)))
+				return rc;
+			if (section == 3 && (rc = ack_line(n, &pkt, &end, err)))
+				return rc;
+		}
+	}
+}
+
+/* ---- protocol v0/v1 ----------------------------------------------------- */
+
+static int v0_caps(struct neg *n, struct pw_buf *caps, struct pw_error *err)
+{
+	const char *sc = n->s->adv.caps ? n->s->adv.caps : "";
+	size_t sl = n->s->adv.caps_len;
+	int rc = 0;
+
+#define HAS(k) pw_caps_has(sc, sl, k)
+	if (HAS("multi_ack_detailed"))
+		rc = pw_caps_add(caps, "multi_ack_detailed", NULL);
+	else if (HAS("multi_ack"))
+		rc = pw_caps_add(caps, "multi_ack", NULL);
+	if (!rc && HAS("side-band-64k")) {
+		rc = pw_caps_add(caps, "side-band-64k", NULL);
+		n->sideband = PW_SIDEBAND_64K;
+	} else if (!rc && HAS("side-band")) {
+		rc = pw_caps_add(caps, "side-band", NULL);
+		n->sideband = PW_SIDEBAND_SMALL;
+	}
+	if (!rc && HAS("thin-pack"))
+		rc = pw_caps_add(caps, "thin-pack", NULL);
+	if (!rc && !n->s->opts.progress && HAS("no-progress"))
+		rc = pw_caps_add(caps, "no-progress", NULL);
+	if (!rc && n->req->include_tag && HAS("include-tag"))
+		rc = pw_caps_add(caps, "include-tag", NULL);
+	if (!rc && HAS("ofs-delta"))
+		rc = pw_caps_add(caps, "ofs-delta", NULL);
+	if (!rc && (n->req->depth || n->nr_old_shallow)) {
+		if (!HAS("shallow"))
+			return pw_error_set(err, PW_EUNSUPPORTED,
+			                    "Server does not support shallow clients");
+		rc = pw_caps_add(caps, "shallow", NULL);
+	}
+	if (!rc && n->req->filter) {
+		if (HAS("filter"))
+			rc = pw_caps_add(caps, "filter", NULL);
+		else if (!n->s->opts.quiet)
+			fprintf(stderr, "warning: filtering not recognized by server, ignoring\n");
+	}
+	if (!rc)
+		rc = pw_caps_add(caps, "agent", "packwire/" PW_VERSION);
+#undef HAS
+	return rc ? pw_error_set(err, rc, "out of memory") : 0;
+}
+
+static int v0_negotiate(struct neg *n, struct pw_error *err)
+{
+	struct pw_session *s = n->s;
+	struct pw_buf caps = PW_BUF_INIT;
+	struct pw_pkt pkt;
+	int rc, count = INITIAL_FLUSH, end;
+	int multi_ack = pw_caps_has(s->adv.caps, s->adv.caps_len, "multi_ack_detailed") ||
+	                pw_caps_has(s->adv.caps, s->adv.caps_len, "multi_ack");
+
+	if ((rc = v0_caps(n, &caps, err)))
+		goto out;
+	pw_buf_reset(&s->out);
+	rc = write_wants(n, caps.data);
+	if (!rc)
+		rc = write_shallow_args(n);
+	if (!rc && n->req->filter && pw_caps_has(s->adv.caps, s->adv.caps_len, "filter"))
+		rc = pw_pkt_writef(&s->out, "filter %s\n", n->req->filter);
+	if (!rc)
+		rc = pw_pkt_flush(&s->out);
+	if (rc) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	if ((rc = pw_client__send(s, err)))
+		goto out;
+	if (n->req->depth) {
+		for (;;) {
+			if ((rc = read_line(n, &pkt, err)))
+				goto out;
+			if (pkt.kind == PW_PKT_FLUSH)
+				break;
+			if (pkt.kind != PW_PKT_DATA) {
+				rc = pw_error_set(err, PW_EPROTO,
+				                  "protocol error: bad shallow list");
+				goto out;
+			}
+			if ((rc = shallow_line(n, &pkt, err)))
+				goto out;
+		}
+	}
+	if (n->req->no_haves || !multi_ack)
+		n->exhausted = 1;
+	while (!n->ready && !give_up(n)) {
+		int added;
+
+		pw_buf_reset(&s->out);
+		if ((rc = add_haves(n, count, &added)) || (added && (rc = pw_pkt_flush(&s->out)))) {
+			rc = pw_error_set(err, rc, "out of memory");
+			goto out;
+		}
+		if (!added)
+			break;
+		if ((rc = pw_client__send(s, err)))
+			goto out;
+		n->res->rounds++;
+		do {
+			if ((rc = read_line(n, &pkt, err)))
+				goto out;
+			if (pkt.kind != PW_PKT_DATA) {
+				rc = pw_error_set(err, PW_EPROTO,
+				                  "protocol error: expected ACK/NAK");
+				goto out;
+			}
+			if ((rc = ack_line(n, &pkt, &end, err)))
+				goto out;
+		} while (!end);
+		count = next_flush(count);
+	}
+	pw_buf_reset(&s->out);
+	if ((rc = pw_pkt_writes(&s->out, "done\n"))) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	if ((rc = pw_client__send(s, err)))
+		goto out;
+	n->res->rounds++;
+	/* the final ACK <oid> or NAK (multi_ack may repeat common ACKs first) */
+	do {
+		if ((rc = read_line(n, &pkt, err)))
+			goto out;
+		if (pkt.kind != PW_PKT_DATA) {
+			rc = pw_error_set(err, PW_EPROTO, "protocol error: expected ACK/NAK");
+			goto out;
+		}
+		if ((rc = ack_line(n, &pkt, &end, err)))
+			goto out;
+	} while (!end);
+out:
+	pw_buf_free(&caps);
+	return rc;
+}
+
+/* ---- receiving the pack ------------------------------------------------- */
+
+struct demux {
+	struct pw_session *s;
+	enum pw_sideband_mode sideband;
+	int out_fd;
+	struct pw_error err;
+	int rc;
+};
+
+static void *demux_main(void *arg)
+{
+	struct demux *d = arg;
+	struct pw_session *s = d->s;
+	struct pw_progress_relay relay;
+	struct pw_pkt pkt;
+	int rc = 0;
+
+	pw_progress_relay_init(&relay, isatty(2) ? "\033[K" : "        ");
+	if (d->sideband == PW_SIDEBAND_NONE) {
+		const uint8_t *p;
+		size_t len;
+		char buf[65536];
+
+		pw_pkt_reader_pending(&s->rd, &p, &len);
+		if (len)
+			rc = pw_write_full(d->out_fd, p, len, &d->err);
+		while (!rc) {
+			ssize_t r = read(s->rd.fd, buf, sizeof(buf));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				rc = pw_error_set(&d->err, PW_EIO, "read error: %s",
+				                  strerror(errno));
+				break;
+			}
+			if (!r)
+				break;
+			rc = pw_write_full(d->out_fd, buf, (size_t)r, &d->err);
+		}
+		goto out;
+	}
+	for (;;) {
+		struct pw_str payload;
+		int band;
+
+		if ((rc = pw_pkt_read(&s->rd, &pkt, &d->err)))
+			break;
+		if (pkt.kind == PW_PKT_FLUSH)
+			break;
+		if (pkt.kind == PW_PKT_EOF) {
+			rc = pw_error_set(&d->err, PW_EPROTO,
+			                  "the remote end hung up unexpectedly");
+			break;
+		}
+		if (pkt.kind != PW_PKT_DATA) {
+			rc = pw_error_set(&d->err, PW_EPROTO,
+			                  "protocol error: unexpected control packet in the pack "
+			                  "stream");
+			break;
+		}
+		if (pkt.len > pw_sideband_max(d->sideband) - 4) {
+			rc = pw_error_set(
+			        &d->err, PW_EPROTO,
+			        "protocol error: side-band packet of %zu bytes is too long",
+			        pkt.len);
+			break;
+		}
+		if ((rc = pw_sideband_demux(&pkt, &band, &payload, &d->err)))
+			break;
+		if (band == PW_BAND_DATA) {
+			if ((rc = pw_write_full(d->out_fd, payload.p, payload.len, &d->err)))
+				break;
+		} else if (band == PW_BAND_PROGRESS) {
+			pw_progress_relay_feed(&relay, payload.p, payload.len);
+			pw_progress_relay_flush_fd(&relay, 2, NULL);
+		} else {
+			size_t l = payload.len;
+
+			while (l && (payload.p[l - 1] == '\n' || payload.p[l - 1] == '\r'))
+				l--;
+			rc = pw_error_set(&d->err, PW_EPROTO, "remote error: %.*s", (int)l,
+			                  payload.p);
+			break;
+		}
+	}
+out:
+	pw_progress_relay_finish(&relay);
+	pw_progress_relay_flush_fd(&relay, 2, NULL);
+	pw_progress_relay_free(&relay);
+	close(d->out_fd);
+	d->out_fd = -1;
+	d->rc = rc;
+	return NULL;
+}
+
+static int ip_read(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out)
+{
+	return pw_odb_read(ctx, oid, type, out) ? PW_ENOTFOUND : 0;
+}
+
+static int ip_has(void *ctx, const struct pw_oid *oid)
+{
+	return pw_odb_exists(ctx, oid);
+}
+
+struct progress {
+	int on;
+	int last_phase;
+	unsigned last_pct;
+};
+
+static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	const char *title = phase == PW_IPACK_RECEIVING ? "Receiving objects" : "Resolving deltas";
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
+
+	if (!p->on || !total)
+		return;
+	if (phase != p->last_phase && p->last_phase)
+		fputc('\n', stderr);
+	if (phase == p->last_phase && pct == p->last_pct && done != total)
+		return;
+	p->last_phase = phase;
+	p->last_pct = pct;
+	fprintf(stderr, "\r%s: %3u%% (%llu/%llu)%s", title, pct, (unsigned long long)done,
+	        (unsigned long long)total, done == total ? ", done." : "");
+}
+
+/* "\nname\n" for every file in dir. */
+static int list_packs(const char *dir, struct pw_buf *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = pw_buf_addch(out, '\n');
+
+	if (!d)
+		return PW_EIO;
+	while (!rc && (e = readdir(d)))
+		rc = pw_buf_addf(out, "%s\n", e->d_name);
+	closedir(d);
+	return rc;
+}
+
+static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
+                        struct pw_error *err)
+{
+	struct pw_index_pack_args args;
+	struct progress prog = {0};
+	struct demux d;
+	pthread_t tid;
+	char hex[PW_MAX_HEXSZ + 1];
+	char *pack_dir = pw_path_join(pw_repo_objects_dir(repo), "pack");
+	struct pw_buf before = PW_BUF_INIT;
+	int pfd[2], rc, kept = 0;
+
+	if (!pack_dir)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if ((rc = pw_fs_mkdir_p(pack_dir, err))) {
+		free(pack_dir);
+		return rc;
+	}
+	if ((rc = list_packs(pack_dir, &before))) {
+		rc = pw_error_set(err, rc, "cannot read %s", pack_dir);
+		free(pack_dir);
+		pw_buf_free(&before);
+		return rc;
+	}
+	if (pipe(pfd)) {
+		pw_buf_free(&before);
+		free(pack_dir);
+		return pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
+	}
+	memset(&d, 0, sizeof(d));
+	d.s = n->s;
+	d.sideband = n->sideband;
+	d.out_fd = pfd[1];
+	if (pthread_create(&tid, NULL, demux_main, &d)) {
+		close(pfd[0]);
+		close(pfd[1]);
+		pw_buf_free(&before);
+		free(pack_dir);
+		return pw_error_set(err, PW_EIO, "cannot start the side-band thread");
+	}
+	memset(&args, 0, sizeof(args));
+	args.opts.algo = n->algo;
+	args.opts.fix_thin = 1;
+	args.opts.read_object = ip_read;
+	args.opts.has_object = ip_has;
+	args.opts.odb_ctx = odb;
+	prog.on = n->s->opts.progress;
+	args.opts.progress = ip_progress;
+	args.opts.progress_ctx = &prog;
+	args.idx_version = 2;
+	rc = pw_index_pack_stream(&args, pfd[0], pack_dir, NULL, NULL, hex, &kept, err);
+	if (prog.on && prog.last_phase)
+		fputc('\n', stderr);
+	close(pfd[0]);
+	pthread_join(tid, NULL);
+	if (d.rc) {
+		/* the stream's own story explains a broken pack best */
+		n->s->failed = 1;
+		if (!rc) {
+			/* a complete pack arrived; still the stream went wrong */
+			snprintf(n->res->pack_path, sizeof(n->res->pack_path), "%s/pack-%s.pack",
+			         pack_dir, hex);
+			snprintf(n->res->idx_path, sizeof(n->res->idx_path), "%s/pack-%s.idx",
+			         pack_dir, hex);
+			pw_fetch_result_rollback(n->res);
+		}
+		rc = pw_error_copy(err, &d.err);
+	} else if (rc) {
+		n->s->failed = 1;
+		pw_error_wrap(err, "index-pack failed: ");
+	}
+	if (!rc) {
+		char name[PW_MAX_HEXSZ + 16];
+
+		n->res->got_pack = 1;
+		snprintf(name, sizeof(name), "\npack-%s.pack\n", hex);
+		/* a pack we already had is not ours to remove on rollback */
+		if (!strstr(before.data, name)) {
+			snprintf(n->res->pack_path, sizeof(n->res->pack_path), "%s/pack-%s.pack",
+			         pack_dir, hex);
+			snprintf(n->res->idx_path, sizeof(n->res->idx_path), "%s/pack-%s.idx",
+			         pack_dir, hex);
+		}
+	}
+	pw_buf_free(&before);
+	free(pack_dir);
+	return rc;
+}
+
+void pw_fetch_result_rollback(struct pw_fetch_result *res)
+{
+	if (res->idx_path[0])
+		unlink(res->idx_path);
+	if (res->pack_path[0])
+		unlink(res->pack_path);
+	res->idx_path[0] = res->pack_path[0] = 0;
+	res->got_pack = 0;
+}
+
+void pw_fetch_result_free(struct pw_fetch_result *res)
+{
+	free(res->shallow);
+	res->shallow = NULL;
+	res->nr_shallow = 0;
+}
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return pw_oid_cmp(a, b);
+}
+
+static int in_list(const struct pw_oid *v, size_t nr, const struct pw_oid *oid)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (pw_oid_equal(&v[i], oid))
+			return 1;
+	return 0;
+}
+
+static int shallow_result(struct neg *n, struct pw_error *err)
+{
+	struct pw_fetch_result *res = n->res;
+	size_t i, alloc = 0, k;
+
+	if (!n->got_shallow_info)
+		return 0;
+	for (i = 0; i < n->nr_old_shallow + n->nr_add; i++) {
+		const struct pw_oid *o = i < n->nr_old_shallow ? &n->old_shallow[i]
+		                                               : &n->sh_add[i - n->nr_old_shallow];
+
+		if (in_list(n->sh_del, n->nr_del, o))
+			continue;
+		if (oid_push(&res->shallow, &res->nr_shallow, &alloc, o))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	if (res->nr_shallow)
+		qsort(res->shallow, res->nr_shallow, sizeof(*res->shallow), cmp_oid);
+	for (i = 0, k = 0; i < res->nr_shallow; i++)
+		if (!k || !pw_oid_equal(&res->shallow[k - 1], &res->shallow[i]))
+			res->shallow[k++] = res->shallow[i];
+	res->nr_shallow = k;
+	res->shallow_changed = 1;
+	return 0;
+}
+
+int pw_fetch_result_write_shallow(struct pw_repo *repo, const struct pw_fetch_result *res,
+                                  struct pw_error *err)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	char hex[PW_MAX_HEXSZ + 1];
+	char *path;
+	size_t i;
+	int rc = 0;
+
+	if (!res->shallow_changed)
+		return 0;
+	path = pw_path_join(pw_repo_git_dir(repo), "shallow");
+	if (!path)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (i = 0; !rc && i < res->nr_shallow; i++)
+		rc = pw_buf_addf(&b, "%s\n", pw_oid_to_hex(&res->shallow[i], hex));
+	if (rc)
+		rc = pw_error_set(err, rc, "out of memory");
+	else if (!res->nr_shallow)
+		unlink(path);
+	else
+		rc = pw_fs_write_atomic(path, b.data, b.len, err);
+	pw_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+static int count_obj(const struct pw_revlist_obj *obj, void *data)
+{
+	(void)obj;
+	(void)data;
+	return 0;
+}
+
+static int exclude_ref(const struct pw_ref *ref, void *data)
+{
+	pw_revlist_add(data, &ref->oid, NULL, 1);
+	return 0;
+}
+
+/* Everything the new refs reach is here (Git's check_connected). */
+static int check_connected(struct pw_repo *repo, struct pw_odb *odb,
+                           const struct pw_fetch_request *req, struct pw_error *err)
+{
+	struct pw_revlist *rl = NULL;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_revlist_new(&rl, odb, PW_REVLIST_OBJECTS)))
+		return pw_error_set(err, rc, "out of memory");
+	for (i = 0; i < req->nr_wants; i++)
+		if ((rc = pw_revlist_add(rl, &req->wants[i], NULL, 0)))
+			goto fail;
+	pw_refs_foreach(repo, NULL, 0, exclude_ref, rl);
+	if ((rc = pw_revlist_run(rl, count_obj, NULL)))
+		goto fail;
+	pw_revlist_free(rl);
+	return 0;
+fail:
+	pw_error_set(err, rc, "remote did not send all necessary objects (%s)",
+	             pw_revlist_error(rl)->msg);
+	pw_revlist_free(rl);
+	return rc;
+}
+
+int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw_fetch_request *req,
+                     struct pw_fetch_result *res, struct pw_error *err)
+{
+	struct pw_odb *odb = NULL, *odb2 = NULL;
+	struct neg n;
+	size_t i;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	memset(&n, 0, sizeof(n));
+	n.s = s;
+	n.req = req;
+	n.res = res;
+	n.algo = pw_repo_algo(repo);
+	if ((rc = pw_session_check_algo(s, n.algo, err)))
+		return rc;
+	if (!req->nr_wants)
+		return 0;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), n.algo, err)))
+		return rc;
+	if ((rc = pw_shallow_read(repo, &n.old_shallow, &n.nr_old_shallow, err)))
+		goto out;
+	if (!req->no_haves && (rc = pw_have_walk_new(&n.walk, odb, repo, err)))
+		goto out;
+	if (s->version == 2) {
+		if ((rc = v2_negotiate(&n, err)) || (rc = v2_sections(&n, err)))
+			goto fail_stream;
+	} else if ((s->fetched = 1) && (rc = v0_negotiate(&n, err))) {
+		goto fail_stream;
+	}
+	if ((rc = receive_pack(&n, repo, odb, err)))
+		goto out;
+	if ((rc = shallow_result(&n, err)))
+		goto rollback;
+	/* what we asked for must be here now */
+	if ((rc = pw_odb_open(&odb2, pw_repo_objects_dir(repo), n.algo, err)))
+		goto rollback;
+	for (i = 0; i < req->nr_wants; i++)
+		if (!pw_odb_exists(odb2, &req->wants[i])) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(
+			        err, PW_EPROTO,
+			        "remote did not send all necessary objects (%s is missing)",
+			        pw_oid_to_hex(&req->wants[i], hex));
+			goto rollback;
+		}
+	if (!req->depth && !req->filter && !n.nr_old_shallow &&
+	    (rc = check_connected(repo, odb2, req, err)))
+		goto rollback;
+	goto out;
+fail_stream:
+	s->failed = 1;
+	goto out;
+rollback:
+	pw_fetch_result_rollback(res);
+	pw_fetch_result_free(res);
+out:
+	pw_odb_free(odb2);
+	pw_have_walk_free(n.walk);
+	pw_odb_free(odb);
+	free(n.common);
+	free(n.old_shallow);
+	free(n.sh_add);
+	free(n.sh_del);
+	return rc;
+}

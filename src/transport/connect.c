@@ -1,0 +1,106 @@
+/* Choosing the transport for an address and the generic parts of a
+ * connection's life. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "packwire/transport.h"
+#include "transport/transport-priv.h"
+
+static const char *scheme_name(enum pw_url_scheme s)
+{
+	switch (s) {
+	case PW_URL_GIT:
+		return "git";
+	case PW_URL_HTTP:
+		return "http";
+	case PW_URL_HTTPS:
+		return "https";
+	default:
+		return "helper";
+	}
+}
+
+int pw_transport_connect(struct pw_conn **out, const char *url,
+                         const struct pw_transport_opts *opts, struct pw_error *err)
+{
+	const char *service = opts && opts->service ? opts->service : "git-upload-pack";
+	const char *cmd = opts && opts->command && *opts->command ? opts->command : service;
+	int version = opts ? opts->protocol_version : 0;
+	struct pw_url u;
+	struct pw_conn *c;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_url_parse(&u, url, err)))
+		return rc;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pw_url_free(&u);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	c->in_fd = c->out_fd = -1;
+	c->scheme = u.scheme;
+	switch (u.scheme) {
+	case PW_URL_LOCAL:
+	case PW_URL_FILE:
+		rc = pw_transport__local(c, u.path, cmd, version, err);
+		break;
+	case PW_URL_SSH:
+		rc = pw_transport__ssh(c, &u, cmd, version, err);
+		break;
+	case PW_URL_HELPER:
+		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
+		                  u.helper ? u.helper : "?");
+		break;
+	default:
+		rc = pw_error_set(err, PW_EUNSUPPORTED, "transport '%s' not supported yet",
+		                  scheme_name(u.scheme));
+		break;
+	}
+	pw_url_free(&u);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int pw_conn_end_request(struct pw_conn *c, struct pw_error *err)
+{
+	if (c->ops_ && c->ops_->end_request)
+		return c->ops_->end_request(c, err);
+	return 0;
+}
+
+void pw_conn_close_write(struct pw_conn *c)
+{
+	if (c->out_fd >= 0) {
+		close(c->out_fd);
+		c->out_fd = -1;
+	}
+}
+
+int pw_conn_finish(struct pw_conn *c, int *status, struct pw_error *err)
+{
+	if (c->finished_) {
+		if (status)
+			*status = c->status_;
+		return 0;
+	}
+	c->finished_ = 1;
+	if (c->ops_ && c->ops_->finish)
+		return c->ops_->finish(c, status, err);
+	return 0;
+}
+
+void pw_conn_free(struct pw_conn *c)
+{
+	if (!c)
+		return;
+	pw_conn_finish(c, NULL, NULL);
+	if (c->ops_ && c->ops_->free)
+		c->ops_->free(c);
+	free(c);
+}
