@@ -377,15 +377,26 @@ static int default_updates(struct ps *s)
 		free(branch);
 		return rc;
 	}
-	/* upstream (when it is on this remote), else the same name */
+	/* simple/upstream: the upstream when it is on this remote; simple and
+	 * current: the same name. Like Git, simple wants an upstream when
+	 * pushing back to the remote the branch comes from. */
 	merge = cfgf(s, key, sizeof(key), "branch.%s.merge", branch + 11);
 	{
 		char key2[512];
+		int central;
 
 		bremote = cfgf(s, key2, sizeof(key2), "branch.%s.remote", branch + 11);
-		if (merge && bremote && s->res->remote_name && !strcmp(bremote, s->res->remote_name) &&
-		    (!mode || strcmp(mode, "current")))
+		central = s->res->remote_name &&
+		          !strcmp(bremote ? bremote : "origin", s->res->remote_name);
+		if (merge && bremote && central && (!mode || strcmp(mode, "current")))
 			rc = add_update(s, branch, &oid, merge, 0, 0);
+		else if (central && (!mode || !strcmp(mode, "simple") || !strcmp(mode, "upstream")))
+			rc = pw_error_set(s->err, PW_EINVAL,
+			                  "The current branch %s has no upstream branch.\nSet one "
+			                  "(git branch --set-upstream-to=%s/%s) or name what to push "
+			                  "(packwire push %s %s).",
+			                  branch + 11, s->res->remote_name, branch + 11,
+			                  s->res->remote_name, branch + 11);
 		else
 			rc = add_update(s, branch, &oid, branch, 0, 0);
 	}
@@ -748,6 +759,8 @@ static int read_report(struct ps *s)
 	struct pw_pkt pkt;
 	int rc = 0;
 
+	/* band payloads keep their LF: the relay needs the line ends */
+	s->rd.flags &= ~(unsigned)PW_PKT_READ_CHOMP;
 	pw_progress_relay_init(&relay, isatty(2) ? "\033[K" : "        ");
 	for (;;) {
 		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
