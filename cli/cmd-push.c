@@ -118,7 +118,9 @@ static int print_result(const struct pw_push_result *res, int quiet, int verbose
 		for (pass = 0; pass < 3; pass++)
 			for (i = 0; i < res->nr; i++) {
 				const struct pw_push_ref *r = &res->refs[i];
-				int p = r->status == PW_PUSH_UPTODATE ? 0 : r->status == PW_PUSH_OK ? 1 : 2;
+				int p = r->status == PW_PUSH_UPTODATE ? 0
+				        : r->status == PW_PUSH_OK     ? 1
+				                                      : 2;
 
 				if (p != pass || r->status == PW_PUSH_NO_SUCH_REF ||
 				    (p == 0 && !verbose))

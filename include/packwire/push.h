@@ -17,7 +17,8 @@ struct pw_repo;
 struct pw_push_opts {
 	int force, delete_refs, atomic, tags, all, mirror, dry_run, quiet;
 	int progress;             /* show the server's progress (not sent by packwire servers) */
-	const char *receive_pack; /* command run on the server; NULL = remote config or git-receive-pack */
+	const char *receive_pack; /* command run on the server; NULL = remote config or
+	                             git-receive-pack */
 	const char *const *push_options;
 	size_t nr_push_options;
 };
@@ -64,8 +65,9 @@ struct pw_push_result {
  * failures, and PW_EUNSUPPORTED "the receiving end does not support this
  * repository's hash algorithm" before anything is sent.
  */
-int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs, size_t nr_refspecs,
-            const struct pw_push_opts *opts, struct pw_push_result *res, struct pw_error *err);
+int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
+            size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
+            struct pw_error *err);
 void pw_push_result_free(struct pw_push_result *res);
 /* Did every ref end well (ok or up to date)? */
 int pw_push_result_ok(const struct pw_push_result *res);

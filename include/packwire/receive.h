@@ -39,8 +39,8 @@ void pw_receive_opts_init(struct pw_receive_opts *opts);
  * request, wrong object format), with err set. Never crashes on any input.
  * The process should ignore SIGPIPE (hooks may exit without reading stdin).
  */
-int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd,
-                    const struct pw_receive_opts *opts, struct pw_error *err);
+int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw_receive_opts *opts,
+                    struct pw_error *err);
 
 /* ---- the command list, exposed for tests and fuzzing ------------------- */
 

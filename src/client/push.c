@@ -151,16 +151,20 @@ static int add_update(struct ps *s, const char *src, const struct pw_oid *new_oi
  * remotes; else a full hex id. *full: the ref name (NULL for an id). */
 static int resolve_src(struct ps *s, const char *src, char **full, struct pw_oid *oid)
 {
-	static const char *const rules[] = {"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s",
-	                                    "refs/remotes/%s", "refs/remotes/%s/HEAD"};
+	static const char *const rules[] = {"%s",
+	                                    "refs/%s",
+	                                    "refs/tags/%s",
+	                                    "refs/heads/%s",
+	                                    "refs/remotes/%s",
+	                                    "refs/remotes/%s/HEAD"};
 	char name[4096];
 	size_t i;
 
 	*full = NULL;
 	if (!strcmp(src, "HEAD") || !strcmp(src, "@")) {
 		if (pw_refs_resolve(s->repo, "HEAD", oid, NULL))
-			return pw_error_set(s->err, PW_ENOTFOUND, "src refspec %s does not match any",
-			                    src);
+			return pw_error_set(s->err, PW_ENOTFOUND,
+			                    "src refspec %s does not match any", src);
 		*full = strdup("HEAD");
 		return *full ? 0 : PW_ENOMEM;
 	}
@@ -239,7 +243,8 @@ static int add_refspec(struct ps *s, const char *spec, int force)
 		*colon = '\0';
 	if (s->o->delete_refs) {
 		if (dst || !*src) {
-			rc = pw_error_set(s->err, PW_EINVAL, "--delete only accepts plain target ref names");
+			rc = pw_error_set(s->err, PW_EINVAL,
+			                  "--delete only accepts plain target ref names");
 			goto out;
 		}
 		d = resolve_dst(s, src, NULL);
@@ -357,7 +362,8 @@ static int default_updates(struct ps *s)
 		for (i = 0; i < s->adv.nr; i++) {
 			const char *n = s->adv.refs[i].name;
 
-			if (strncmp(n, "refs/heads/", 11) || pw_refs_resolve(s->repo, n, &oid, NULL))
+			if (strncmp(n, "refs/heads/", 11) ||
+			    pw_refs_resolve(s->repo, n, &oid, NULL))
 				continue;
 			if ((rc = add_update(s, n, &oid, n, 0, 0)))
 				return rc;
@@ -391,12 +397,13 @@ static int default_updates(struct ps *s)
 		if (merge && bremote && central && (!mode || strcmp(mode, "current")))
 			rc = add_update(s, branch, &oid, merge, 0, 0);
 		else if (central && (!mode || !strcmp(mode, "simple") || !strcmp(mode, "upstream")))
-			rc = pw_error_set(s->err, PW_EINVAL,
-			                  "The current branch %s has no upstream branch.\nSet one "
-			                  "(git branch --set-upstream-to=%s/%s) or name what to push "
-			                  "(packwire push %s %s).",
-			                  branch + 11, s->res->remote_name, branch + 11,
-			                  s->res->remote_name, branch + 11);
+			rc = pw_error_set(
+			        s->err, PW_EINVAL,
+			        "The current branch %s has no upstream branch.\nSet one "
+			        "(git branch --set-upstream-to=%s/%s) or name what to push "
+			        "(packwire push %s %s).",
+			        branch + 11, s->res->remote_name, branch + 11, s->res->remote_name,
+			        branch + 11);
 		else
 			rc = add_update(s, branch, &oid, branch, 0, 0);
 	}
@@ -432,7 +439,8 @@ static int build_updates(struct ps *s, const char *const *refspecs, size_t nr)
 		struct all_ctx a = {s, 1};
 
 		if (nr)
-			return pw_error_set(s->err, PW_EINVAL, "--mirror can't be combined with refspecs");
+			return pw_error_set(s->err, PW_EINVAL,
+			                    "--mirror can't be combined with refspecs");
 		if ((rc = pw_refs_foreach(s->repo, "refs/", 0, all_one, &a)))
 			return rc;
 		return mirror_deletes(s);
@@ -441,12 +449,14 @@ static int build_updates(struct ps *s, const char *const *refspecs, size_t nr)
 		struct all_ctx a = {s, s->o->force};
 
 		if (nr)
-			return pw_error_set(s->err, PW_EINVAL, "--all can't be combined with refspecs");
+			return pw_error_set(s->err, PW_EINVAL,
+			                    "--all can't be combined with refspecs");
 		if ((rc = pw_refs_foreach(s->repo, "refs/heads/", 0, all_one, &a)))
 			return rc;
 	}
 	if (s->o->delete_refs && !nr)
-		return pw_error_set(s->err, PW_EINVAL, "--delete doesn't make sense without any refs");
+		return pw_error_set(s->err, PW_EINVAL,
+		                    "--delete doesn't make sense without any refs");
 	for (i = 0; i < nr && !rc; i++)
 		rc = add_refspec(s, refspecs[i], s->o->force);
 	if (rc)
@@ -615,7 +625,8 @@ static int send_pack_data(struct ps *s)
 				pw_error_copy(s->err, pw_revlist_error(rl));
 	}
 	for (i = 0; i < s->adv.nr && !rc; i++)
-		if (!pw_oid_is_zero(&s->adv.refs[i].oid) && pw_odb_exists(s->odb, &s->adv.refs[i].oid))
+		if (!pw_oid_is_zero(&s->adv.refs[i].oid) &&
+		    pw_odb_exists(s->odb, &s->adv.refs[i].oid))
 			pw_revlist_add(rl, &s->adv.refs[i].oid, NULL, 1);
 	if (rc)
 		goto out;
@@ -735,7 +746,8 @@ static int report_line(struct ps *s, const char *p, size_t len)
 	if (len >= 7 && !memcmp(p, "option ", 7))
 		return 0;
 	if (len < 4 || (memcmp(p, "ok ", 3) && memcmp(p, "ng ", 3)))
-		return pw_error_set(s->err, PW_EPROTO, "protocol error: unexpected report line '%.*s'",
+		return pw_error_set(s->err, PW_EPROTO,
+		                    "protocol error: unexpected report line '%.*s'",
 		                    (int)(len > 200 ? 200 : len), p);
 	sp = p[0] == 'n' ? memchr(p + 3, ' ', len - 3) : NULL;
 	snprintf(name, sizeof(name), "%.*s", (int)((sp ? (size_t)(sp - p) : len) - 3), p + 3);
@@ -793,18 +805,20 @@ static int read_report(struct ps *s)
 				pw_progress_relay_feed(&relay, payload.p, payload.len);
 				pw_progress_relay_flush_fd(&relay, 2, NULL);
 			} else {
-				rc = pw_error_set(s->err, PW_ERROR, "remote error: %.*s",
-				                  (int)(payload.len && payload.p[payload.len - 1] == '\n'
-				                                ? payload.len - 1
-				                                : payload.len),
-				                  payload.p);
+				rc = pw_error_set(
+				        s->err, PW_ERROR, "remote error: %.*s",
+				        (int)(payload.len && payload.p[payload.len - 1] == '\n'
+				                      ? payload.len - 1
+				                      : payload.len),
+				        payload.p);
 				break;
 			}
 		} else {
 			struct pw_str m;
 
 			if (pw_pkt_is_err(&pkt, &m)) {
-				rc = pw_error_set(s->err, PW_ERROR, "remote error: %.*s", (int)m.len, m.p);
+				rc = pw_error_set(s->err, PW_ERROR, "remote error: %.*s",
+				                  (int)m.len, m.p);
 				break;
 			}
 			if ((rc = report_line(s, pkt.data, pkt.len)))
@@ -820,9 +834,10 @@ static int read_report(struct ps *s)
 		while (pos < band1.len) {
 			struct pw_error e;
 
-			if (pw_pkt_decode((const uint8_t *)band1.data + pos, band1.len - pos, &pkt, &used,
-			                  &e)) {
-				rc = pw_error_set(s->err, PW_EPROTO, "protocol error: bad report: %s", e.msg);
+			if (pw_pkt_decode((const uint8_t *)band1.data + pos, band1.len - pos, &pkt,
+			                  &used, &e)) {
+				rc = pw_error_set(s->err, PW_EPROTO,
+				                  "protocol error: bad report: %s", e.msg);
 				break;
 			}
 			pos += used;
@@ -970,8 +985,9 @@ static int read_advertisement(struct ps *s)
 	}
 }
 
-int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs, size_t nr_refspecs,
-            const struct pw_push_opts *opts, struct pw_push_result *res, struct pw_error *err)
+int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
+            size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
+            struct pw_error *err)
 {
 	struct pw_transport_opts to;
 	struct ps s;
@@ -1034,11 +1050,13 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 	s.server_ofs = pw_caps_has(caps, clen, "ofs-delta");
 	s.sideband = s.server_sideband;
 	if (opts->atomic && !s.server_atomic) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED, "the receiving end does not support --atomic push");
+		rc = pw_error_set(err, PW_EUNSUPPORTED,
+		                  "the receiving end does not support --atomic push");
 		goto polite;
 	}
 	if (opts->nr_push_options && !s.server_options) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED, "the receiving end does not support push options");
+		rc = pw_error_set(err, PW_EUNSUPPORTED,
+		                  "the receiving end does not support push options");
 		goto polite;
 	}
 	if ((rc = build_updates(&s, refspecs, nr_refspecs)) || (rc = sort_updates(&s)) ||

@@ -106,8 +106,8 @@ static size_t header_len(const char *p, size_t len)
 	return len;
 }
 
-static int ident_line(const char **pp, const char *end, const char *key,
-                      const struct pw_oid *oid, const char *type, struct pw_error *err)
+static int ident_line(const char **pp, const char *end, const char *key, const struct pw_oid *oid,
+                      const char *type, struct pw_error *err)
 {
 	const char *p = *pp, *nl, *why;
 	size_t kl = strlen(key);
@@ -130,8 +130,8 @@ static int ident_line(const char **pp, const char *end, const char *key,
 	return 0;
 }
 
-static int check_commit(struct pw_odb *odb, const struct pw_oid *oid, const char *data,
-                        size_t len, struct pw_error *err)
+static int check_commit(struct pw_odb *odb, const struct pw_oid *oid, const char *data, size_t len,
+                        struct pw_error *err)
 {
 	const struct pw_hash_algo *algo = pw_odb_algo(odb);
 	const char *p = data, *end = data + header_len(data, len);

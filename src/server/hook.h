@@ -9,11 +9,11 @@
 #include "packwire/error.h"
 
 struct pw_hook_run {
-	const char *path;         /* the executable */
-	const char *const *args;  /* extra arguments (NULL-terminated), may be NULL */
-	const char *const *env;   /* "NAME=value" (or "NAME" to unset), NULL-terminated */
-	const char *cwd;          /* may be NULL */
-	const char *input;        /* fed to stdin, then closed; may be NULL */
+	const char *path;        /* the executable */
+	const char *const *args; /* extra arguments (NULL-terminated), may be NULL */
+	const char *const *env;  /* "NAME=value" (or "NAME" to unset), NULL-terminated */
+	const char *cwd;         /* may be NULL */
+	const char *input;       /* fed to stdin, then closed; may be NULL */
 	size_t input_len;
 	void (*output)(void *ctx, const char *data, size_t len);
 	void *ctx;

@@ -29,8 +29,8 @@ int pw_quarantine_create(char **dir, const char *objects_dir, struct pw_error *e
 		goto fail;
 	}
 	if (!mkdtemp(p.data)) {
-		rc = pw_error_set(err, PW_EIO, "cannot create a quarantine directory in %s: %s", real,
-		                  strerror(errno));
+		rc = pw_error_set(err, PW_EIO, "cannot create a quarantine directory in %s: %s",
+		                  real, strerror(errno));
 		goto fail;
 	}
 	*dir = strdup(p.data);
@@ -105,8 +105,8 @@ static int move_dir(const char *src, const char *dst, int idx_last, struct pw_er
 
 		if (!d)
 			return errno == ENOENT ? 0
-			                       : pw_error_set(err, PW_EIO, "cannot read %s: %s", src,
-			                                      strerror(errno));
+			                       : pw_error_set(err, PW_EIO, "cannot read %s: %s",
+			                                      src, strerror(errno));
 		while (!rc && (e = readdir(d))) {
 			char *s, *t;
 			struct stat st;

@@ -130,8 +130,8 @@ int pw_receive_cmds_finish(struct pw_receive_cmds *c, struct pw_error *err)
 	qsort(names, c->nr, sizeof(*names), name_cmp);
 	for (i = 1; i < c->nr && !rc; i++)
 		if (!strcmp(names[i - 1], names[i]))
-			rc = pw_error_set(err, PW_EPROTO, "protocol error: ref '%.200s' updated twice",
-			                  names[i]);
+			rc = pw_error_set(err, PW_EPROTO,
+			                  "protocol error: ref '%.200s' updated twice", names[i]);
 	free(names);
 	return rc;
 }

@@ -286,7 +286,8 @@ static int advertise(struct rp *s, int collect_only)
 	char agent[128];
 	int rc;
 
-	snprintf(agent, sizeof(agent), "%s", s->opts->agent ? s->opts->agent : "packwire/" PW_VERSION);
+	snprintf(agent, sizeof(agent), "%s",
+	         s->opts->agent ? s->opts->agent : "packwire/" PW_VERSION);
 	if (pw_caps_add(&caps, "report-status", NULL) ||
 	    pw_caps_add(&caps, "report-status-v2", NULL) ||
 	    pw_caps_add(&caps, "delete-refs", NULL) || pw_caps_add(&caps, "side-band-64k", NULL) ||
@@ -328,7 +329,8 @@ static int advertise(struct rp *s, int collect_only)
 		goto out;
 	}
 	if (send_buf(s, &out))
-		rc = pw_error_set(s->err, PW_EIO, "cannot send the ref advertisement (client gone)");
+		rc = pw_error_set(s->err, PW_EIO,
+		                  "cannot send the ref advertisement (client gone)");
 out:
 	pw_buf_free(&caps);
 	pw_buf_free(&out);
@@ -433,7 +435,8 @@ static int read_push_options(struct rp *s)
 		    s->popts_bytes + pkt.len > MAX_PUSH_OPTION_BYTES)
 			return pw_error_set(s->err, PW_ETOOBIG, "too many push options");
 		if (memchr(pkt.data, '\0', pkt.len))
-			return pw_error_set(s->err, PW_EPROTO, "protocol error: NUL in a push option");
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: NUL in a push option");
 		v = realloc(s->popts, (s->npopts + 1) * sizeof(*v));
 		if (!v)
 			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
@@ -726,10 +729,12 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 				break;
 			default:
 				if (s->deny_delete_current == DENY_UNSET)
-					rp_error(s, "Deleting the branch HEAD points to would leave "
-					            "the repository without a current branch; set "
-					            "receive.denyDeleteCurrent to 'warn' or 'ignore' to "
-					            "allow it.");
+					rp_error(s,
+					         "Deleting the branch HEAD points to would leave "
+					         "the repository without a current branch; set "
+					         "receive.denyDeleteCurrent to 'warn' or 'ignore' "
+					         "to "
+					         "allow it.");
 				rp_error(s, "refusing to delete the current branch: %s", c->name);
 				return "deletion of the current branch prohibited";
 			}
@@ -857,7 +862,8 @@ static int hook_env(struct rp *s, struct env *e, int quarantined)
 	if (!rc && quarantined && s->qdir)
 		rc = env_add(e, "GIT_QUARANTINE_PATH=%s", s->qdir) ||
 		     env_add(e, "GIT_OBJECT_DIRECTORY=%s", s->qdir) ||
-		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s", pw_repo_objects_dir(s->repo));
+		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s",
+		             pw_repo_objects_dir(s->repo));
 	else if (!rc)
 		rc = env_add(e, "GIT_QUARANTINE_PATH") || env_add(e, "GIT_OBJECT_DIRECTORY") ||
 		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES");
@@ -986,7 +992,8 @@ static void post_hooks(struct rp *s)
 static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
 {
 	if (cmd_is_delete(c))
-		return pw_ref_tx_delete(tx, c->name, pw_oid_is_zero(&c->old_oid) ? NULL : &c->old_oid);
+		return pw_ref_tx_delete(tx, c->name,
+		                        pw_oid_is_zero(&c->old_oid) ? NULL : &c->old_oid);
 	return pw_ref_tx_update(tx, c->name, &c->new_oid, &c->old_oid, 0);
 }
 
@@ -1144,8 +1151,8 @@ static void session_free(struct rp *s)
 	free(s->unpack_error);
 }
 
-int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd,
-                    const struct pw_receive_opts *opts, struct pw_error *err)
+int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw_receive_opts *opts,
+                    struct pw_error *err)
 {
 	struct pw_receive_opts defaults;
 	struct rp s;
