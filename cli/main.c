@@ -22,6 +22,8 @@ static const struct cmd commands[] = {
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"ls-remote", cmd_ls_remote, "list the refs of a remote repository"},
         {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
+        {"push", cmd_push, "update remote refs and send the objects they need"},
+        {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
         {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"show-index", cmd_show_index, "list the entries of a pack index"},

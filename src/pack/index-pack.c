@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,10 @@ struct ip_in {
 	uint64_t base;       /* pack offset of data[0] */
 	int eof;
 	int fd, out_fd; /* -1 for memory */
+	/* A live connection (pipe, socket): the peer sends the pack and then
+	 * waits for an answer, so never block for bytes past what is needed. */
+	int stream;
+	uint64_t max_input; /* 0 = no limit */
 	uint8_t *own;
 	struct pw_hash_ctx hash;
 	uint32_t crc;
@@ -217,12 +222,22 @@ static int in_flush(struct ip_in *in, struct pw_error *err)
 	return 0;
 }
 
-/* Make at least `want` unconsumed bytes available (fewer at end of input).
+static int in_ready(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/* Make at least `need` unconsumed bytes available (fewer at end of input),
+ * and up to `want` where that does not mean waiting on a live stream.
  * Returns the number available, or a negative error. */
-static ssize_t in_fill(struct ip_in *in, size_t want, struct pw_error *err)
+static ssize_t in_fill2(struct ip_in *in, size_t need, size_t want, struct pw_error *err)
 {
 	if (want > WINDOW)
 		want = WINDOW;
+	if (need > want)
+		need = want;
 	if (in->len - in->pos >= want || in->eof)
 		return (ssize_t)(in->len - in->pos);
 	if (WINDOW - in->pos < want) {
@@ -236,7 +251,11 @@ static ssize_t in_fill(struct ip_in *in, size_t want, struct pw_error *err)
 		in->pos = in->hashed = 0;
 	}
 	while (in->len - in->pos < want) {
-		ssize_t n = read(in->fd, in->own + in->len, WINDOW - in->len);
+		ssize_t n;
+
+		if (in->stream && in->len - in->pos >= need && !in_ready(in->fd))
+			break;
+		n = read(in->fd, in->own + in->len, WINDOW - in->len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -249,8 +268,15 @@ static ssize_t in_fill(struct ip_in *in, size_t want, struct pw_error *err)
 			break;
 		}
 		in->len += (size_t)n;
+		if (in->max_input && in->base + in->len > in->max_input)
+			return pw_error_set(err, PW_ETOOBIG, "pack exceeds maximum allowed size");
 	}
 	return (ssize_t)(in->len - in->pos);
+}
+
+static ssize_t in_fill(struct ip_in *in, size_t want, struct pw_error *err)
+{
+	return in_fill2(in, want, want, err);
 }
 
 static void in_consume(struct ip_in *in, size_t n)
@@ -444,12 +470,14 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 
 	if (o->size <= LD_MAX) {
 		size_t want = (size_t)o->size + (size_t)o->size / 8192 + 128;
-		ssize_t avail = in_fill(in, want, &ip->err);
+		ssize_t avail = in_fill2(in, 1, want, &ip->err);
 		size_t used = 0;
 
 		if (avail < 0)
 			return (int)avail;
-		if (avail > 0 && (!in->eof || o->size <= (uint64_t)avail * MAX_RATIO + 64)) {
+		/* On a live stream only part of the entry may be here: zlib below
+		 * streams, libdeflate would fail on the short input. */
+		if (avail > 0 && ((size_t)avail >= want || in->eof) && (!in->eof || o->size <= (uint64_t)avail * MAX_RATIO + 64)) {
 			enum libdeflate_result r;
 
 			if ((rc = pw_buf_grow(&ip->scratch, (size_t)o->size)))
@@ -559,7 +587,7 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 		o->base = NO_OBJ;
 		o->e.offset = in_offset(in);
 		o->e.oid.algo = (uint8_t)algo->id;
-		avail = in_fill(in, 2 + 10 + 10 + PW_MAX_RAWSZ, &ip->err);
+		avail = in_fill2(in, 1, 2 + 10 + 10 + PW_MAX_RAWSZ, &ip->err);
 		if (avail < 0)
 			return (int)avail;
 		if ((size_t)avail == rawsz && looks_like_trailer(ip, in, (size_t)avail))
@@ -573,6 +601,14 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 			                    i, ip->nr_header);
 		rc = pw_pack_entry_hdr_decode(in->data + in->pos, (size_t)avail, rawsz, o->e.offset,
 		                              &eh, &ip->err);
+		while (rc == PW_EMORE && !in->eof && (size_t)avail < 2 + 10 + 10 + PW_MAX_RAWSZ) {
+			avail = in_fill2(in, (size_t)avail + 1, 2 + 10 + 10 + PW_MAX_RAWSZ,
+			                 &ip->err);
+			if (avail < 0)
+				return (int)avail;
+			rc = pw_pack_entry_hdr_decode(in->data + in->pos, (size_t)avail, rawsz,
+			                              o->e.offset, &eh, &ip->err);
+		}
 		if (rc == PW_EMORE)
 			return pw_error_set(&ip->err, PW_ECORRUPT,
 			                    "pack is truncated: it ends inside the header of "
@@ -617,7 +653,7 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 	if ((rc = in_flush(in, &ip->err)))
 		return rc;
 	pw_hash_final_raw(&in->hash, sum);
-	avail = in_fill(in, rawsz + 1, &ip->err);
+	avail = in_fill2(in, rawsz, rawsz + 1, &ip->err);
 	if (avail < 0)
 		return (int)avail;
 	if ((size_t)avail < rawsz) {
@@ -694,6 +730,12 @@ static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
 	in.data = in.own;
 	in.fd = in_fd;
 	in.out_fd = out_fd;
+	in.max_input = ip->opts.max_input;
+	{
+		struct stat st;
+
+		in.stream = fstat(in_fd, &st) || !S_ISREG(st.st_mode);
+	}
 	rc = parse(ip, &in);
 	free(in.own);
 	ip->map_len = (size_t)ip->pack_end + ip->algo->rawsz;

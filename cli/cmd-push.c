@@ -1,0 +1,233 @@
+/* packwire push [--force] [--delete] [--atomic] [--tags] [--all] [--mirror]
+ * [--dry-run] [--push-option=<o>] [--receive-pack=<cmd>] [-q] [-v]
+ * [<remote> [<refspec>...]]: send-pack over the process transports, printing
+ * git push's summary on stderr ("To <url>", one line per ref). Git's
+ * "hint:" paragraphs after a rejection are not printed; object ids are
+ * abbreviated to 7 digits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-util.h"
+#include "cmds.h"
+#include "packwire/packwire.h"
+#include "packwire/push.h"
+
+#define ABBREV 7
+
+static const char *pretty(const char *name)
+{
+	static const char *const pre[] = {"refs/heads/", "refs/tags/", "refs/remotes/"};
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return name + strlen(pre[i]);
+	return name;
+}
+
+static void line(char flag, const char *summary, const struct pw_push_ref *r, const char *msg)
+{
+	fprintf(stderr, " %c %-*s ", flag, 2 * ABBREV + 3, summary);
+	if (r->src && !r->is_delete)
+		fprintf(stderr, "%s -> %s", pretty(r->src), pretty(r->dst));
+	else
+		fputs(pretty(r->dst), stderr);
+	if (msg)
+		fprintf(stderr, " (%s)", msg);
+	fputc('\n', stderr);
+}
+
+static void print_one(const struct pw_push_ref *r, int verbose)
+{
+	char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1], sum[64];
+
+	switch (r->status) {
+	case PW_PUSH_UPTODATE:
+		if (verbose)
+			line('=', "[up to date]", r, NULL);
+		break;
+	case PW_PUSH_OK:
+		if (r->is_delete) {
+			line('-', "[deleted]", r, NULL);
+		} else if (pw_oid_is_zero(&r->old_oid)) {
+			line('*',
+			     !strncmp(r->dst, "refs/tags/", 10)    ? "[new tag]"
+			     : !strncmp(r->dst, "refs/heads/", 11) ? "[new branch]"
+			                                           : "[new reference]",
+			     r, NULL);
+		} else {
+			pw_oid_to_hex(&r->old_oid, a);
+			pw_oid_to_hex(&r->new_oid, b);
+			snprintf(sum, sizeof(sum), "%.*s%s%.*s", ABBREV, a,
+			         r->forced_update ? "..." : "..", ABBREV, b);
+			line(r->forced_update ? '+' : ' ', sum, r,
+			     r->forced_update ? "forced update" : NULL);
+		}
+		break;
+	case PW_PUSH_REJECT_NONFF:
+		line('!', "[rejected]", r, "non-fast-forward");
+		break;
+	case PW_PUSH_REJECT_FETCH_FIRST:
+		line('!', "[rejected]", r, "fetch first");
+		break;
+	case PW_PUSH_REJECT_EXISTS:
+		line('!', "[rejected]", r, "already exists");
+		break;
+	case PW_PUSH_REJECT_NODELETE:
+		line('!', "[rejected]", r, "remote does not support deleting refs");
+		break;
+	case PW_PUSH_ATOMIC_FAILED:
+		line('!', "[rejected]", r, "atomic push failed");
+		break;
+	case PW_PUSH_REMOTE_REJECT:
+		line('!', "[remote rejected]", r, r->remote_msg);
+		break;
+	case PW_PUSH_NO_REPORT:
+		line('!', "[remote failure]", r, "remote failed to report status");
+		break;
+	case PW_PUSH_NO_SUCH_REF:
+	case PW_PUSH_PENDING:
+		break;
+	}
+}
+
+static int print_result(const struct pw_push_result *res, int quiet, int verbose)
+{
+	size_t i;
+	int ok = pw_push_result_ok(res), shown = 0, pass;
+
+	for (i = 0; i < res->nr; i++)
+		if (res->refs[i].status == PW_PUSH_NO_SUCH_REF)
+			fprintf(stderr, "error: unable to delete '%s': remote ref does not exist\n",
+			        pretty(res->refs[i].dst));
+	if (res->unpack_error)
+		fprintf(stderr, "error: remote unpack failed: %s\n", res->unpack_error);
+	for (i = 0; i < res->nr; i++)
+		if (res->refs[i].status != PW_PUSH_UPTODATE)
+			shown = 1;
+	if (!shown && ok) {
+		if (!quiet)
+			fprintf(stderr, "Everything up-to-date\n");
+		return 0;
+	}
+	if (!quiet || !ok) {
+		int header = 0;
+
+		/* Git's order: up to date, then accepted, then the rest */
+		for (pass = 0; pass < 3; pass++)
+			for (i = 0; i < res->nr; i++) {
+				const struct pw_push_ref *r = &res->refs[i];
+				int p = r->status == PW_PUSH_UPTODATE ? 0
+				        : r->status == PW_PUSH_OK     ? 1
+				                                      : 2;
+
+				if (p != pass || r->status == PW_PUSH_NO_SUCH_REF ||
+				    (p == 0 && !verbose))
+					continue;
+				if (!header++)
+					fprintf(stderr, "To %s\n", res->url);
+				print_one(r, verbose);
+			}
+	}
+	if (!ok) {
+		fprintf(stderr, "error: failed to push some refs to '%s'\n", res->url);
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_push(int argc, char **argv)
+{
+	struct pw_push_opts o;
+	struct pw_push_result res;
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	const char **popts = NULL, **specs = NULL, *remote = NULL;
+	size_t npopts = 0, nspecs = 0;
+	int i, rc, verbose = 0, dashdash = 0;
+
+	memset(&o, 0, sizeof(o));
+	popts = calloc((size_t)argc + 1, sizeof(*popts));
+	specs = calloc((size_t)argc + 1, sizeof(*specs));
+	if (!popts || !specs)
+		return pw_cli_fatal("out of memory");
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-') {
+			if (!remote)
+				remote = a;
+			else
+				specs[nspecs++] = a;
+		} else if (!strcmp(a, "--")) {
+			dashdash = 1;
+		} else if (!strcmp(a, "-f") || !strcmp(a, "--force")) {
+			o.force = 1;
+		} else if (!strcmp(a, "-d") || !strcmp(a, "--delete")) {
+			o.delete_refs = 1;
+		} else if (!strcmp(a, "--atomic")) {
+			o.atomic = 1;
+		} else if (!strcmp(a, "--tags")) {
+			o.tags = 1;
+		} else if (!strcmp(a, "--all") || !strcmp(a, "--branches")) {
+			o.all = 1;
+		} else if (!strcmp(a, "--mirror")) {
+			o.mirror = 1;
+		} else if (!strcmp(a, "-n") || !strcmp(a, "--dry-run")) {
+			o.dry_run = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			o.quiet = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = 1;
+		} else if (!strcmp(a, "--progress")) {
+			o.progress = 1;
+		} else if (!strncmp(a, "--push-option=", 14)) {
+			popts[npopts++] = a + 14;
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--push-option")) && i + 1 < argc) {
+			popts[npopts++] = argv[++i];
+		} else if (!strncmp(a, "--receive-pack=", 15)) {
+			o.receive_pack = a + 15;
+		} else if (!strncmp(a, "--exec=", 7)) {
+			o.receive_pack = a + 7;
+		} else {
+			free(popts);
+			free(specs);
+			return pw_cli_usage("usage: packwire push [--force] [--delete] [--atomic] "
+			                    "[--tags] [--all] [--mirror] [--dry-run] "
+			                    "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
+			                    "[<remote> [<refspec>...]]");
+		}
+	}
+	if (o.mirror && (o.all || o.tags || o.delete_refs)) {
+		free(popts);
+		free(specs);
+		return pw_cli_fatal("options '--mirror' and '--all/--tags/--delete' cannot be used "
+		                    "together");
+	}
+	o.push_options = popts;
+	o.nr_push_options = npopts;
+	pw_cli_client_signals();
+	if ((rc = pw_cli_open_repo(&repo))) {
+		free(popts);
+		free(specs);
+		return rc;
+	}
+	rc = pw_push(repo, remote, specs, nspecs, &o, &res, &err);
+	if (rc) {
+		if (rc == PW_ENOTFOUND && strstr(err.msg, "src refspec"))
+			fprintf(stderr, "error: %s\n", err.msg);
+		else
+			pw_cli_fatal("%s", err.msg);
+		rc = rc == PW_ENOTFOUND && strstr(err.msg, "src refspec") ? 1 : PW_EXIT_FATAL;
+		if (rc == 1 && res.url)
+			fprintf(stderr, "error: failed to push some refs to '%s'\n", res.url);
+	} else {
+		rc = print_result(&res, o.quiet, verbose);
+	}
+	pw_push_result_free(&res);
+	pw_repo_free(repo);
+	free(popts);
+	free(specs);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* packwire receive-pack [--stateless-rpc] [--advertise-refs]
+ * [--http-backend-info-refs] [--timeout=<n>] <directory>: the server side of
+ * git push, as git receive-pack (stdin/stdout; GIT_PROTOCOL=version=1 adds
+ * "version 1"). Hook output and errors go to the client on side-band 2 when
+ * it asked for it, else to stderr. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "packwire/packwire.h"
+#include "packwire/receive.h"
+
+int cmd_receive_pack(int argc, char **argv)
+{
+	struct pw_receive_opts opts;
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	const char *dir = NULL, *proto = getenv("GIT_PROTOCOL");
+	int i, rc;
+
+	pw_receive_opts_init(&opts);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--stateless-rpc"))
+			opts.stateless_rpc = 1;
+		else if (!strcmp(a, "--advertise-refs") || !strcmp(a, "--http-backend-info-refs"))
+			opts.advertise_refs = 1;
+		else if (!strncmp(a, "--timeout=", 10))
+			opts.timeout_ms = atoi(a + 10) * 1000;
+		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
+			; /* progress is not sent anyway */
+		else if (!strcmp(a, "--"))
+			continue;
+		else if (a[0] == '-')
+			return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+		else if (!dir)
+			dir = a;
+		else
+			return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+	}
+	if (!dir)
+		return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+	if (proto && strstr(proto, "version=1"))
+		opts.protocol_version = 1;
+	signal(SIGPIPE, SIG_IGN);
+	if (pw_repo_open_exact(&repo, dir, &err))
+		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
+	rc = pw_receive_pack(repo, 0, 1, &opts, &err);
+	pw_repo_free(repo);
+	if (rc)
+		return pw_cli_fatal("%s", err.msg);
+	return 0;
+}

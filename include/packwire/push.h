@@ -1,0 +1,75 @@
+/* The sending side of `git push` (send-pack, protocol v0): connect to a
+ * receive-pack server, read its refs and capabilities, decide what to update
+ * from refspecs (or push.default=simple), refuse non-fast-forwards unless
+ * forced, send the commands and a thin pack of what the server lacks, read
+ * its report, and update the remote-tracking refs. Printing is the caller's:
+ * the result lists every ref with its outcome. */
+#ifndef PACKWIRE_PUSH_H
+#define PACKWIRE_PUSH_H
+
+#include <stddef.h>
+
+#include "packwire/error.h"
+#include "packwire/hash.h"
+
+struct pw_repo;
+
+struct pw_push_opts {
+	int force, delete_refs, atomic, tags, all, mirror, dry_run, quiet;
+	int progress;             /* show the server's progress (not sent by packwire servers) */
+	const char *receive_pack; /* command run on the server; NULL = remote config or
+	                             git-receive-pack */
+	const char *const *push_options;
+	size_t nr_push_options;
+};
+
+enum pw_push_status {
+	PW_PUSH_PENDING = 0,        /* to be sent */
+	PW_PUSH_UPTODATE,           /* the server already has it */
+	PW_PUSH_REJECT_NONFF,       /* "non-fast-forward" */
+	PW_PUSH_REJECT_FETCH_FIRST, /* we do not have the server's value */
+	PW_PUSH_REJECT_EXISTS,      /* a tag that already exists */
+	PW_PUSH_REJECT_NODELETE,    /* the server does not accept deletes */
+	PW_PUSH_NO_SUCH_REF,        /* deleting a ref the server does not have */
+	PW_PUSH_ATOMIC_FAILED,      /* another ref of an atomic push failed */
+	PW_PUSH_OK,
+	PW_PUSH_REMOTE_REJECT, /* "ng": see remote_msg */
+	PW_PUSH_NO_REPORT,     /* sent, but the server said nothing about it */
+};
+
+struct pw_push_ref {
+	char *src; /* local name ("refs/heads/main", "HEAD") or NULL for a delete */
+	char *dst; /* remote ref */
+	struct pw_oid old_oid, new_oid;
+	int force;         /* this update may rewind */
+	int forced_update; /* ... and does */
+	int is_delete;
+	enum pw_push_status status;
+	char *remote_msg; /* "ng" reason */
+};
+
+struct pw_push_result {
+	char *url;
+	char *remote_name; /* NULL when a URL was given */
+	struct pw_push_ref *refs;
+	size_t nr;
+	char *unpack_error; /* NULL: unpack ok (or nothing sent) */
+	int sent;           /* commands went out */
+};
+
+/*
+ * Push to `remote` (a configured remote name or a URL; NULL = the current
+ * branch's remote, else "origin"). Returns 0 when the protocol ran (per-ref
+ * outcomes are in res, which the caller frees with pw_push_result_free),
+ * or a negative code with err set: unknown remote, bad refspec, connection
+ * failures, and PW_EUNSUPPORTED "the receiving end does not support this
+ * repository's hash algorithm" before anything is sent.
+ */
+int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
+            size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
+            struct pw_error *err);
+void pw_push_result_free(struct pw_push_result *res);
+/* Did every ref end well (ok or up to date)? */
+int pw_push_result_ok(const struct pw_push_result *res);
+
+#endif

@@ -1,0 +1,1241 @@
+/* receive-pack: one push session (see packwire/receive.h).
+ *
+ * Order of work, chosen so that a refused push leaves nothing behind:
+ *   advertise -> commands (object-format checked first) -> push options ->
+ *   pack indexed into a quarantine directory -> connectivity -> fsck ->
+ *   pre-receive -> per-ref rules, update hook, old-value check -> (atomic:
+ *   all or nothing) -> move objects in -> ref transaction(s) -> report ->
+ *   post-receive, post-update.
+ * Objects only reach the repository when at least one ref will be updated;
+ * every earlier failure removes the quarantine. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "pack/idx.h"
+#include "pack/index-pack.h"
+#include "packwire/config.h"
+#include "packwire/odb.h"
+#include "packwire/packwire.h"
+#include "packwire/pkt.h"
+#include "packwire/proto.h"
+#include "packwire/receive.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
+#include "packwire/revlist.h"
+#include "server/fsck.h"
+#include "server/hook.h"
+#include "server/quarantine.h"
+#include "util/fs.h"
+#include "util/oidmap.h"
+
+#define MAX_PUSH_OPTION_BYTES (1u << 20)
+
+enum deny { DENY_UNSET = -1, DENY_IGNORE = 0, DENY_WARN, DENY_REFUSE, DENY_UPDATE_INSTEAD };
+
+struct rp {
+	struct pw_repo *repo;
+	const struct pw_hash_algo *algo;
+	const struct pw_receive_opts *opts;
+	struct pw_error *err;
+	int in_fd, out_fd;
+	struct pw_pkt_reader rd;
+	int rd_init;
+
+	/* negotiated */
+	int report, sideband, quiet, atomic, use_push_options;
+	struct pw_receive_cmds cmds;
+	char **popts;
+	size_t npopts, popts_bytes;
+	size_t nshallow;
+
+	/* config */
+	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic;
+	enum deny deny_current, deny_delete_current;
+	int64_t max_input;
+	char *hooks_dir;
+	char *head_target; /* HEAD's symref target, or NULL */
+
+	/* state */
+	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
+	size_t nrefs, alloc_refs;
+	struct pw_odb *main_odb, *q_odb;
+	char *qdir;
+	char *unpack_error; /* NULL = unpack ok */
+	int io_failed;      /* writing to the client failed: stop talking */
+};
+
+void pw_receive_opts_init(struct pw_receive_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->err_fd = 2;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static int send_buf(struct rp *s, struct pw_buf *b)
+{
+	struct pw_error e;
+
+	if (s->io_failed) {
+		pw_buf_reset(b);
+		return PW_EIO;
+	}
+	if (pw_pkt_send(s->out_fd, b, &e)) {
+		s->io_failed = 1;
+		pw_buf_reset(b);
+		return PW_EIO;
+	}
+	return 0;
+}
+
+/* Text for the user: side-band 2 when negotiated, else err_fd. */
+static void to_user(struct rp *s, const char *data, size_t len)
+{
+	if (!len)
+		return;
+	if (s->sideband) {
+		struct pw_buf b = PW_BUF_INIT;
+
+		if (!pw_sideband_write(&b, PW_BAND_PROGRESS, data, len, PW_SIDEBAND_64K_MAX))
+			send_buf(s, &b);
+		pw_buf_free(&b);
+	} else if (s->opts->err_fd >= 0) {
+		struct pw_error e;
+
+		pw_write_full(s->opts->err_fd, data, len, &e);
+	}
+}
+
+static void rp_msg(struct rp *s, const char *prefix, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void rp_msg(struct rp *s, const char *prefix, const char *fmt, ...)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	va_list ap;
+	char line[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!pw_buf_addf(&b, "%s%s\n", prefix, line))
+		to_user(s, b.data, b.len);
+	pw_buf_free(&b);
+}
+
+#define rp_error(s, ...)   rp_msg(s, "error: ", __VA_ARGS__)
+#define rp_warning(s, ...) rp_msg(s, "warning: ", __VA_ARGS__)
+
+static void hook_output(void *ctx, const char *data, size_t len)
+{
+	to_user(ctx, data, len);
+}
+
+/* A fatal problem with the request: tell the client in a way its reader
+ * shows (band 3 or an ERR packet), then fail the session. */
+static int fatal(struct rp *s, int code)
+{
+	struct pw_buf b = PW_BUF_INIT;
+
+	if (s->sideband) {
+		if (!pw_buf_addf(&b, "%s\n", s->err->msg)) {
+			struct pw_buf p = PW_BUF_INIT;
+
+			if (!pw_sideband_write(&p, PW_BAND_ERROR, b.data, b.len,
+			                       PW_SIDEBAND_64K_MAX))
+				send_buf(s, &p);
+			pw_buf_free(&p);
+		}
+	} else if (!pw_pkt_write_err(&b, "%s", s->err->msg)) {
+		send_buf(s, &b);
+	}
+	pw_buf_free(&b);
+	return code;
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+static int cfg_bool(struct rp *s, const char *key, int def)
+{
+	int v;
+
+	if (pw_config_get_bool(pw_repo_config(s->repo), key, &v, NULL))
+		return def;
+	return v;
+}
+
+static enum deny cfg_deny(struct rp *s, const char *key)
+{
+	const char *v;
+	int b;
+
+	if (pw_config_get_string(pw_repo_config(s->repo), key, &v, NULL))
+		return DENY_UNSET;
+	if (!v)
+		return DENY_REFUSE;
+	if (!strcasecmp(v, "ignore"))
+		return DENY_IGNORE;
+	if (!strcasecmp(v, "warn"))
+		return DENY_WARN;
+	if (!strcasecmp(v, "refuse"))
+		return DENY_REFUSE;
+	if (!strcasecmp(v, "updateinstead"))
+		return DENY_UPDATE_INSTEAD;
+	if (!pw_config_parse_bool(v, &b))
+		return b ? DENY_REFUSE : DENY_IGNORE;
+	return DENY_UNSET;
+}
+
+static int load_config(struct rp *s)
+{
+	const struct pw_config *cfg = pw_repo_config(s->repo);
+	const char *hp = NULL;
+	int64_t v;
+	int tf;
+
+	s->deny_nff = cfg_bool(s, "receive.denyNonFastForwards", 0);
+	s->deny_deletes = cfg_bool(s, "receive.denyDeletes", 0);
+	tf = cfg_bool(s, "transfer.fsckObjects", 0);
+	s->fsck = cfg_bool(s, "receive.fsckObjects", tf);
+	s->adv_push_options = cfg_bool(s, "receive.advertisePushOptions", 0);
+	s->adv_atomic = cfg_bool(s, "receive.advertiseAtomic", 1);
+	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
+	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
+	if (!pw_config_get_int64(cfg, "receive.maxInputSize", &v, NULL) && v > 0)
+		s->max_input = v;
+	if (!pw_config_get_string(cfg, "core.hooksPath", &hp, NULL) && hp && *hp) {
+		if (hp[0] == '/')
+			s->hooks_dir = strdup(hp);
+		else if (pw_repo_work_tree(s->repo))
+			s->hooks_dir = pw_path_join(pw_repo_work_tree(s->repo), hp);
+		else
+			s->hooks_dir = pw_path_join(pw_repo_git_dir(s->repo), hp);
+	} else {
+		s->hooks_dir = pw_path_join(pw_repo_git_dir(s->repo), "hooks");
+	}
+	if (!s->hooks_dir)
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	{
+		struct pw_oid o;
+		char *target = NULL;
+
+		if (!pw_refs_read(s->repo, "HEAD", &o, &target))
+			s->head_target = target;
+	}
+	return 0;
+}
+
+/* ---- advertisement ------------------------------------------------------- */
+
+static int add_ref_value(struct rp *s, const struct pw_oid *oid)
+{
+	if (s->nrefs == s->alloc_refs) {
+		size_t n = s->alloc_refs ? s->alloc_refs * 2 : 32;
+		struct pw_oid *v = realloc(s->refs, n * sizeof(*v));
+
+		if (!v)
+			return PW_ENOMEM;
+		s->refs = v;
+		s->alloc_refs = n;
+	}
+	s->refs[s->nrefs++] = *oid;
+	return 0;
+}
+
+struct adv_state {
+	struct rp *s;
+	struct pw_buf *out;
+	const char *caps;
+	int first, collect_only;
+};
+
+static int adv_one(const struct pw_ref *ref, void *data)
+{
+	struct adv_state *a = data;
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (add_ref_value(a->s, &ref->oid))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	if (a->collect_only)
+		return 0;
+	pw_oid_to_hex(&ref->oid, hex);
+	if (a->first)
+		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, ref->name, '\0', a->caps);
+	else
+		rc = pw_pkt_writef(a->out, "%s %s\n", hex, ref->name);
+	a->first = 0;
+	if (rc)
+		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", ref->name);
+	/* keep the buffer small on repositories with many refs */
+	if (a->out->len > 65536 && send_buf(a->s, a->out))
+		return pw_error_set(a->s->err, PW_EIO, "cannot send the ref advertisement");
+	return 0;
+}
+
+static int advertise(struct rp *s, int collect_only)
+{
+	struct pw_buf caps = PW_BUF_INIT, out = PW_BUF_INIT;
+	struct adv_state a = {s, &out, NULL, 1, collect_only};
+	char agent[128];
+	int rc;
+
+	snprintf(agent, sizeof(agent), "%s",
+	         s->opts->agent ? s->opts->agent : "packwire/" PW_VERSION);
+	if (pw_caps_add(&caps, "report-status", NULL) ||
+	    pw_caps_add(&caps, "report-status-v2", NULL) ||
+	    pw_caps_add(&caps, "delete-refs", NULL) || pw_caps_add(&caps, "side-band-64k", NULL) ||
+	    pw_caps_add(&caps, "quiet", NULL) ||
+	    (s->adv_atomic && pw_caps_add(&caps, "atomic", NULL)) ||
+	    pw_caps_add(&caps, "ofs-delta", NULL) ||
+	    (s->adv_push_options && pw_caps_add(&caps, "push-options", NULL)) ||
+	    pw_caps_add(&caps, "object-format", s->algo->name) ||
+	    pw_caps_add(&caps, "agent", agent)) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	a.caps = caps.data;
+	if (!collect_only && s->opts->protocol_version == 1 && pw_pkt_writes(&out, "version 1\n")) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = pw_refs_foreach(s->repo, "refs/", 0, adv_one, &a);
+	if (rc) {
+		if (!s->err->msg[0])
+			pw_error_copy(s->err, pw_repo_error(s->repo));
+		goto out;
+	}
+	if (collect_only)
+		goto out;
+	if (a.first) {
+		char zero[PW_MAX_HEXSZ + 1];
+		struct pw_oid z;
+
+		pw_oid_zero(&z, s->algo);
+		pw_oid_to_hex(&z, zero);
+		if (pw_pkt_writef(&out, "%s capabilities^{}%c%s\n", zero, '\0', caps.data)) {
+			rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if (pw_pkt_flush(&out)) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (send_buf(s, &out))
+		rc = pw_error_set(s->err, PW_EIO,
+		                  "cannot send the ref advertisement (client gone)");
+out:
+	pw_buf_free(&caps);
+	pw_buf_free(&out);
+	return rc;
+}
+
+/* ---- request ------------------------------------------------------------- */
+
+static int read_pkt(struct rp *s, struct pw_pkt *pkt)
+{
+	int rc = pw_pkt_read(&s->rd, pkt, s->err);
+
+	if (rc)
+		return rc;
+	return 0;
+}
+
+/* The first command's capabilities: object format first of all. */
+static int take_caps(struct rp *s, const char *line, size_t len)
+{
+	struct pw_str caps, v;
+	const struct pw_hash_algo *client;
+	int rc;
+
+	pw_receive_line_caps(line, len, &caps);
+	/* side-band first, so that a refusal below reaches the user */
+	s->sideband = pw_caps_has(caps.p, caps.len, "side-band-64k");
+	if (pw_caps_get(caps.p, caps.len, "object-format", &v))
+		rc = pw_object_format_server_check(s->algo, NULL, &client, s->err);
+	else
+		rc = pw_object_format_server_check(s->algo, &v, &client, s->err);
+	if (rc)
+		return rc;
+	s->report = pw_caps_has(caps.p, caps.len, "report-status") ||
+	            pw_caps_has(caps.p, caps.len, "report-status-v2");
+	s->quiet = pw_caps_has(caps.p, caps.len, "quiet");
+	s->atomic = s->adv_atomic && pw_caps_has(caps.p, caps.len, "atomic");
+	s->use_push_options = s->adv_push_options && pw_caps_has(caps.p, caps.len, "push-options");
+	return 0;
+}
+
+/* Returns 1 when the client sent nothing (no commands), 0 with commands. */
+static int read_commands(struct rp *s)
+{
+	struct pw_pkt pkt;
+	int rc, first = 1;
+
+	for (;;) {
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		if (pkt.kind == PW_PKT_EOF) {
+			if (first)
+				return 1;
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "the remote end hung up in the middle of its commands");
+		}
+		if (pkt.kind == PW_PKT_FLUSH)
+			break;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: unexpected control packet in the "
+			                    "command list");
+		first = 0;
+		if (pkt.len >= 8 && !memcmp(pkt.data, "shallow ", 8)) {
+			if (s->cmds.nr)
+				return pw_error_set(s->err, PW_EPROTO,
+				                    "protocol error: shallow line after commands");
+			s->nshallow++;
+			continue;
+		}
+		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9))
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: push certificates are not supported "
+			                    "(push-cert was not advertised)");
+		if (!s->cmds.seen_caps && (rc = take_caps(s, pkt.data, pkt.len)))
+			return rc;
+		if ((rc = pw_receive_cmds_add_line(&s->cmds, pkt.data, pkt.len, s->err)))
+			return rc;
+	}
+	if (!s->cmds.nr)
+		return 1;
+	return pw_receive_cmds_finish(&s->cmds, s->err);
+}
+
+static int read_push_options(struct rp *s)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	for (;;) {
+		char **v;
+
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		if (pkt.kind == PW_PKT_FLUSH)
+			return 0;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: the push options end without a flush");
+		pw_pkt_chomp(&pkt);
+		if (s->npopts >= PW_RECEIVE_MAX_PUSH_OPTIONS ||
+		    s->popts_bytes + pkt.len > MAX_PUSH_OPTION_BYTES)
+			return pw_error_set(s->err, PW_ETOOBIG, "too many push options");
+		if (memchr(pkt.data, '\0', pkt.len))
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: NUL in a push option");
+		v = realloc(s->popts, (s->npopts + 1) * sizeof(*v));
+		if (!v)
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		s->popts = v;
+		if (!(v[s->npopts] = strndup(pkt.data, pkt.len)))
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		s->npopts++;
+		s->popts_bytes += pkt.len;
+	}
+}
+
+/* ---- pack ---------------------------------------------------------------- */
+
+static int read_main(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out)
+{
+	int rc = pw_odb_read(ctx, oid, type, out);
+
+	return rc == PW_ENOTFOUND ? PW_ENOTFOUND : rc;
+}
+
+static int has_main(void *ctx, const struct pw_oid *oid)
+{
+	return pw_odb_exists(ctx, oid);
+}
+
+static void set_unpack_error(struct rp *s, const char *msg)
+{
+	char *nl;
+
+	free(s->unpack_error);
+	s->unpack_error = strdup(msg && *msg ? msg : "unpacker error");
+	if (s->unpack_error)
+		while ((nl = strchr(s->unpack_error, '\n')))
+			*nl = ' ';
+}
+
+/* Receive and index the pack into the quarantine; fsck when configured. */
+static int receive_pack_data(struct rp *s)
+{
+	struct pw_index_pack_args args;
+	struct pw_error e;
+	char hex[PW_MAX_HEXSZ + 1], *pack_dir = NULL, *idx = NULL;
+	int kept = 0, rc;
+
+	memset(&e, 0, sizeof(e));
+	if ((rc = pw_quarantine_create(&s->qdir, pw_repo_objects_dir(s->repo), &e))) {
+		set_unpack_error(s, e.msg);
+		return rc;
+	}
+	memset(&args, 0, sizeof(args));
+	args.opts.algo = s->algo;
+	args.opts.fix_thin = 1;
+	args.opts.read_object = read_main;
+	args.opts.has_object = has_main;
+	args.opts.odb_ctx = s->main_odb;
+	args.opts.max_input = (uint64_t)s->max_input;
+	pack_dir = pw_path_join(s->qdir, "pack");
+	if (!pack_dir) {
+		set_unpack_error(s, "out of memory");
+		return PW_ENOMEM;
+	}
+	rc = pw_index_pack_stream(&args, s->in_fd, pack_dir, NULL, NULL, hex, &kept, &e);
+	if (rc) {
+		rp_error(s, "%s", e.msg);
+		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
+		                                     : "index-pack failed");
+		goto out;
+	}
+	{
+		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
+		struct pw_idx *ix = NULL;
+
+		idx = malloc(n);
+		if (!idx) {
+			rc = PW_ENOMEM;
+			set_unpack_error(s, "out of memory");
+			goto out;
+		}
+		snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
+		/* an empty pack (new ref to an existing object) is not kept */
+		if (!pw_idx_open(&ix, idx, s->algo, &e) && ix->nr == 0) {
+			char *pack = malloc(n);
+
+			if (pack)
+				snprintf(pack, n, "%s/pack-%s.pack", pack_dir, hex);
+			pw_idx_free(ix);
+			ix = NULL;
+			if (!pack || unlink(idx) || unlink(pack)) {
+				free(pack);
+				rc = PW_EIO;
+				set_unpack_error(s, "cannot remove an empty pack");
+				goto out;
+			}
+			free(pack);
+		}
+		pw_idx_free(ix);
+	}
+	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
+		set_unpack_error(s, e.msg);
+		goto out;
+	}
+	if (s->fsck && pw_fs_exists(idx)) {
+		if ((rc = pw_fsck_pack(s->q_odb, idx, &e))) {
+			rp_error(s, "%s", e.msg);
+			set_unpack_error(s, "fsck error in the pushed objects");
+			goto out;
+		}
+	}
+out:
+	free(pack_dir);
+	free(idx);
+	return rc;
+}
+
+/* ---- checks -------------------------------------------------------------- */
+
+static int cmd_is_delete(const struct pw_receive_cmd *c)
+{
+	return pw_oid_is_zero(&c->new_oid);
+}
+
+static int walk_cb(const struct pw_revlist_obj *obj, void *data)
+{
+	(void)obj;
+	(void)data;
+	return 0;
+}
+
+/* Everything reachable from tips exists, stopping at what the refs reach. */
+static int connected(struct rp *s, const struct pw_oid *tips, size_t ntips, struct pw_error *e)
+{
+	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
+	struct pw_revlist *rl = NULL;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_revlist_new(&rl, odb, PW_REVLIST_OBJECTS)))
+		return pw_error_set(e, rc, "out of memory");
+	for (i = 0; i < ntips && !rc; i++) {
+		rc = pw_revlist_add(rl, &tips[i], NULL, 0);
+		if (rc)
+			pw_error_copy(e, pw_revlist_error(rl));
+	}
+	for (i = 0; i < s->nrefs && !rc; i++)
+		if (pw_odb_exists(odb, &s->refs[i]))
+			pw_revlist_add(rl, &s->refs[i], NULL, 1);
+	if (!rc && (rc = pw_revlist_run(rl, walk_cb, NULL)))
+		pw_error_copy(e, pw_revlist_error(rl));
+	pw_revlist_free(rl);
+	return rc;
+}
+
+static void check_connectivity(struct rp *s)
+{
+	struct pw_oid *tips;
+	struct pw_error e;
+	size_t i, n = 0;
+
+	tips = malloc((s->cmds.nr + 1) * sizeof(*tips));
+	if (!tips) {
+		for (i = 0; i < s->cmds.nr; i++)
+			if (!s->cmds.v[i].error)
+				s->cmds.v[i].error = "out of memory";
+		return;
+	}
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]))
+			tips[n++] = s->cmds.v[i].new_oid;
+	if (n && connected(s, tips, n, &e)) {
+		/* find the culprits one by one */
+		for (i = 0; i < s->cmds.nr; i++) {
+			struct pw_receive_cmd *c = &s->cmds.v[i];
+
+			if (c->error || cmd_is_delete(c))
+				continue;
+			if (connected(s, &c->new_oid, 1, &e)) {
+				rp_error(s, "%s: %s", c->name, e.msg);
+				c->error = "missing necessary objects";
+			}
+		}
+	}
+	free(tips);
+}
+
+/* Is `old` an ancestor of (or equal to) `new`? 1, 0, or negative error. */
+static int is_ancestor(struct pw_odb *odb, const struct pw_oid *old, const struct pw_oid *new)
+{
+	struct pw_oidmap seen = PW_OIDMAP_INIT;
+	struct pw_oid *queue = NULL;
+	size_t qn = 0, qa = 0;
+	struct pw_buf buf = PW_BUF_INIT;
+	int found = 0, rc = 0, created;
+
+	if (!pw_oidmap_put(&seen, new, &created))
+		return PW_ENOMEM;
+	queue = malloc(16 * sizeof(*queue));
+	if (!queue) {
+		pw_oidmap_free(&seen);
+		return PW_ENOMEM;
+	}
+	qa = 16;
+	queue[qn++] = *new;
+	while (qn && !found && !rc) {
+		struct pw_oid cur = queue[--qn];
+		struct pw_commit_info ci;
+		int type;
+		size_t i;
+
+		if (pw_oid_equal(&cur, old)) {
+			found = 1;
+			break;
+		}
+		if ((rc = pw_odb_read(odb, &cur, &type, &buf)))
+			break;
+		if (type != PW_OBJ_COMMIT)
+			continue;
+		if ((rc = pw_commit_parse(&ci, buf.data, buf.len, pw_odb_algo(odb), NULL)))
+			break;
+		for (i = 0; i < ci.nr_parents && !rc; i++) {
+			if (!pw_oidmap_put(&seen, &ci.parents[i], &created)) {
+				rc = PW_ENOMEM;
+				break;
+			}
+			if (!created)
+				continue;
+			if (qn == qa) {
+				struct pw_oid *q = realloc(queue, qa * 2 * sizeof(*q));
+
+				if (!q) {
+					rc = PW_ENOMEM;
+					break;
+				}
+				queue = q;
+				qa *= 2;
+			}
+			queue[qn++] = ci.parents[i];
+		}
+		pw_commit_info_free(&ci);
+	}
+	free(queue);
+	pw_buf_free(&buf);
+	pw_oidmap_free(&seen);
+	return rc ? rc : found;
+}
+
+static int object_type(struct pw_odb *odb, const struct pw_oid *oid)
+{
+	uint64_t size;
+	int type;
+
+	if (pw_odb_read_header(odb, oid, &type, &size))
+		return 0;
+	return type;
+}
+
+static void explain_current_branch(struct rp *s)
+{
+	rp_error(s, "The branch checked out in this non-bare repository cannot be updated by a "
+	            "push:");
+	rp_error(s, "its index and work tree would no longer match what was pushed (a 'git "
+	            "reset --hard' would be needed).");
+	rp_error(s, "Set receive.denyCurrentBranch to 'ignore' or 'warn' in the receiving "
+	            "repository to allow it");
+	rp_error(s, "(only if you keep its work tree up to date some other way), or to "
+	            "'refuse' to keep this");
+	rp_error(s, "behaviour without this explanation.");
+}
+
+/* Rules that do not need hooks: ref name, deny* settings, fast-forward. */
+static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
+{
+	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
+	int is_head = s->head_target && !strcmp(c->name, s->head_target);
+
+	if (strncmp(c->name, "refs/", 5) || !pw_refname_is_valid(c->name + 5, 0)) {
+		rp_error(s, "refusing to create funny ref '%s' remotely", c->name);
+		return "funny refname";
+	}
+	if (cmd_is_delete(c)) {
+		if (s->deny_deletes && !strncmp(c->name, "refs/heads/", 11)) {
+			rp_error(s, "denying ref deletion for %s", c->name);
+			return "deletion prohibited";
+		}
+		if (is_head) {
+			switch (s->deny_delete_current) {
+			case DENY_IGNORE:
+				break;
+			case DENY_WARN:
+				rp_warning(s, "deleting the current branch");
+				break;
+			default:
+				if (s->deny_delete_current == DENY_UNSET)
+					rp_error(s,
+					         "Deleting the branch HEAD points to would leave "
+					         "the repository without a current branch; set "
+					         "receive.denyDeleteCurrent to 'warn' or 'ignore' "
+					         "to "
+					         "allow it.");
+				rp_error(s, "refusing to delete the current branch: %s", c->name);
+				return "deletion of the current branch prohibited";
+			}
+		}
+		return NULL;
+	}
+	if (is_head && !pw_repo_is_bare(s->repo)) {
+		switch (s->deny_current) {
+		case DENY_IGNORE:
+			break;
+		case DENY_WARN:
+			rp_warning(s, "updating the current branch");
+			break;
+		case DENY_UPDATE_INSTEAD:
+			rp_error(s, "receive.denyCurrentBranch=updateInstead is not supported by "
+			            "packwire");
+			return "branch is currently checked out";
+		default:
+			rp_error(s, "refusing to update checked out branch: %s", c->name);
+			if (s->deny_current == DENY_UNSET)
+				explain_current_branch(s);
+			return "branch is currently checked out";
+		}
+	}
+	if (s->deny_nff && !pw_oid_is_zero(&c->old_oid) && !strncmp(c->name, "refs/heads/", 11)) {
+		int r;
+
+		if (object_type(odb, &c->old_oid) != PW_OBJ_COMMIT ||
+		    object_type(odb, &c->new_oid) != PW_OBJ_COMMIT) {
+			rp_error(s, "bad sha1 objects for %s", c->name);
+			return "bad ref";
+		}
+		r = is_ancestor(odb, &c->old_oid, &c->new_oid);
+		if (r < 0) {
+			rp_error(s, "cannot walk the history of %s", c->name);
+			return "bad ref";
+		}
+		if (!r) {
+			rp_error(s, "denying non-fast-forward %s (you should pull first)", c->name);
+			return "non-fast-forward";
+		}
+	}
+	if (s->nshallow) {
+		rp_error(s, "shallow pushes are not supported");
+		return "shallow update not allowed";
+	}
+	return NULL;
+}
+
+/* The ref must still hold what the client thinks it holds. */
+static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
+{
+	struct pw_oid cur;
+	char *sym = NULL;
+	char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
+	int rc = pw_refs_read(s->repo, c->name, &cur, &sym);
+
+	if (rc == 0 && sym) {
+		free(sym);
+		rc = pw_refs_resolve(s->repo, c->name, &cur, NULL);
+	}
+	if (rc == PW_ENOTFOUND)
+		pw_oid_zero(&cur, s->algo);
+	else if (rc) {
+		rp_error(s, "cannot read ref '%s': %s", c->name, pw_repo_error(s->repo)->msg);
+		return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+	}
+	if (pw_oid_equal(&cur, &c->old_oid))
+		return NULL;
+	if (cmd_is_delete(c) && pw_oid_is_zero(&cur)) {
+		rp_warning(s, "deleting a non-existent ref");
+		return NULL;
+	}
+	if (pw_oid_is_zero(&cur))
+		rp_error(s, "cannot lock ref '%s': unable to resolve reference '%s'", c->name,
+		         c->name);
+	else if (pw_oid_is_zero(&c->old_oid))
+		rp_error(s, "cannot lock ref '%s': reference already exists", c->name);
+	else
+		rp_error(s, "cannot lock ref '%s': is at %s but expected %s", c->name,
+		         pw_oid_to_hex(&cur, a), pw_oid_to_hex(&c->old_oid, b));
+	return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+}
+
+/* ---- hooks --------------------------------------------------------------- */
+
+struct env {
+	char **v;
+	size_t nr;
+};
+
+static int env_add(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int env_add(struct env *e, const char *fmt, ...)
+{
+	char **v = realloc(e->v, (e->nr + 2) * sizeof(*v));
+	va_list ap;
+	int n;
+
+	if (!v)
+		return PW_ENOMEM;
+	e->v = v;
+	va_start(ap, fmt);
+	n = vasprintf(&v[e->nr], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return PW_ENOMEM;
+	v[++e->nr] = NULL;
+	return 0;
+}
+
+static void env_free(struct env *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr; i++)
+		free(e->v[i]);
+	free(e->v);
+}
+
+static int hook_env(struct rp *s, struct env *e, int quarantined)
+{
+	size_t i;
+	int rc = env_add(e, "GIT_DIR=.");
+
+	if (!rc && quarantined && s->qdir)
+		rc = env_add(e, "GIT_QUARANTINE_PATH=%s", s->qdir) ||
+		     env_add(e, "GIT_OBJECT_DIRECTORY=%s", s->qdir) ||
+		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s",
+		             pw_repo_objects_dir(s->repo));
+	else if (!rc)
+		rc = env_add(e, "GIT_QUARANTINE_PATH") || env_add(e, "GIT_OBJECT_DIRECTORY") ||
+		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES");
+	if (!rc && s->use_push_options) {
+		rc = env_add(e, "GIT_PUSH_OPTION_COUNT=%zu", s->npopts);
+		for (i = 0; i < s->npopts && !rc; i++)
+			rc = env_add(e, "GIT_PUSH_OPTION_%zu=%s", i, s->popts[i]);
+	} else if (!rc) {
+		rc = env_add(e, "GIT_PUSH_OPTION_COUNT");
+	}
+	return rc;
+}
+
+/* Run hook `name` if present: 0 when absent or it succeeded, 1 when it
+ * failed (declined), negative when it could not run. */
+static int run_hook(struct rp *s, const char *name, const char *const *args, const char *input,
+                    size_t input_len, int quarantined)
+{
+	char *path = pw_hook_find(s->hooks_dir, name);
+	struct pw_hook_run h;
+	struct env e = {NULL, 0};
+	struct pw_error err;
+	int status = 0, rc;
+
+	if (!path)
+		return 0;
+	if (hook_env(s, &e, quarantined)) {
+		free(path);
+		env_free(&e);
+		return PW_ENOMEM;
+	}
+	memset(&h, 0, sizeof(h));
+	h.path = path;
+	h.args = args;
+	h.env = (const char *const *)e.v;
+	h.cwd = pw_repo_git_dir(s->repo);
+	h.input = input;
+	h.input_len = input_len;
+	h.output = hook_output;
+	h.ctx = s;
+	rc = pw_hook_run(&h, &status, &err);
+	if (rc)
+		rp_error(s, "%s", err.msg);
+	free(path);
+	env_free(&e);
+	if (rc)
+		return rc;
+	return status ? 1 : 0;
+}
+
+/* "<old> <new> <ref>\n" for every command that is still going. */
+static int hook_input(struct rp *s, struct pw_buf *b)
+{
+	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (c->error)
+			continue;
+		if (pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
+		                pw_oid_to_hex(&c->new_oid, n), c->name))
+			return PW_ENOMEM;
+	}
+	return 0;
+}
+
+static void pre_receive(struct rp *s)
+{
+	struct pw_buf in = PW_BUF_INIT;
+	size_t i;
+	int rc;
+
+	if (hook_input(s, &in))
+		rc = PW_ENOMEM;
+	else if (!in.len)
+		rc = 0;
+	else
+		rc = run_hook(s, "pre-receive", NULL, in.data, in.len, 1);
+	pw_buf_free(&in);
+	if (!rc)
+		return;
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error)
+			s->cmds.v[i].error = "pre-receive hook declined";
+}
+
+static const char *update_hook(struct rp *s, struct pw_receive_cmd *c)
+{
+	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
+	const char *args[4];
+
+	args[0] = c->name;
+	args[1] = pw_oid_to_hex(&c->old_oid, o);
+	args[2] = pw_oid_to_hex(&c->new_oid, n);
+	args[3] = NULL;
+	if (!run_hook(s, "update", args, NULL, 0, 1))
+		return NULL;
+	rp_error(s, "hook declined to update %s", c->name);
+	return "hook declined";
+}
+
+static void post_hooks(struct rp *s)
+{
+	struct pw_buf in = PW_BUF_INIT;
+	const char **args;
+	size_t i, n = 0;
+
+	if (!hook_input(s, &in) && in.len)
+		run_hook(s, "post-receive", NULL, in.data, in.len, 0);
+	pw_buf_free(&in);
+	args = calloc(s->cmds.nr + 1, sizeof(*args));
+	if (!args)
+		return;
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error)
+			args[n++] = s->cmds.v[i].name;
+	if (n)
+		run_hook(s, "post-update", args, NULL, 0, 0);
+	free(args);
+}
+
+/* ---- ref updates --------------------------------------------------------- */
+
+static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
+{
+	if (cmd_is_delete(c))
+		return pw_ref_tx_delete(tx, c->name,
+		                        pw_oid_is_zero(&c->old_oid) ? NULL : &c->old_oid);
+	return pw_ref_tx_update(tx, c->name, &c->new_oid, &c->old_oid, 0);
+}
+
+static void update_refs(struct rp *s)
+{
+	struct pw_ref_tx *tx = NULL;
+	size_t i;
+
+	if (s->atomic) {
+		int rc = pw_ref_tx_new(&tx, s->repo);
+
+		for (i = 0; i < s->cmds.nr && !rc; i++)
+			if (!s->cmds.v[i].error)
+				rc = queue_cmd(tx, &s->cmds.v[i]);
+		if (!rc)
+			rc = pw_ref_tx_commit(tx);
+		if (rc) {
+			rp_error(s, "%s", tx ? pw_ref_tx_error(tx)->msg : "out of memory");
+			for (i = 0; i < s->cmds.nr; i++)
+				if (!s->cmds.v[i].error)
+					s->cmds.v[i].error = "atomic transaction failed";
+		}
+		pw_ref_tx_free(tx);
+		return;
+	}
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+		int rc;
+
+		if (c->error)
+			continue;
+		tx = NULL;
+		rc = pw_ref_tx_new(&tx, s->repo);
+		if (!rc)
+			rc = queue_cmd(tx, c);
+		if (!rc)
+			rc = pw_ref_tx_commit(tx);
+		if (rc) {
+			rp_error(s, "%s", tx ? pw_ref_tx_error(tx)->msg : "out of memory");
+			c->error = cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+		}
+		pw_ref_tx_free(tx);
+	}
+}
+
+/* ---- report -------------------------------------------------------------- */
+
+static int send_report(struct rp *s)
+{
+	struct pw_buf r = PW_BUF_INIT, out = PW_BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	if (s->unpack_error)
+		rc = pw_pkt_writef(&r, "unpack %s\n", s->unpack_error);
+	else
+		rc = pw_pkt_writes(&r, "unpack ok\n");
+	for (i = 0; i < s->cmds.nr && !rc; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (c->error)
+			rc = pw_pkt_writef(&r, "ng %s %s\n", c->name, c->error);
+		else
+			rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+	}
+	if (!rc)
+		rc = pw_pkt_flush(&r);
+	if (!rc && s->sideband)
+		rc = pw_sideband_write(&out, PW_BAND_DATA, r.data, r.len, PW_SIDEBAND_64K_MAX);
+	if (!rc)
+		rc = send_buf(s, s->sideband ? &out : &r);
+	pw_buf_free(&r);
+	pw_buf_free(&out);
+	return rc;
+}
+
+/* ---- the session --------------------------------------------------------- */
+
+static void fail_all(struct rp *s, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error)
+			s->cmds.v[i].error = why;
+}
+
+static void execute(struct rp *s)
+{
+	size_t i, live = 0;
+	int need_pack = 0;
+	struct pw_error e;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!cmd_is_delete(&s->cmds.v[i]))
+			need_pack = 1;
+	if (need_pack && receive_pack_data(s)) {
+		fail_all(s, "unpacker error");
+		return;
+	}
+	check_connectivity(s);
+	if (s->atomic)
+		for (i = 0; i < s->cmds.nr; i++)
+			if (s->cmds.v[i].error) {
+				fail_all(s, "atomic push failure");
+				return;
+			}
+	pre_receive(s);
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (c->error)
+			continue;
+		if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
+		    (c->error = check_old_value(s, c))) {
+			if (s->atomic) {
+				fail_all(s, "atomic push failure");
+				return;
+			}
+			continue;
+		}
+		live++;
+	}
+	if (!live)
+		return;
+	if (s->qdir && pw_quarantine_migrate(s->qdir, pw_repo_objects_dir(s->repo), &e)) {
+		rp_error(s, "%s", e.msg);
+		fail_all(s, "unable to migrate objects to permanent storage");
+		return;
+	}
+	update_refs(s);
+}
+
+static void session_free(struct rp *s)
+{
+	size_t i;
+
+	if (s->q_odb)
+		pw_odb_free(s->q_odb);
+	if (s->qdir) {
+		pw_quarantine_remove(s->qdir);
+		free(s->qdir);
+	}
+	if (s->main_odb)
+		pw_odb_free(s->main_odb);
+	if (s->rd_init)
+		pw_pkt_reader_free(&s->rd);
+	pw_receive_cmds_free(&s->cmds);
+	for (i = 0; i < s->npopts; i++)
+		free(s->popts[i]);
+	free(s->popts);
+	free(s->refs);
+	free(s->hooks_dir);
+	free(s->head_target);
+	free(s->unpack_error);
+}
+
+int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw_receive_opts *opts,
+                    struct pw_error *err)
+{
+	struct pw_receive_opts defaults;
+	struct rp s;
+	int rc;
+
+	if (!opts) {
+		pw_receive_opts_init(&defaults);
+		opts = &defaults;
+	}
+	memset(&s, 0, sizeof(s));
+	pw_error_clear(err);
+	s.repo = repo;
+	s.algo = pw_repo_algo(repo);
+	s.opts = opts;
+	s.err = err;
+	s.in_fd = in_fd;
+	s.out_fd = out_fd;
+	pw_receive_cmds_init(&s.cmds, s.algo);
+	if ((rc = load_config(&s)))
+		goto out;
+	if (opts->advertise_refs || !opts->stateless_rpc) {
+		if ((rc = advertise(&s, 0)))
+			goto out;
+		if (opts->advertise_refs)
+			goto out;
+	} else if ((rc = advertise(&s, 1))) {
+		goto out;
+	}
+	/* The pack follows the pkt-lines on the same fd: never read past them. */
+	if ((rc = pw_pkt_reader_init(&s.rd, in_fd, PW_PKT_READ_NO_AHEAD))) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	s.rd_init = 1;
+	s.rd.timeout_ms = opts->timeout_ms;
+	rc = read_commands(&s);
+	if (rc == 1) {
+		rc = 0;
+		goto out;
+	}
+	if (rc) {
+		rc = fatal(&s, rc);
+		goto out;
+	}
+	if (s.use_push_options && (rc = read_push_options(&s))) {
+		rc = fatal(&s, rc);
+		goto out;
+	}
+	{
+		struct pw_error e;
+
+		if (pw_odb_open(&s.main_odb, pw_repo_objects_dir(repo), s.algo, &e)) {
+			pw_error_copy(err, &e);
+			rc = fatal(&s, e.code ? e.code : PW_ERROR);
+			goto out;
+		}
+	}
+	execute(&s);
+	/* drop the quarantine before anyone hears the result */
+	if (s.q_odb) {
+		pw_odb_free(s.q_odb);
+		s.q_odb = NULL;
+	}
+	if (s.qdir) {
+		pw_quarantine_remove(s.qdir);
+		free(s.qdir);
+		s.qdir = NULL;
+	}
+	if (s.report)
+		send_report(&s);
+	post_hooks(&s);
+	if (s.sideband) {
+		struct pw_buf b = PW_BUF_INIT;
+
+		if (!pw_pkt_flush(&b))
+			send_buf(&s, &b);
+		pw_buf_free(&b);
+	}
+	if (s.io_failed)
+		rc = pw_error_set(err, PW_EIO, "the client hung up before the report was sent");
+	else if (s.unpack_error)
+		pw_error_set(err, 0, "unpack failed: %s", s.unpack_error);
+out:
+	session_free(&s);
+	return rc;
+}
