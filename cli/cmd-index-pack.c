@@ -156,7 +156,9 @@ int cmd_index_pack(int argc, char **argv)
 		else if (rc)
 			return pw_cli_fatal("%s", err.msg);
 	}
-	if (repo && from_stdin && algo && algo != pw_repo_algo(repo)) {
+	/* a pack stored into the repository must be of its algorithm; one
+	 * written to an explicit path may be of either (as with Git) */
+	if (repo && from_stdin && !pack && algo && algo != pw_repo_algo(repo)) {
 		rc = pw_cli_fatal("--object-format=%s does not match the repository (%s)",
 		                  algo->name, pw_repo_algo(repo)->name);
 		goto out;
