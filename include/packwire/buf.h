@@ -7,13 +7,16 @@
 #include "packwire/error.h"
 
 struct pw_buf {
-	char *data;  /* always NUL-terminated, never NULL */
+	char *data; /* always NUL-terminated, never NULL */
 	size_t len;
-	size_t cap;  /* 0 while data points at the shared empty string */
-	size_t max;  /* growth beyond this is PW_ETOOBIG; 0 = no limit */
+	size_t cap; /* 0 while data points at the shared empty string */
+	size_t max; /* growth beyond this is PW_ETOOBIG; 0 = no limit */
 };
 
-#define PW_BUF_INIT {pw_buf__empty, 0, 0, 0}
+#define PW_BUF_INIT                                                                                \
+	{                                                                                          \
+		pw_buf__empty, 0, 0, 0                                                             \
+	}
 extern char pw_buf__empty[1];
 
 void pw_buf_init(struct pw_buf *b, size_t max);

@@ -7,19 +7,19 @@
 /* Every fallible function returns 0 or one of these (negative). */
 enum pw_errcode {
 	PW_OK = 0,
-	PW_ERROR = -1,       /* generic failure, see the message */
-	PW_ENOMEM = -2,      /* out of memory */
-	PW_ENOTFOUND = -3,   /* object, ref, file or key not found */
-	PW_EPROTO = -4,      /* protocol violation by the peer */
-	PW_EMORE = -5,       /* a decoder needs more input bytes */
-	PW_EIO = -6,         /* read/write/system call failed */
-	PW_EINVAL = -7,      /* bad argument or malformed value */
-	PW_ECORRUPT = -8,    /* on-disk or wire data is damaged */
-	PW_EEXISTS = -9,     /* target already exists */
-	PW_ELOCKED = -10,    /* lock held by another process */
-	PW_EMISMATCH = -11,  /* old value / algorithm / checksum mismatch */
+	PW_ERROR = -1,         /* generic failure, see the message */
+	PW_ENOMEM = -2,        /* out of memory */
+	PW_ENOTFOUND = -3,     /* object, ref, file or key not found */
+	PW_EPROTO = -4,        /* protocol violation by the peer */
+	PW_EMORE = -5,         /* a decoder needs more input bytes */
+	PW_EIO = -6,           /* read/write/system call failed */
+	PW_EINVAL = -7,        /* bad argument or malformed value */
+	PW_ECORRUPT = -8,      /* on-disk or wire data is damaged */
+	PW_EEXISTS = -9,       /* target already exists */
+	PW_ELOCKED = -10,      /* lock held by another process */
+	PW_EMISMATCH = -11,    /* old value / algorithm / checksum mismatch */
 	PW_EUNSUPPORTED = -12, /* known but unsupported feature or format */
-	PW_ETOOBIG = -13,    /* a bounded buffer or size limit was exceeded */
+	PW_ETOOBIG = -13,      /* a bounded buffer or size limit was exceeded */
 };
 
 #define PW_ERROR_MSG_MAX 1024
@@ -36,11 +36,10 @@ struct pw_error {
 /* Record an error and return its code, so callers can `return pw_error_set(...)`.
  * `err` may be NULL (the message is then dropped). */
 int pw_error_set(struct pw_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with more context ("reading x: <old>"). */
-int pw_error_wrap(struct pw_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int pw_error_wrap(struct pw_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void pw_error_clear(struct pw_error *err);
 

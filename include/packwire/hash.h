@@ -9,14 +9,14 @@
 
 typedef enum { PW_HASH_UNKNOWN = 0, PW_HASH_SHA1 = 1, PW_HASH_SHA256 = 2 } pw_hash_id;
 
-#define PW_MAX_RAWSZ 32
-#define PW_MAX_HEXSZ 64
-#define PW_SHA1_RAWSZ 20
+#define PW_MAX_RAWSZ    32
+#define PW_MAX_HEXSZ    64
+#define PW_SHA1_RAWSZ   20
 #define PW_SHA256_RAWSZ 32
 
 struct pw_oid {
-	uint8_t algo;               /* pw_hash_id; 0 = unset */
-	uint8_t id[PW_MAX_RAWSZ];   /* unused tail is zero */
+	uint8_t algo;             /* pw_hash_id; 0 = unset */
+	uint8_t id[PW_MAX_RAWSZ]; /* unused tail is zero */
 };
 
 /* Opaque incremental hashing state, big enough for either algorithm. */
@@ -30,8 +30,8 @@ struct pw_hash_ctx {
 
 struct pw_hash_algo {
 	pw_hash_id id;
-	const char *name;    /* "sha1" / "sha256": the object-format value */
-	uint32_t format_id;  /* Git's 4-byte id in binary formats: "sha1" / "s256" */
+	const char *name;   /* "sha1" / "sha256": the object-format value */
+	uint32_t format_id; /* Git's 4-byte id in binary formats: "sha1" / "s256" */
 	size_t rawsz, hexsz, blksz;
 	const struct pw_oid *zero_oid;
 	const struct pw_oid *empty_tree;
@@ -59,13 +59,12 @@ void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
 void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
 void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
 void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
-void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len,
-		 struct pw_oid *out);
+void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len, struct pw_oid *out);
 
 /* Parse exactly algo->hexsz hex digits (case-insensitive) from `hex`;
  * `len` is how many bytes are available. PW_EINVAL on anything else. */
 int pw_oid_from_hex(struct pw_oid *out, const char *hex, size_t len,
-		    const struct pw_hash_algo *algo);
+                    const struct pw_hash_algo *algo);
 void pw_oid_from_raw(struct pw_oid *out, const uint8_t *raw, const struct pw_hash_algo *algo);
 /* Writes algo->hexsz digits and a NUL into buf (PW_MAX_HEXSZ + 1 bytes suffice);
  * returns buf. */

@@ -26,6 +26,6 @@ int pw_object_type_from_name(const char *name, size_t len);
 size_t pw_object_header(char *hdr, int type, uint64_t size);
 /* The object id of a whole object's content. */
 void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
-		    struct pw_oid *out);
+                    struct pw_oid *out);
 
 #endif

@@ -22,7 +22,7 @@ static int read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 }
 
 int pw_delta_sizes(const uint8_t *delta, size_t len, uint64_t *base_size, uint64_t *result_size,
-		   size_t *hdr_len)
+                   size_t *hdr_len)
 {
 	const uint8_t *p = delta, *end = delta + len;
 
@@ -46,7 +46,7 @@ size_t pw_delta_encode_size(uint8_t *out, uint64_t size)
 }
 
 int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, size_t delta_len,
-		   struct pw_buf *out, struct pw_error *err)
+                   struct pw_buf *out, struct pw_error *err)
 {
 	const uint8_t *p, *end = delta + delta_len;
 	uint64_t bsize, rsize;
@@ -58,16 +58,16 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 		return pw_error_set(err, PW_ECORRUPT, "delta: truncated size header");
 	if (bsize != base_len)
 		return pw_error_set(err, PW_ECORRUPT,
-				    "delta: base size %llu does not match base object size %zu",
-				    (unsigned long long)bsize, base_len);
+		                    "delta: base size %llu does not match base object size %zu",
+		                    (unsigned long long)bsize, base_len);
 	if (rsize > PW_DELTA_MAX_RESULT)
 		return pw_error_set(err, PW_ETOOBIG, "delta: result size %llu is too large",
-				    (unsigned long long)rsize);
+		                    (unsigned long long)rsize);
 	pw_buf_reset(out);
 	rc = pw_buf_grow(out, (size_t)rsize);
 	if (rc)
 		return pw_error_set(err, rc, "delta: cannot allocate %llu bytes",
-				    (unsigned long long)rsize);
+		                    (unsigned long long)rsize);
 	dst = (uint8_t *)out->data;
 	p = delta + hdr;
 	while (p < end) {
@@ -93,10 +93,10 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 				size = 0x10000;
 			if (off > base_len || size > base_len - off)
 				return pw_error_set(err, PW_ECORRUPT,
-						    "delta: copy of %llu bytes at offset %llu is "
-						    "outside the %zu-byte base",
-						    (unsigned long long)size, (unsigned long long)off,
-						    base_len);
+				                    "delta: copy of %llu bytes at offset %llu is "
+				                    "outside the %zu-byte base",
+				                    (unsigned long long)size,
+				                    (unsigned long long)off, base_len);
 			if (size > rsize - pos)
 				goto overflow;
 			memcpy(dst + pos, base + off, (size_t)size);
@@ -115,8 +115,8 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 	}
 	if (pos != rsize)
 		return pw_error_set(err, PW_ECORRUPT,
-				    "delta: result is %zu bytes but the header says %llu", pos,
-				    (unsigned long long)rsize);
+		                    "delta: result is %zu bytes but the header says %llu", pos,
+		                    (unsigned long long)rsize);
 	out->len = pos;
 	out->data[pos] = '\0';
 	return 0;
@@ -124,5 +124,5 @@ truncated:
 	return pw_error_set(err, PW_ECORRUPT, "delta: instruction truncated");
 overflow:
 	return pw_error_set(err, PW_ECORRUPT, "delta: result exceeds the declared %llu bytes",
-			    (unsigned long long)rsize);
+	                    (unsigned long long)rsize);
 }

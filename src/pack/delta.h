@@ -14,12 +14,12 @@
 /* Decode the base and result sizes at the start of a delta; *hdr_len is how
  * many bytes they took. PW_ECORRUPT when truncated or absurd. */
 int pw_delta_sizes(const uint8_t *delta, size_t len, uint64_t *base_size, uint64_t *result_size,
-		   size_t *hdr_len);
+                   size_t *hdr_len);
 
 /* Apply `delta` to `base`; the result replaces out's content. Every copy is
  * bounds-checked against the base and the declared result size. */
 int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, size_t delta_len,
-		   struct pw_buf *out, struct pw_error *err);
+                   struct pw_buf *out, struct pw_error *err);
 
 /* Encode a size varint (7 bits a byte, little end first); returns bytes written
  * (at most 10). */

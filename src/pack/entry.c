@@ -2,7 +2,7 @@
 #include "packwire/object.h"
 
 int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint64_t offset,
-			     struct pw_pack_entry_hdr *out, struct pw_error *err)
+                             struct pw_pack_entry_hdr *out, struct pw_error *err)
 {
 	size_t i = 0;
 	uint64_t size;
@@ -19,8 +19,8 @@ int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint6
 			return PW_EMORE;
 		if (shift > 57)
 			return pw_error_set(err, PW_ECORRUPT,
-					    "pack entry at offset %llu: size varint too long",
-					    (unsigned long long)offset);
+			                    "pack entry at offset %llu: size varint too long",
+			                    (unsigned long long)offset);
 		c = p[i++];
 		size |= (uint64_t)(c & 0x7f) << shift;
 		shift += 7;
@@ -46,22 +46,22 @@ int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint6
 				return PW_EMORE;
 			if (ofs > (UINT64_MAX >> 7) - 1)
 				return pw_error_set(err, PW_ECORRUPT,
-						    "pack entry at offset %llu: delta base offset "
-						    "overflows",
-						    (unsigned long long)offset);
+				                    "pack entry at offset %llu: delta base offset "
+				                    "overflows",
+				                    (unsigned long long)offset);
 			c = p[i++];
 			ofs = ((ofs + 1) << 7) | (c & 0x7f);
 		}
 		if (ofs == 0)
 			return pw_error_set(err, PW_ECORRUPT,
-					    "pack entry at offset %llu: delta base offset 0 makes "
-					    "the delta its own base",
-					    (unsigned long long)offset);
+			                    "pack entry at offset %llu: delta base offset 0 makes "
+			                    "the delta its own base",
+			                    (unsigned long long)offset);
 		if (ofs > offset)
 			return pw_error_set(err, PW_ECORRUPT,
-					    "pack entry at offset %llu: delta base offset %llu "
-					    "points outside the pack",
-					    (unsigned long long)offset, (unsigned long long)ofs);
+			                    "pack entry at offset %llu: delta base offset %llu "
+			                    "points outside the pack",
+			                    (unsigned long long)offset, (unsigned long long)ofs);
 		out->base_ofs = ofs;
 		break;
 	}
@@ -73,8 +73,8 @@ int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint6
 		break;
 	default:
 		return pw_error_set(err, PW_ECORRUPT,
-				    "pack entry at offset %llu: unknown object type %d",
-				    (unsigned long long)offset, out->type);
+		                    "pack entry at offset %llu: unknown object type %d",
+		                    (unsigned long long)offset, out->type);
 	}
 	out->hdr_len = i;
 	return 0;
@@ -110,7 +110,7 @@ size_t pw_pack_ofs_encode(uint8_t *out, uint64_t distance)
 }
 
 int pw_pack_header_decode(const uint8_t *p, size_t avail, uint32_t *nr_objects,
-			  struct pw_error *err)
+                          struct pw_error *err)
 {
 	uint32_t version;
 
@@ -121,7 +121,7 @@ int pw_pack_header_decode(const uint8_t *p, size_t avail, uint32_t *nr_objects,
 	version = pw_get_be32(p + 4);
 	if (version != 2 && version != 3)
 		return pw_error_set(err, PW_EUNSUPPORTED, "pack version %u is not supported",
-				    version);
+		                    version);
 	*nr_objects = pw_get_be32(p + 8);
 	return 0;
 }

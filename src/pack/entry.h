@@ -10,13 +10,13 @@
 #include "packwire/hash.h"
 
 #define PW_PACK_HEADER_SIZE 12
-#define PW_PACK_SIGNATURE 0x5041434bu /* "PACK" */
+#define PW_PACK_SIGNATURE   0x5041434bu /* "PACK" */
 
 struct pw_pack_entry_hdr {
-	int type;          /* PW_OBJ_* */
-	uint64_t size;     /* inflated size (of the delta for delta entries) */
-	size_t hdr_len;    /* bytes up to the start of the zlib stream */
-	uint64_t base_ofs; /* OFS_DELTA: distance back to the base entry (> 0) */
+	int type;                /* PW_OBJ_* */
+	uint64_t size;           /* inflated size (of the delta for delta entries) */
+	size_t hdr_len;          /* bytes up to the start of the zlib stream */
+	uint64_t base_ofs;       /* OFS_DELTA: distance back to the base entry (> 0) */
 	const uint8_t *base_raw; /* REF_DELTA: points into the input, rawsz bytes */
 };
 
@@ -25,7 +25,7 @@ struct pw_pack_entry_hdr {
  * offset varint overflow) with a message. `offset` is the entry's position in
  * the pack, used to reject OFS_DELTA bases before the start of the pack. */
 int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint64_t offset,
-			     struct pw_pack_entry_hdr *out, struct pw_error *err);
+                             struct pw_pack_entry_hdr *out, struct pw_error *err);
 
 /* Encode type and size; returns the length (<= 10). */
 size_t pw_pack_entry_hdr_encode(uint8_t *out, int type, uint64_t size);
@@ -34,7 +34,7 @@ size_t pw_pack_ofs_encode(uint8_t *out, uint64_t distance);
 
 /* Parse the 12-byte pack header: "PACK", version 2 or 3, object count. */
 int pw_pack_header_decode(const uint8_t *p, size_t avail, uint32_t *nr_objects,
-			  struct pw_error *err);
+                          struct pw_error *err);
 void pw_pack_header_encode(uint8_t *out, uint32_t nr_objects);
 
 static inline uint32_t pw_get_be32(const uint8_t *p)

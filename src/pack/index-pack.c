@@ -477,7 +477,8 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 			return (int)avail;
 		/* On a live stream only part of the entry may be here: zlib below
 		 * streams, libdeflate would fail on the short input. */
-		if (avail > 0 && ((size_t)avail >= want || in->eof) && (!in->eof || o->size <= (uint64_t)avail * MAX_RATIO + 64)) {
+		if (avail > 0 && ((size_t)avail >= want || in->eof) &&
+		    (!in->eof || o->size <= (uint64_t)avail * MAX_RATIO + 64)) {
 			enum libdeflate_result r;
 
 			if ((rc = pw_buf_grow(&ip->scratch, (size_t)o->size)))

@@ -29,7 +29,7 @@ struct pw_ipack_opts {
 	int check_links;    /* referenced objects must exist (--strict, --check-self-...) */
 	int allow_junk;     /* bytes after the trailing checksum are ignored (stdin) */
 	size_t cache_limit; /* bytes of bases one resolver keeps; 0 = 64 MiB */
-	uint64_t max_input;  /* pw_ipack_parse_fd: PW_ETOOBIG past this many bytes; 0 = no limit */
+	uint64_t max_input; /* pw_ipack_parse_fd: PW_ETOOBIG past this many bytes; 0 = no limit */
 	/* Repository access, both optional. read_object fills out (replaced) and
 	 * *type, returns 0 or PW_ENOTFOUND; has_object returns 1 or 0. */
 	int (*read_object)(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out);

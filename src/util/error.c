@@ -58,19 +58,33 @@ int pw_error_copy(struct pw_error *dst, const struct pw_error *src)
 const char *pw_strerror(int code)
 {
 	switch (code) {
-	case PW_OK: return "success";
-	case PW_ENOMEM: return "out of memory";
-	case PW_ENOTFOUND: return "not found";
-	case PW_EPROTO: return "protocol error";
-	case PW_EMORE: return "need more input";
-	case PW_EIO: return "input/output error";
-	case PW_EINVAL: return "invalid argument";
-	case PW_ECORRUPT: return "corrupt data";
-	case PW_EEXISTS: return "already exists";
-	case PW_ELOCKED: return "locked by another process";
-	case PW_EMISMATCH: return "mismatch";
-	case PW_EUNSUPPORTED: return "unsupported";
-	case PW_ETOOBIG: return "too large";
-	default: return "error";
+	case PW_OK:
+		return "success";
+	case PW_ENOMEM:
+		return "out of memory";
+	case PW_ENOTFOUND:
+		return "not found";
+	case PW_EPROTO:
+		return "protocol error";
+	case PW_EMORE:
+		return "need more input";
+	case PW_EIO:
+		return "input/output error";
+	case PW_EINVAL:
+		return "invalid argument";
+	case PW_ECORRUPT:
+		return "corrupt data";
+	case PW_EEXISTS:
+		return "already exists";
+	case PW_ELOCKED:
+		return "locked by another process";
+	case PW_EMISMATCH:
+		return "mismatch";
+	case PW_EUNSUPPORTED:
+		return "unsupported";
+	case PW_ETOOBIG:
+		return "too large";
+	default:
+		return "error";
 	}
 }

@@ -23,7 +23,7 @@ int pw_fs_read_file(const char *path, struct pw_buf *out, size_t max, struct pw_
 		if (max && (size_t)st.st_size > max) {
 			close(fd);
 			return pw_error_set(err, PW_ETOOBIG, "%s: file is larger than %zu bytes",
-					    path, max);
+			                    path, max);
 		}
 		if ((rc = pw_buf_grow(out, (size_t)st.st_size))) {
 			close(fd);
@@ -51,7 +51,7 @@ int pw_fs_read_file(const char *path, struct pw_buf *out, size_t max, struct pw_
 		if (max && out->len > max) {
 			close(fd);
 			return pw_error_set(err, PW_ETOOBIG, "%s: file is larger than %zu bytes",
-					    path, max);
+			                    path, max);
 		}
 	}
 	out->data[out->len] = '\0';
@@ -86,7 +86,7 @@ int pw_fs_mkdir_p(const char *path, struct pw_error *err)
 			*s = '\0';
 			if (mkdir(p, 0777) && errno != EEXIST) {
 				int rc = pw_error_set(err, PW_EIO, "cannot create directory %s: %s",
-						      p, strerror(errno));
+				                      p, strerror(errno));
 				free(p);
 				return rc;
 			}
@@ -166,12 +166,12 @@ int pw_lock_acquire(struct pw_lock *lk, const char *path, struct pw_error *err)
 
 		if (e == EEXIST)
 			rc = pw_error_set(err, PW_ELOCKED,
-					  "unable to create '%s': File exists. Another process "
-					  "seems to be updating it; if it crashed, remove the file",
-					  lk->lock_path);
+			                  "unable to create '%s': File exists. Another process "
+			                  "seems to be updating it; if it crashed, remove the file",
+			                  lk->lock_path);
 		else
 			rc = pw_error_set(err, PW_EIO, "unable to create '%s': %s", lk->lock_path,
-					  strerror(e));
+			                  strerror(e));
 		free(lk->path);
 		free(lk->lock_path);
 		lk->path = lk->lock_path = NULL;
@@ -184,7 +184,7 @@ int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_er
 {
 	if (lk->fd < 0 || write_all(lk->fd, data, len))
 		return pw_error_set(err, PW_EIO, "cannot write %s: %s", lk->lock_path,
-				    strerror(errno));
+		                    strerror(errno));
 	return 0;
 }
 
@@ -197,14 +197,14 @@ int pw_lock_commit(struct pw_lock *lk, struct pw_error *err)
 	if (close(lk->fd)) {
 		lk->fd = -1;
 		rc = pw_error_set(err, PW_EIO, "cannot close %s: %s", lk->lock_path,
-				  strerror(errno));
+		                  strerror(errno));
 		pw_lock_rollback(lk);
 		return rc;
 	}
 	lk->fd = -1;
 	if (rename(lk->lock_path, lk->path)) {
 		rc = pw_error_set(err, PW_EIO, "cannot rename %s to %s: %s", lk->lock_path,
-				  lk->path, strerror(errno));
+		                  lk->path, strerror(errno));
 		unlink(lk->lock_path);
 	}
 	free(lk->path);

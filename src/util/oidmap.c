@@ -63,7 +63,8 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 
 		if (!old[i].used)
 			continue;
-		for (j = oid_hash(&old[i].oid) & (ncap - 1); slots[j].used; j = (j + 1) & (ncap - 1))
+		for (j = oid_hash(&old[i].oid) & (ncap - 1); slots[j].used;
+		     j = (j + 1) & (ncap - 1))
 			;
 		slots[j] = old[i];
 	}
@@ -82,8 +83,7 @@ int pw_oidmap_reserve(struct pw_oidmap *m, size_t n)
 	return rehash(m, ncap);
 }
 
-struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *oid,
-				      int *created)
+struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *oid, int *created)
 {
 	size_t i, mask;
 

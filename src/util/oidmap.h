@@ -16,19 +16,21 @@ struct pw_oidmap_entry {
 
 struct pw_oidmap {
 	struct pw_oidmap_entry *slots;
-	size_t cap;   /* power of two, or 0 */
+	size_t cap; /* power of two, or 0 */
 	size_t count;
 };
 
-#define PW_OIDMAP_INIT {NULL, 0, 0}
+#define PW_OIDMAP_INIT                                                                             \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void pw_oidmap_free(struct pw_oidmap *m);
 /* Find an entry; NULL when absent. */
 struct pw_oidmap_entry *pw_oidmap_get(const struct pw_oidmap *m, const struct pw_oid *oid);
 /* Find or insert; *created says which. NULL only when out of memory. The
  * returned pointer is valid until the next insertion. */
-struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *oid,
-				      int *created);
+struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *oid, int *created);
 /* Reserve room for n entries without rehashing. 0 or PW_ENOMEM. */
 int pw_oidmap_reserve(struct pw_oidmap *m, size_t n);
 

@@ -112,7 +112,7 @@ static void test_entry_header(void)
 		CHECK_EQ_INT(h.hdr_len, n);
 		if (n > 1)
 			CHECK_EQ_INT(pw_pack_entry_hdr_decode(buf, n - 1, 20, 100, &h, &err),
-				     PW_EMORE);
+			             PW_EMORE);
 	}
 	/* OFS_DELTA round trip */
 	for (i = 1; i < 100000; i = i * 3 + 1) {

@@ -11,15 +11,15 @@ struct vector {
 };
 
 static const struct vector vectors[] = {
-	{"abc", 1, "a9993e364706816aba3e25717850c26c9cd0d89d",
-	 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
-	{"", 1, "da39a3ee5e6b4b0d3255bfef95601890afd80709",
-	 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
-	{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
-	 "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
-	 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
-	{"a", 1000000, "34aa973cd4c4daa4f61eeb2bdbad27316534016f",
-	 "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+        {"abc", 1, "a9993e364706816aba3e25717850c26c9cd0d89d",
+         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"", 1, "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+         "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        {"a", 1000000, "34aa973cd4c4daa4f61eeb2bdbad27316534016f",
+         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
 };
 
 static void test_vectors(const struct pw_hash_algo *algo)
@@ -108,9 +108,9 @@ static void test_oid(const struct pw_hash_algo *algo)
 	CHECK(pw_oid_cmp(&z, &a) < 0);
 	CHECK(pw_oid_algo(&a) == algo);
 	CHECK_STR(pw_oid_to_hex(algo->zero_oid, hex),
-		  algo->id == PW_HASH_SHA1 ? "0000000000000000000000000000000000000000"
-					   : "00000000000000000000000000000000"
-					     "00000000000000000000000000000000");
+	          algo->id == PW_HASH_SHA1 ? "0000000000000000000000000000000000000000"
+	                                   : "00000000000000000000000000000000"
+	                                     "00000000000000000000000000000000");
 }
 
 static void test_cross_algo(void)

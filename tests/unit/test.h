@@ -8,40 +8,39 @@
 
 static int pw_test_passed, pw_test_failed;
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (cond) {                                                                   \
-			pw_test_passed++;                                                     \
-		} else {                                                                      \
-			pw_test_failed++;                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,     \
-				#cond);                                                       \
-		}                                                                             \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			pw_test_passed++;                                                          \
+		} else {                                                                           \
+			pw_test_failed++;                                                          \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                                    \
-	do {                                                                                  \
-		long long pw_a_ = (long long)(a), pw_b_ = (long long)(b);                     \
-		if (pw_a_ == pw_b_) {                                                         \
-			pw_test_passed++;                                                     \
-		} else {                                                                      \
-			pw_test_failed++;                                                     \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,   \
-				__LINE__, #a, #b, pw_a_, pw_b_);                              \
-		}                                                                             \
+#define CHECK_EQ_INT(a, b)                                                                         \
+	do {                                                                                       \
+		long long pw_a_ = (long long)(a), pw_b_ = (long long)(b);                          \
+		if (pw_a_ == pw_b_) {                                                              \
+			pw_test_passed++;                                                          \
+		} else {                                                                           \
+			pw_test_failed++;                                                          \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
+			        __LINE__, #a, #b, pw_a_, pw_b_);                                   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                       \
-	do {                                                                                  \
-		const char *pw_a_ = (a), *pw_b_ = (b);                                        \
-		if (pw_a_ && pw_b_ && !strcmp(pw_a_, pw_b_)) {                                \
-			pw_test_passed++;                                                     \
-		} else {                                                                      \
-			pw_test_failed++;                                                     \
-			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n",         \
-				__FILE__, __LINE__, #a, #b, pw_a_ ? pw_a_ : "(null)",         \
-				pw_b_ ? pw_b_ : "(null)");                                    \
-		}                                                                             \
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *pw_a_ = (a), *pw_b_ = (b);                                             \
+		if (pw_a_ && pw_b_ && !strcmp(pw_a_, pw_b_)) {                                     \
+			pw_test_passed++;                                                          \
+		} else {                                                                           \
+			pw_test_failed++;                                                          \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__,    \
+			        __LINE__, #a, #b, pw_a_ ? pw_a_ : "(null)",                        \
+			        pw_b_ ? pw_b_ : "(null)");                                         \
+		}                                                                                  \
 	} while (0)
 
 static inline int pw_test_done(void)
