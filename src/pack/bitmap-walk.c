@@ -1,0 +1,659 @@
+/* Object enumeration with a reachability bitmap, and the pack written from
+ * it.
+ *
+ * A tip whose commit has a stored bitmap contributes that bitmap; any other
+ * tip is walked (commits, tags, trees) until the walk meets objects already
+ * in the set, which are reachability-closed. Exclusions are resolved first,
+ * so the walk of the tips also stops at what the receiver has. The pack is
+ * then the bitmapped pack's entries in pack order, copied. */
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pack/bitmap.h"
+#include "pack/entry.h"
+#include "pack/pack.h"
+#include "packwire/object.h"
+
+struct pw_bitmap_walk {
+	struct pw_odb *odb;
+	struct pw_pack *pack; /* borrowed from the odb */
+	struct pw_bitmap *bm;
+	uint32_t *idx_to_pack;
+	struct pw_bitset result, haves, tmp;
+	struct pw_oid *tips;
+	uint8_t *exclude;
+	size_t ntips, atips;
+	uint32_t *stack;
+	size_t nstack, astack;
+	struct pw_buf buf;
+	struct pw_error err;
+	int ran;
+};
+
+static int nomem(struct pw_bitmap_walk *w)
+{
+	return pw_error_set(&w->err, PW_ENOMEM, "bitmap walk: out of memory");
+}
+
+const struct pw_error *pw_bitmap_walk_error(const struct pw_bitmap_walk *w)
+{
+	return &w->err;
+}
+
+void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
+{
+	if (!w)
+		return;
+	pw_bitmap_free(w->bm);
+	free(w->idx_to_pack);
+	pw_bitset_free(&w->result);
+	pw_bitset_free(&w->haves);
+	pw_bitset_free(&w->tmp);
+	free(w->tips);
+	free(w->exclude);
+	free(w->stack);
+	pw_buf_free(&w->buf);
+	free(w);
+}
+
+static int setup(struct pw_bitmap_walk *w, struct pw_pack *pack, struct pw_bitmap *bm)
+{
+	uint32_t i, nr = pack->nr;
+	int rc;
+
+	if ((rc = pw_pack_revindex(pack, &w->err)))
+		return rc;
+	if (!(w->idx_to_pack = malloc(((size_t)nr + 1) * sizeof(*w->idx_to_pack))))
+		return nomem(w);
+	for (i = 0; i < nr; i++) {
+		if (pack->rev_pos[i] >= nr)
+			return pw_error_set(&w->err, PW_ECORRUPT, "bitmap: bad reverse index");
+		w->idx_to_pack[pack->rev_pos[i]] = i;
+	}
+	for (i = 0; i < bm->nr_entries; i++)
+		if (pw_bitmap_type(bm, w->idx_to_pack[bm->entries[i].idx_pos]) != PW_OBJ_COMMIT)
+			return pw_error_set(&w->err, PW_ECORRUPT,
+			                    "bitmap: entry %u does not name a commit", i);
+	if (pw_bitset_init(&w->result, nr) || pw_bitset_init(&w->haves, nr) ||
+	    pw_bitset_init(&w->tmp, nr))
+		return nomem(w);
+	return 0;
+}
+
+int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct pw_error *err)
+{
+	struct pw_bitmap_walk *w;
+	size_t n, count = pw_odb_pack_count(odb);
+	int rc = PW_ENOTFOUND;
+
+	*out = NULL;
+	pw_error_set(err, PW_ENOTFOUND, "no pack has a bitmap");
+	if (!(w = calloc(1, sizeof(*w))))
+		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
+	w->odb = odb;
+	w->buf = (struct pw_buf)PW_BUF_INIT;
+	for (n = 0; n < count; n++) {
+		struct pw_pack *pack;
+		struct pw_bitmap *bm;
+		struct pw_error e = {0};
+
+		if (pw_odb_pack(odb, n, &pack))
+			continue;
+		rc = pw_bitmap_open(&bm, pack, &e);
+		if (rc == PW_ENOTFOUND)
+			continue;
+		if (rc) {
+			pw_error_copy(err, &e);
+			continue;
+		}
+		w->pack = pack;
+		w->bm = bm;
+		if ((rc = setup(w, pack, bm))) {
+			pw_error_copy(err, &w->err);
+			pw_bitmap_walk_free(w);
+			return rc == PW_ENOMEM ? rc : PW_ENOTFOUND;
+		}
+		pw_error_clear(err);
+		*out = w;
+		return 0;
+	}
+	pw_bitmap_walk_free(w);
+	return PW_ENOTFOUND;
+}
+
+int pw_bitmap_walk_add(struct pw_bitmap_walk *w, const struct pw_oid *oid, int exclude)
+{
+	if (w->ntips == w->atips) {
+		size_t na = w->atips ? w->atips * 2 : 16;
+		struct pw_oid *nt = realloc(w->tips, na * sizeof(*nt));
+		uint8_t *ne;
+
+		if (!nt)
+			return nomem(w);
+		w->tips = nt;
+		if (!(ne = realloc(w->exclude, na)))
+			return nomem(w);
+		w->exclude = ne;
+		w->atips = na;
+	}
+	w->tips[w->ntips] = *oid;
+	w->exclude[w->ntips++] = !!exclude;
+	return 0;
+}
+
+/* Pack position of an object of the bitmapped pack: 1, or 0 when absent. */
+static int find_pos(const struct pw_bitmap_walk *w, const struct pw_oid *oid, uint32_t *pos)
+{
+	uint32_t ipos;
+
+	if (oid->algo != w->pack->algo->id || !pw_idx_find(w->pack->idx, oid->id, &ipos))
+		return 0;
+	*pos = w->idx_to_pack[ipos];
+	return 1;
+}
+
+static int not_in_pack(struct pw_bitmap_walk *w, const struct pw_oid *oid)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	return pw_error_set(&w->err, PW_ENOTFOUND, "bitmap: %s is not in the bitmapped pack",
+	                    pw_oid_to_hex(oid, hex));
+}
+
+static int push(struct pw_bitmap_walk *w, uint32_t pos)
+{
+	if (w->nstack == w->astack) {
+		size_t na = w->astack ? w->astack * 2 : 256;
+		uint32_t *ns = realloc(w->stack, na * sizeof(*ns));
+
+		if (!ns)
+			return nomem(w);
+		w->stack = ns;
+		w->astack = na;
+	}
+	w->stack[w->nstack++] = pos;
+	return 0;
+}
+
+static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
+{
+	uint32_t pos;
+
+	if (!find_pos(w, oid, &pos))
+		return not_in_pack(w, oid);
+	return push(w, pos);
+}
+
+static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
+{
+	int type, rc;
+
+	pw_buf_reset(&w->buf);
+	rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], pw_odb_cache(w->odb), &type, &w->buf,
+	                  &w->err);
+	if (rc)
+		return rc;
+	if (type != want_type)
+		return pw_error_set(&w->err, PW_ECORRUPT,
+		                    "bitmap: object at pack position %u is a %s, not a %s", pos,
+		                    pw_object_type_name(type), pw_object_type_name(want_type));
+	return 0;
+}
+
+/* Add everything reachable from the queued positions to `into`, stopping at
+ * objects already in `into` or in `stop` (both closed under reachability). */
+static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct pw_bitset *stop)
+{
+	const struct pw_hash_algo *algo = w->pack->algo;
+	int rc;
+
+	while (w->nstack) {
+		uint32_t pos = w->stack[--w->nstack], entry;
+		int type = pw_bitmap_type(w->bm, pos);
+
+		if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
+			continue;
+		switch (type) {
+		case PW_OBJ_COMMIT: {
+			struct pw_commit_info ci;
+			size_t j;
+
+			if (pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry)) {
+				if ((rc = pw_bitmap_get(w->bm, entry, into, &w->tmp, &w->err)))
+					return rc;
+				break;
+			}
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
+			                          &w->err)))
+				return rc;
+			rc = push_oid(w, &ci.tree);
+			for (j = 0; !rc && j < ci.nr_parents; j++)
+				rc = push_oid(w, &ci.parents[j]);
+			pw_commit_info_free(&ci);
+			if (rc)
+				return rc;
+			break;
+		}
+		case PW_OBJ_TAG: {
+			struct pw_tag_info ti;
+
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo,
+			                       &w->err)))
+				return rc;
+			if ((rc = push_oid(w, &ti.object)))
+				return rc;
+			break;
+		}
+		case PW_OBJ_TREE: {
+			struct pw_tree_entry te;
+			size_t off = 0;
+
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			while ((rc = pw_tree_next((const char *)w->buf.data, w->buf.len, &off, algo,
+			                          &te, &w->err)) == 1) {
+				uint32_t p;
+
+				if ((te.mode & 0170000) == 0160000) /* submodule commit */
+					continue;
+				if (!find_pos(w, &te.oid, &p))
+					return not_in_pack(w, &te.oid);
+				if ((te.mode & 0170000) == 0040000) {
+					if ((rc = push(w, p)))
+						return rc;
+				} else if (!(stop && pw_bitset_get(stop, p))) {
+					pw_bitset_set(into, p);
+				}
+			}
+			if (rc < 0)
+				return rc;
+			break;
+		}
+		case PW_OBJ_BLOB:
+			pw_bitset_set(into, pos);
+			break;
+		default:
+			return pw_error_set(&w->err, PW_ECORRUPT,
+			                    "bitmap: no type for pack position %u", pos);
+		}
+	}
+	return 0;
+}
+
+int pw_bitmap_walk_run(struct pw_bitmap_walk *w)
+{
+	size_t i, k;
+	int pass, rc;
+
+	if (w->ran)
+		return pw_error_set(&w->err, PW_EINVAL, "bitmap walk: run twice");
+	w->ran = 1;
+	/* exclusions first: the tips' walk stops at them */
+	for (pass = 1; pass >= 0; pass--) {
+		for (i = 0; i < w->ntips; i++) {
+			if (w->exclude[i] != pass)
+				continue;
+			w->nstack = 0;
+			if ((rc = push_oid(w, &w->tips[i])))
+				return rc;
+			if ((rc = drain(w, pass ? &w->haves : &w->result, pass ? NULL : &w->haves)))
+				return rc;
+		}
+	}
+	for (k = 0; k < w->result.nwords; k++)
+		w->result.w[k] &= ~w->haves.w[k];
+	return 0;
+}
+
+int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *tag,
+                               const struct pw_oid *peeled)
+{
+	struct pw_oid cur = *tag;
+	uint32_t tpos, ppos;
+	int rc;
+
+	/* an object outside the pack is not sent: nothing to do */
+	if (!find_pos(w, peeled, &ppos) || !pw_bitset_get(&w->result, ppos))
+		return 0;
+	if (!find_pos(w, tag, &tpos))
+		return not_in_pack(w, tag);
+	if (pw_bitset_get(&w->result, tpos))
+		return 0;
+	for (;;) {
+		struct pw_tag_info ti;
+		uint32_t pos;
+
+		if (!find_pos(w, &cur, &pos))
+			return not_in_pack(w, &cur);
+		if (pw_bitmap_type(w->bm, pos) != PW_OBJ_TAG || pw_bitset_get(&w->haves, pos))
+			return 0;
+		pw_bitset_set(&w->result, pos);
+		if ((rc = read_at(w, pos, PW_OBJ_TAG)))
+			return rc;
+		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, w->pack->algo,
+		                       &w->err)))
+			return rc;
+		cur = ti.object;
+	}
+}
+
+void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w)
+{
+	const struct pw_bitset *blobs = &w->bm->types[2];
+	size_t i;
+	uint32_t pos;
+
+	for (i = 0; i < w->result.nwords; i++)
+		w->result.w[i] &= ~blobs->w[i];
+	for (i = 0; i < w->ntips; i++)
+		if (!w->exclude[i] && find_pos(w, &w->tips[i], &pos) && pw_bitset_get(blobs, pos) &&
+		    !pw_bitset_get(&w->haves, pos))
+			pw_bitset_set(&w->result, pos);
+}
+
+uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w)
+{
+	return pw_bitset_count(&w->result);
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+#define OUTBUF_SIZE (128 * 1024)
+
+enum { E_COPY, E_OFS, E_REF, E_WHOLE };
+
+struct out {
+	struct pw_bitmap_walk *w;
+	pw_pack_out_fn fn;
+	void *ctx;
+	uint8_t *buf;
+	size_t len;
+	uint64_t pos;
+	struct pw_hash_ctx hash;
+};
+
+static int out_flush(struct out *o)
+{
+	int rc;
+
+	if (!o->len)
+		return 0;
+	pw_hash_update(&o->hash, o->buf, o->len);
+	rc = o->fn(o->ctx, o->buf, o->len, &o->w->err);
+	o->len = 0;
+	return rc;
+}
+
+static int out_add(struct out *o, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	int rc;
+
+	o->pos += len;
+	while (len) {
+		size_t n = OUTBUF_SIZE - o->len;
+
+		if (n > len)
+			n = len;
+		memcpy(o->buf + o->len, p, n);
+		o->len += n;
+		p += n;
+		len -= n;
+		if (o->len == OUTBUF_SIZE && (rc = out_flush(o)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Pack position of the entry starting at `offset` (binary search). */
+static int pos_at_offset(const struct pw_pack *pack, uint64_t offset, uint32_t *pos)
+{
+	uint32_t lo = 0, hi = pack->nr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pack->rev_offsets[mid] == offset) {
+			*pos = mid;
+			return 1;
+		}
+		if (pack->rev_offsets[mid] < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* How the entry at pack position `pos` goes out; *base = base position for
+ * E_OFS and E_REF (UINT32_MAX for a thin base). */
+static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                      uint32_t pos, struct pw_pack_entry_hdr *h, int *kind, uint32_t *base)
+{
+	struct pw_pack *pack = w->pack;
+	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	int rc;
+
+	if (end <= off || end > pack->size)
+		return pw_error_set(&w->err, PW_ECORRUPT, "bitmap: bad entry extent at %llu",
+		                    (unsigned long long)off);
+	if ((rc = pw_pack_entry_hdr_decode(pack->data + off, (size_t)(end - off), pack->algo->rawsz,
+	                                   off, h, &w->err)))
+		return rc == PW_EMORE ? pw_error_set(&w->err, PW_ECORRUPT,
+		                                     "bitmap: truncated entry at %llu",
+		                                     (unsigned long long)off)
+		                      : rc;
+	*base = UINT32_MAX;
+	if (h->type == PW_OBJ_OFS_DELTA || h->type == PW_OBJ_REF_DELTA) {
+		uint32_t b;
+		int found;
+
+		if (h->type == PW_OBJ_OFS_DELTA) {
+			found = pos_at_offset(pack, off - h->base_ofs, &b);
+			if (!found)
+				return pw_error_set(&w->err, PW_ECORRUPT,
+				                    "bitmap: delta at %llu has no base entry",
+				                    (unsigned long long)off);
+		} else {
+			uint32_t ipos;
+
+			found = pw_idx_find(pack->idx, h->base_raw, &ipos);
+			if (found)
+				b = w->idx_to_pack[ipos];
+		}
+		if (found && pw_bitset_get(&w->result, b)) {
+			*base = b;
+			*kind = h->type == PW_OBJ_OFS_DELTA && opts->ofs_delta ? E_OFS : E_REF;
+		} else if (found && opts->thin && pw_bitset_get(&w->haves, b)) {
+			*base = b;
+			*kind = E_REF;
+		} else {
+			*kind = E_WHOLE;
+		}
+	} else {
+		*kind = E_COPY;
+	}
+	return 0;
+}
+
+static int check_crc(struct pw_bitmap_walk *w, uint32_t pos)
+{
+	struct pw_pack *pack = w->pack;
+	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	int has_crc;
+	uint32_t want = pw_idx_nth_crc(pack->idx, pack->rev_pos[pos], &has_crc);
+
+	if (!has_crc)
+		return 0; /* idx v1: the client's index-pack checks the data */
+	if (libdeflate_crc32(0, pack->data + off, (size_t)(end - off)) != want)
+		return pw_error_set(&w->err, PW_ECORRUPT,
+		                    "bitmap: %s: CRC mismatch for the entry at %llu", pack->name,
+		                    (unsigned long long)off);
+	return 0;
+}
+
+static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint32_t pos,
+                       struct pw_pack_write_stats *st)
+{
+	struct pw_bitmap_walk *w = o->w;
+	uint8_t hdr[16], *z;
+	size_t cap, zlen, hlen;
+	int type, rc;
+
+	pw_buf_reset(&w->buf);
+	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], pw_odb_cache(w->odb), &type,
+	                       &w->buf, &w->err)))
+		return rc;
+	if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
+		return nomem(w);
+	cap = libdeflate_zlib_compress_bound(*comp, w->buf.len);
+	if (!(z = malloc(cap)))
+		return nomem(w);
+	zlen = libdeflate_zlib_compress(*comp, w->buf.data, w->buf.len, z, cap);
+	if (!zlen) {
+		free(z);
+		return pw_error_set(&w->err, PW_ERROR, "bitmap: deflate failed");
+	}
+	hlen = pw_pack_entry_hdr_encode(hdr, type, w->buf.len);
+	rc = out_add(o, hdr, hlen);
+	if (!rc)
+		rc = out_add(o, z, zlen);
+	free(z);
+	(void)st;
+	return rc;
+}
+
+int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                         pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
+                         struct pw_pack_write_stats *stats)
+{
+	struct pw_pack *pack = w->pack;
+	struct pw_pack_write_stats st;
+	struct libdeflate_compressor *comp = NULL;
+	struct out o;
+	uint64_t *newoff = NULL;
+	uint32_t total = pw_bitset_count(&w->result), done = 0;
+	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
+	size_t i;
+	int rc = 0;
+
+	memset(&st, 0, sizeof(st));
+	memset(&o, 0, sizeof(o));
+	/* check everything that will be copied before the first byte goes out */
+	for (i = 0; i < w->result.nwords; i++) {
+		uint64_t word = w->result.w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
+			struct pw_pack_entry_hdr h;
+			int kind;
+
+			word &= word - 1;
+			if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
+				return rc;
+			if (kind != E_WHOLE && (rc = check_crc(w, pos)))
+				return rc;
+		}
+	}
+	if (!(newoff = malloc(((size_t)pack->nr + 1) * sizeof(*newoff))) ||
+	    !(o.buf = malloc(OUTBUF_SIZE))) {
+		free(newoff);
+		return nomem(w);
+	}
+	o.w = w;
+	o.fn = fn;
+	o.ctx = ctx;
+	pw_hash_init(&o.hash, pack->algo);
+	pw_pack_header_encode(hdr, total);
+	if ((rc = out_add(&o, hdr, sizeof(hdr))))
+		goto out;
+	for (i = 0; i < w->result.nwords; i++) {
+		uint64_t word = w->result.w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
+			uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+			struct pw_pack_entry_hdr h;
+			uint8_t eh[16 + PW_MAX_RAWSZ];
+			size_t ehl;
+			int kind;
+
+			word &= word - 1;
+			newoff[pos] = o.pos;
+			if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
+				goto out;
+			switch (kind) {
+			case E_COPY:
+				rc = out_add(&o, pack->data + off, (size_t)(end - off));
+				st.reused++;
+				break;
+			case E_OFS:
+				if (newoff[pos] - newoff[base] == h.base_ofs) {
+					rc = out_add(&o, pack->data + off, (size_t)(end - off));
+				} else {
+					ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_OFS_DELTA,
+					                               h.size);
+					ehl += pw_pack_ofs_encode(eh + ehl,
+					                          newoff[pos] - newoff[base]);
+					rc = out_add(&o, eh, ehl);
+					if (!rc)
+						rc = out_add(&o, pack->data + off + h.hdr_len,
+						             (size_t)(end - off - h.hdr_len));
+				}
+				st.reused++;
+				st.reused_deltas++;
+				st.deltas++;
+				break;
+			case E_REF:
+				ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_REF_DELTA, h.size);
+				memcpy(eh + ehl, pw_idx_nth_raw(pack->idx, pack->rev_pos[base]),
+				       pack->algo->rawsz);
+				ehl += pack->algo->rawsz;
+				rc = out_add(&o, eh, ehl);
+				if (!rc)
+					rc = out_add(&o, pack->data + off + h.hdr_len,
+					             (size_t)(end - off - h.hdr_len));
+				st.reused++;
+				st.reused_deltas++;
+				st.deltas++;
+				if (!pw_bitset_get(&w->result, base))
+					st.thin_deltas++;
+				break;
+			default:
+				rc = write_whole(&o, &comp, pos, &st);
+				break;
+			}
+			if (rc)
+				goto out;
+			if (opts->progress && (++done % 4096 == 0 || done == total))
+				opts->progress(opts->progress_data, "Writing objects", done, total,
+				               done == total);
+		}
+	}
+	if ((rc = out_flush(&o)))
+		goto out;
+	pw_hash_final_raw(&o.hash, trailer);
+	if ((rc = fn(ctx, trailer, pack->algo->rawsz, &w->err)))
+		goto out;
+	o.pos += pack->algo->rawsz;
+	if (checksum)
+		memcpy(checksum, trailer, pack->algo->rawsz);
+	st.written = total;
+	st.bytes = o.pos;
+	if (stats)
+		*stats = st;
+out:
+	libdeflate_free_compressor(comp);
+	free(newoff);
+	free(o.buf);
+	return rc;
+}
