@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pack/bitmap.h"
+#include "packwire/config.h"
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "packwire/revlist.h"
@@ -563,7 +564,12 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 	size_t i;
 	int rc;
 
+	const struct pw_config *cfg = pw_repo_config(s->repo);
+	int use = 1;
+
 	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE)
+		return PW_ENOTFOUND;
+	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
 		return PW_ENOTFOUND;
 	if ((rc = pw_bitmap_walk_new(&bw, s->odb, &e)))
 		return rc == PW_ENOMEM ? pw_error_copy(&s->err, &e) : PW_ENOTFOUND;
