@@ -619,6 +619,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	struct pw_pack_write_stats st;
 	struct gen g;
 	size_t i;
+	uint32_t pack_reused = 0;
 	int rc, created, shallow;
 
 	memset(&g, 0, sizeof(g));
@@ -633,8 +634,10 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	s->stats.shallow = shallow;
 	if (!shallow) {
 		rc = send_bitmap(&g, &st);
-		if (!rc)
+		if (!rc) {
+			pack_reused = st.reused; /* copied from the bitmapped pack */
 			goto sent;
+		}
 		if (rc != PW_ENOTFOUND)
 			goto out;
 	}
@@ -675,8 +678,8 @@ sent:
 	if (s->sideband && !s->args.no_progress) {
 		char line[200];
 		int len = snprintf(line, sizeof(line),
-		                   "Total %u (delta %u), reused %u (delta %u), pack-reused 0\n",
-		                   st.written, st.deltas, st.reused, st.reused_deltas);
+		                   "Total %u (delta %u), reused %u (delta %u), pack-reused %u\n",
+		                   st.written, st.deltas, st.reused, st.reused_deltas, pack_reused);
 
 		if ((rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len)))
 			goto out;
