@@ -271,7 +271,9 @@ int cmd_pack_objects(int argc, char **argv)
 			}
 		}
 	}
-	if (use_revs && to_stdout && opts.reuse_delta && opts.reuse_object) {
+	/* as in Git, a bitmapped pack is reused for --stdout even with
+	 * --no-reuse-delta / --no-reuse-object (pack.useBitmaps=false stops it) */
+	if (use_revs && to_stdout) {
 		rc = pack_from_bitmap(&revs, &opts, col.progress);
 		if (rc != PW_ENOTFOUND) {
 			ret = rc;
