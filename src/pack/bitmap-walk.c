@@ -4,8 +4,11 @@
  * A tip whose commit has a stored bitmap contributes that bitmap; any other
  * tip is walked (commits, tags, trees) until the walk meets objects already
  * in the set, which are reachability-closed. Exclusions are resolved first,
- * so the walk of the tips also stops at what the receiver has. The pack is
- * then the bitmapped pack's entries in pack order, copied. */
+ * so the walk of the tips also stops at what the receiver has. Objects
+ * outside the bitmapped pack (pushed since the last repack) are walked
+ * through the odb and kept in a small side list. The pack is then the
+ * bitmapped pack's entries in pack order, copied, followed by those extra
+ * objects, whole. */
 #include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,18 @@
 #include "pack/entry.h"
 #include "pack/pack.h"
 #include "packwire/object.h"
+#include "util/oidmap.h"
+
+/* An object outside the bitmapped pack (loose, or in a newer pack), reached
+ * by the walk: from the excluded side, the included side or both. */
+enum { X_HAVE = 1, X_WANT = 2 };
+struct xobj {
+	struct pw_oid oid;
+	uint8_t side;
+	uint8_t type;
+};
+
+#define MAX_EXTRAS_BASE 4096
 
 struct pw_bitmap_walk {
 	struct pw_odb *odb;
@@ -25,8 +40,11 @@ struct pw_bitmap_walk {
 	struct pw_oid *tips;
 	uint8_t *exclude;
 	size_t ntips, atips;
-	uint32_t *stack;
+	uint32_t *stack; /* pack positions; nr + k for extras[k] */
 	size_t nstack, astack;
+	struct xobj *extras;
+	size_t nextras, aextras;
+	struct pw_oidmap extra_map; /* oid -> index + 1 */
 	struct pw_buf buf;
 	struct pw_error err;
 	int ran;
@@ -54,6 +72,8 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	free(w->tips);
 	free(w->exclude);
 	free(w->stack);
+	free(w->extras);
+	pw_oidmap_free(&w->extra_map);
 	pw_buf_free(&w->buf);
 	free(w);
 }
@@ -154,14 +174,6 @@ static int find_pos(const struct pw_bitmap_walk *w, const struct pw_oid *oid, ui
 	return 1;
 }
 
-static int not_in_pack(struct pw_bitmap_walk *w, const struct pw_oid *oid)
-{
-	char hex[PW_MAX_HEXSZ + 1];
-
-	return pw_error_set(&w->err, PW_ENOTFOUND, "bitmap: %s is not in the bitmapped pack",
-	                    pw_oid_to_hex(oid, hex));
-}
-
 static int push(struct pw_bitmap_walk *w, uint32_t pos)
 {
 	if (w->nstack == w->astack) {
@@ -177,13 +189,51 @@ static int push(struct pw_bitmap_walk *w, uint32_t pos)
 	return 0;
 }
 
+/* The extras entry of an object outside the pack (created on first use). */
+static int extra_index(struct pw_bitmap_walk *w, const struct pw_oid *oid, size_t *k)
+{
+	struct pw_oidmap_entry *e;
+	int created;
+
+	if (!(e = pw_oidmap_put(&w->extra_map, oid, &created)))
+		return nomem(w);
+	if (created) {
+		if (w->nextras == w->aextras) {
+			size_t na = w->aextras ? w->aextras * 2 : 64;
+			struct xobj *nx = realloc(w->extras, na * sizeof(*nx));
+
+			if (!nx)
+				return nomem(w);
+			w->extras = nx;
+			w->aextras = na;
+		}
+		/* they go out whole, without deltas: when there are many, the
+		 * bitmap is too old to be worth it and the walk does better */
+		if (w->nextras >= MAX_EXTRAS_BASE + w->pack->nr / 16)
+			return pw_error_set(&w->err, PW_ENOTFOUND,
+			                    "bitmap walk: too many objects outside the bitmapped "
+			                    "pack");
+		w->extras[w->nextras].oid = *oid;
+		w->extras[w->nextras].side = 0;
+		w->extras[w->nextras].type = PW_OBJ_NONE;
+		e->value = (void *)(uintptr_t)(w->nextras + 1);
+		w->nextras++;
+	}
+	*k = (size_t)(uintptr_t)e->value - 1;
+	return 0;
+}
+
 static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
 {
 	uint32_t pos;
+	size_t k;
+	int rc;
 
-	if (!find_pos(w, oid, &pos))
-		return not_in_pack(w, oid);
-	return push(w, pos);
+	if (find_pos(w, oid, &pos))
+		return push(w, pos);
+	if ((rc = extra_index(w, oid, &k)))
+		return rc;
+	return push(w, w->pack->nr + (uint32_t)k);
 }
 
 static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
@@ -202,6 +252,63 @@ static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
 	return 0;
 }
 
+/* An object outside the pack: read it from the odb and queue what it
+ * references. `side` is X_WANT when walking the tips (stopping at X_HAVE). */
+static int drain_extra(struct pw_bitmap_walk *w, size_t k, int side)
+{
+	const struct pw_hash_algo *algo = w->pack->algo;
+	struct pw_oid oid;
+	int type, rc;
+
+	if (w->extras[k].side & (side | X_HAVE))
+		return 0;
+	w->extras[k].side |= (uint8_t)side;
+	oid = w->extras[k].oid;
+	pw_buf_reset(&w->buf);
+	if (pw_odb_read(w->odb, &oid, &type, &w->buf)) {
+		pw_error_copy(&w->err, pw_odb_error(w->odb));
+		return w->err.code ? w->err.code : PW_ENOTFOUND;
+	}
+	w->extras[k].type = (uint8_t)type;
+	switch (type) {
+	case PW_OBJ_COMMIT: {
+		struct pw_commit_info ci;
+		size_t j;
+
+		if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
+		                          &w->err)))
+			return rc;
+		rc = push_oid(w, &ci.tree);
+		for (j = 0; !rc && j < ci.nr_parents; j++)
+			rc = push_oid(w, &ci.parents[j]);
+		pw_commit_info_free(&ci);
+		return rc;
+	}
+	case PW_OBJ_TAG: {
+		struct pw_tag_info ti;
+
+		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo, &w->err)))
+			return rc;
+		return push_oid(w, &ti.object);
+	}
+	case PW_OBJ_TREE: {
+		struct pw_tree_entry te;
+		size_t off = 0;
+
+		/* the buffer is reused by the next read: queue everything first */
+		while ((rc = pw_tree_next((const char *)w->buf.data, w->buf.len, &off, algo, &te,
+		                          &w->err)) == 1)
+			if ((te.mode & 0170000) != 0160000 && (rc = push_oid(w, &te.oid)))
+				return rc;
+		return rc < 0 ? rc : 0;
+	}
+	case PW_OBJ_BLOB:
+		return 0;
+	default:
+		return pw_error_set(&w->err, PW_ECORRUPT, "bitmap walk: object of type %d", type);
+	}
+}
+
 /* Add everything reachable from the queued positions to `into`, stopping at
  * objects already in `into` or in `stop` (both closed under reachability). */
 static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct pw_bitset *stop)
@@ -211,8 +318,14 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 
 	while (w->nstack) {
 		uint32_t pos = w->stack[--w->nstack], entry;
-		int type = pw_bitmap_type(w->bm, pos);
+		int type;
 
+		if (pos >= w->pack->nr) {
+			if ((rc = drain_extra(w, pos - w->pack->nr, stop ? X_WANT : X_HAVE)))
+				return rc;
+			continue;
+		}
+		type = pw_bitmap_type(w->bm, pos);
 		if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
 			continue;
 		switch (type) {
@@ -265,8 +378,12 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 
 				if ((te.mode & 0170000) == 0160000) /* submodule commit */
 					continue;
-				if (!find_pos(w, &te.oid, &p))
-					return not_in_pack(w, &te.oid);
+				if (!find_pos(w, &te.oid, &p)) {
+					/* a pack made with -adb is closed: damaged? */
+					if ((rc = push_oid(w, &te.oid)))
+						return rc;
+					continue;
+				}
 				if ((te.mode & 0170000) == 0040000) {
 					if ((rc = push(w, p)))
 						return rc;
@@ -314,31 +431,57 @@ int pw_bitmap_walk_run(struct pw_bitmap_walk *w)
 	return 0;
 }
 
+static int extra_sent(const struct xobj *x)
+{
+	return (x->side & (X_WANT | X_HAVE)) == X_WANT;
+}
+
+static int is_sent(const struct pw_bitmap_walk *w, const struct pw_oid *oid)
+{
+	const struct pw_oidmap_entry *e;
+	uint32_t pos;
+
+	if (find_pos(w, oid, &pos))
+		return pw_bitset_get(&w->result, pos);
+	e = pw_oidmap_get(&w->extra_map, oid);
+	return e && extra_sent(&w->extras[(size_t)(uintptr_t)e->value - 1]);
+}
+
 int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *tag,
                                const struct pw_oid *peeled)
 {
 	struct pw_oid cur = *tag;
-	uint32_t tpos, ppos;
-	int rc;
+	int rc, type;
 
-	/* an object outside the pack is not sent: nothing to do */
-	if (!find_pos(w, peeled, &ppos) || !pw_bitset_get(&w->result, ppos))
-		return 0;
-	if (!find_pos(w, tag, &tpos))
-		return not_in_pack(w, tag);
-	if (pw_bitset_get(&w->result, tpos))
+	if (!is_sent(w, peeled) || is_sent(w, tag))
 		return 0;
 	for (;;) {
 		struct pw_tag_info ti;
 		uint32_t pos;
+		size_t k;
 
-		if (!find_pos(w, &cur, &pos))
-			return not_in_pack(w, &cur);
-		if (pw_bitmap_type(w->bm, pos) != PW_OBJ_TAG || pw_bitset_get(&w->haves, pos))
-			return 0;
-		pw_bitset_set(&w->result, pos);
-		if ((rc = read_at(w, pos, PW_OBJ_TAG)))
-			return rc;
+		if (find_pos(w, &cur, &pos)) {
+			if (pw_bitmap_type(w->bm, pos) != PW_OBJ_TAG ||
+			    pw_bitset_get(&w->haves, pos))
+				return 0;
+			pw_bitset_set(&w->result, pos);
+			if ((rc = read_at(w, pos, PW_OBJ_TAG)))
+				return rc;
+		} else {
+			if ((rc = extra_index(w, &cur, &k)))
+				return rc;
+			if (w->extras[k].side & X_HAVE)
+				return 0;
+			pw_buf_reset(&w->buf);
+			if (pw_odb_read(w->odb, &cur, &type, &w->buf)) {
+				pw_error_copy(&w->err, pw_odb_error(w->odb));
+				return w->err.code ? w->err.code : PW_ENOTFOUND;
+			}
+			if (type != PW_OBJ_TAG)
+				return 0;
+			w->extras[k].side |= X_WANT;
+			w->extras[k].type = PW_OBJ_TAG;
+		}
 		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, w->pack->algo,
 		                       &w->err)))
 			return rc;
@@ -354,15 +497,40 @@ void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w)
 
 	for (i = 0; i < w->result.nwords; i++)
 		w->result.w[i] &= ~blobs->w[i];
-	for (i = 0; i < w->ntips; i++)
-		if (!w->exclude[i] && find_pos(w, &w->tips[i], &pos) && pw_bitset_get(blobs, pos) &&
-		    !pw_bitset_get(&w->haves, pos))
-			pw_bitset_set(&w->result, pos);
+	for (i = 0; i < w->nextras; i++)
+		if (w->extras[i].type == PW_OBJ_BLOB)
+			w->extras[i].side &= (uint8_t)~X_WANT;
+	/* blobs asked for by name stay */
+	for (i = 0; i < w->ntips; i++) {
+		const struct pw_oidmap_entry *e;
+
+		if (w->exclude[i])
+			continue;
+		if (find_pos(w, &w->tips[i], &pos)) {
+			if (pw_bitset_get(blobs, pos) && !pw_bitset_get(&w->haves, pos))
+				pw_bitset_set(&w->result, pos);
+		} else if ((e = pw_oidmap_get(&w->extra_map, &w->tips[i]))) {
+			struct xobj *x = &w->extras[(size_t)(uintptr_t)e->value - 1];
+
+			if (x->type == PW_OBJ_BLOB && !(x->side & X_HAVE))
+				x->side |= X_WANT;
+		}
+	}
+}
+
+static uint32_t extras_sent(const struct pw_bitmap_walk *w)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < w->nextras; i++)
+		n += (uint32_t)extra_sent(&w->extras[i]);
+	return n;
 }
 
 uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w)
 {
-	return pw_bitset_count(&w->result);
+	return pw_bitset_count(&w->result) + extras_sent(w);
 }
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -501,18 +669,41 @@ static int check_crc(struct pw_bitmap_walk *w, uint32_t pos)
 	return 0;
 }
 
-static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint32_t pos,
-                       struct pw_pack_write_stats *st)
+static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type);
+
+static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint32_t pos)
 {
 	struct pw_bitmap_walk *w = o->w;
-	uint8_t hdr[16], *z;
-	size_t cap, zlen, hlen;
 	int type, rc;
 
 	pw_buf_reset(&w->buf);
 	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], pw_odb_cache(w->odb), &type,
 	                       &w->buf, &w->err)))
 		return rc;
+	return deflate_out(o, comp, type);
+}
+
+static int write_extra(struct out *o, struct libdeflate_compressor **comp, const struct pw_oid *oid)
+{
+	struct pw_bitmap_walk *w = o->w;
+	int type;
+
+	pw_buf_reset(&w->buf);
+	if (pw_odb_read(w->odb, oid, &type, &w->buf)) {
+		pw_error_copy(&w->err, pw_odb_error(w->odb));
+		return w->err.code ? w->err.code : PW_ENOTFOUND;
+	}
+	return deflate_out(o, comp, type);
+}
+
+/* Write w->buf as a whole object of `type`. */
+static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type)
+{
+	struct pw_bitmap_walk *w = o->w;
+	uint8_t hdr[16], *z;
+	size_t cap, zlen, hlen;
+	int rc;
+
 	if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
 		return nomem(w);
 	cap = libdeflate_zlib_compress_bound(*comp, w->buf.len);
@@ -528,7 +719,6 @@ static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint3
 	if (!rc)
 		rc = out_add(o, z, zlen);
 	free(z);
-	(void)st;
 	return rc;
 }
 
@@ -541,7 +731,7 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	struct libdeflate_compressor *comp = NULL;
 	struct out o;
 	uint64_t *newoff = NULL;
-	uint32_t total = pw_bitset_count(&w->result), done = 0;
+	uint32_t total = pw_bitmap_walk_count(w), done = 0;
 	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
 	size_t i;
 	int rc = 0;
@@ -629,7 +819,7 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 					st.thin_deltas++;
 				break;
 			default:
-				rc = write_whole(&o, &comp, pos, &st);
+				rc = write_whole(&o, &comp, pos);
 				break;
 			}
 			if (rc)
@@ -638,6 +828,16 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 				opts->progress(opts->progress_data, "Writing objects", done, total,
 				               done == total);
 		}
+	}
+	/* objects from outside the bitmapped pack, whole */
+	for (i = 0; i < w->nextras; i++) {
+		if (!extra_sent(&w->extras[i]))
+			continue;
+		if ((rc = write_extra(&o, &comp, &w->extras[i].oid)))
+			goto out;
+		if (opts->progress && (++done % 4096 == 0 || done == total))
+			opts->progress(opts->progress_data, "Writing objects", done, total,
+			               done == total);
 	}
 	if ((rc = out_flush(&o)))
 		goto out;

@@ -4,11 +4,12 @@
  * bitmaps, one bitmap per selected commit, XOR chains between them).
  *
  * The walk on top of it answers "every object reachable from these tips and
- * not from those" as a bit set, and writes a pack straight from the set by
- * copying entries of the bitmapped pack. Anything it cannot answer from the
- * one bitmapped pack (missing objects, loose objects, a damaged file) makes it
- * return PW_ENOTFOUND or PW_ECORRUPT before anything is written, so that the
- * caller falls back to the ordinary object walk. */
+ * not from those" as a bit set (plus a short list of objects outside the
+ * bitmapped pack), and writes a pack straight from it by copying entries of
+ * the bitmapped pack. Anything it cannot answer (missing objects, too many
+ * objects outside the pack, a damaged file) makes it return PW_ENOTFOUND or
+ * PW_ECORRUPT before anything is written, so that the caller falls back to
+ * the ordinary object walk. */
 #ifndef PW_PACK_BITMAP_H
 #define PW_PACK_BITMAP_H
 
@@ -118,8 +119,9 @@ int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct p
 void pw_bitmap_walk_free(struct pw_bitmap_walk *w);
 /* Queue a tip (exclude = 0) or an exclusion; done by pw_bitmap_walk_run. */
 int pw_bitmap_walk_add(struct pw_bitmap_walk *w, const struct pw_oid *oid, int exclude);
-/* Compute the objects to send: PW_ENOTFOUND when some object reachable from
- * a tip is not in the bitmapped pack (the caller walks instead). */
+/* Compute the objects to send. Objects outside the bitmapped pack are
+ * walked through the odb; PW_ENOTFOUND when one is missing or when there are
+ * too many of them (the caller walks instead). */
 int pw_bitmap_walk_run(struct pw_bitmap_walk *w);
 /* After run: when `peeled` is sent and the tag `tag` is not, add the tag and
  * every tag between it and `peeled` (include-tag). */

@@ -139,13 +139,31 @@ for algo in sha1 sha256; do
 			diff <(pack_objects "$T/p.pack" "$algo") <(pack_objects "$T/g.pack" "$algo")
 	done
 
-	# objects outside the bitmapped pack (loose commit on top): walk
+	# objects outside the bitmapped pack (a loose commit and tag pushed
+	# since the repack): walked beside the bitmap, sent whole
 	commit_more "$T/src-$algo" 1
+	git -C "$T/src-$algo" tag -a v10 -m "loose tag"
 	git -C "$S" fetch -q "$T/src-$algo" '+refs/*:refs/*'
 	$G clone --bare --progress --upload-pack="$UP" "file://$S" "$T/loose-pw-$algo.git" 2>"$T/err" ||
 		{ not_ok "$w: clone with loose objects"; cat "$T/err"; }
+	git clone -q --bare "file://$S" "$T/loose-git-$algo.git"
 	check "$w: loose objects beside the bitmap: fsck" fsck_ok "$T/loose-pw-$algo.git"
-	check "$w: loose objects beside the bitmap: same refs" same_refs "$S" "$T/loose-pw-$algo.git"
+	check "$w: loose objects beside the bitmap: same refs" same_refs "$T/loose-git-$algo.git" "$T/loose-pw-$algo.git"
+	check "$w: loose objects beside the bitmap: same objects" \
+		diff <(all_objects "$T/loose-pw-$algo.git") <(all_objects "$T/loose-git-$algo.git")
+	check "$w: loose objects beside the bitmap: served from the bitmap" grep -q "pack-reused [1-9]" "$T/err"
+	# and a fetch whose haves are loose on the server too
+	cp -r "$T/loose-git-$algo.git" "$T/loose-inc-pw-$algo.git"
+	commit_more "$T/src-$algo" 2
+	git -C "$T/src-$algo" tag -a v11 -m "another loose tag"
+	git -C "$S" fetch -q "$T/src-$algo" '+refs/*:refs/*'
+	$G -C "$T/loose-inc-pw-$algo.git" fetch -q --upload-pack="$UP" origin '+refs/heads/*:refs/heads/*' \
+		2>"$T/err" || { not_ok "$w: fetch with loose haves"; cat "$T/err"; }
+	$G -C "$T/loose-git-$algo.git" fetch -q origin '+refs/heads/*:refs/heads/*'
+	check "$w: fetch with loose haves: fsck" fsck_ok "$T/loose-inc-pw-$algo.git"
+	check "$w: fetch with loose haves: same refs" same_refs "$T/loose-git-$algo.git" "$T/loose-inc-pw-$algo.git"
+	check "$w: fetch with loose haves: same objects" \
+		diff <(all_objects "$T/loose-inc-pw-$algo.git") <(all_objects "$T/loose-git-$algo.git")
 done
 
 finish
