@@ -164,6 +164,16 @@ for algo in sha1 sha256; do
 	check "$w: fetch with loose haves: same refs" same_refs "$T/loose-git-$algo.git" "$T/loose-inc-pw-$algo.git"
 	check "$w: fetch with loose haves: same objects" \
 		diff <(all_objects "$T/loose-inc-pw-$algo.git") <(all_objects "$T/loose-git-$algo.git")
+	# tag auto-follow of tags outside the bitmapped pack
+	for srv in pw git; do
+		git init -q --bare --object-format="$algo" "$T/ltf-$srv-$algo.git"
+		up=$UP
+		[ $srv = git ] && up=git-upload-pack
+		$G -C "$T/ltf-$srv-$algo.git" fetch -q --upload-pack="$up" "file://$S" \
+			refs/heads/main:refs/heads/main 2>"$T/err" || { not_ok "$w: fetch main ($srv)"; cat "$T/err"; }
+	done
+	check "$w: include-tag of loose tags: same refs as git's" same_refs "$T/ltf-pw-$algo.git" "$T/ltf-git-$algo.git"
+	check "$w: include-tag of loose tags: fsck" fsck_ok "$T/ltf-pw-$algo.git"
 done
 
 finish
