@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pack/bitmap.h"
+#include "pack/delta-create.h"
 #include "pack/entry.h"
 #include "pack/pack.h"
 #include "packwire/object.h"
@@ -775,30 +776,117 @@ static int write_extra(struct out *o, struct libdeflate_compressor **comp, const
 	return deflate_out(o, comp, type);
 }
 
-/* Write w->buf as a whole object of `type`. */
-static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type)
+/* Compress data after the entry header hdr. */
+static int deflate_entry(struct out *o, struct libdeflate_compressor **comp, const uint8_t *hdr,
+                         size_t hlen, const void *data, size_t len)
 {
 	struct pw_bitmap_walk *w = o->w;
-	uint8_t hdr[16], *z;
-	size_t cap, zlen, hlen;
+	uint8_t *z;
+	size_t cap, zlen;
 	int rc;
 
 	if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
 		return nomem(w);
-	cap = libdeflate_zlib_compress_bound(*comp, w->buf.len);
+	cap = libdeflate_zlib_compress_bound(*comp, len);
 	if (!(z = malloc(cap)))
 		return nomem(w);
-	zlen = libdeflate_zlib_compress(*comp, w->buf.data, w->buf.len, z, cap);
+	zlen = libdeflate_zlib_compress(*comp, data, len, z, cap);
 	if (!zlen) {
 		free(z);
 		return pw_error_set(&w->err, PW_ERROR, "bitmap: deflate failed");
 	}
-	hlen = pw_pack_entry_hdr_encode(hdr, type, w->buf.len);
 	rc = out_add(o, hdr, hlen);
 	if (!rc)
 		rc = out_add(o, z, zlen);
 	free(z);
 	return rc;
+}
+
+/* Write w->buf as a whole object of `type`. */
+static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type)
+{
+	uint8_t hdr[16];
+	size_t hlen = pw_pack_entry_hdr_encode(hdr, type, o->w->buf.len);
+
+	return deflate_entry(o, comp, hdr, hlen, o->w->buf.data, o->w->buf.len);
+}
+
+/* A stored delta whose base is not sent: follow the chain down to a base
+ * that is (or that the receiver has, for thin packs) and encode the object
+ * against it. The new chain is never deeper than the stored one. 1 when
+ * written, 0 when there is no such base or no worthwhile delta. */
+static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
+                         const struct pw_bitmap_write_opts *opts, uint32_t pos,
+                         const uint64_t *newoff, struct pw_pack_write_stats *st)
+{
+	struct pw_bitmap_walk *w = o->w;
+	struct pw_pack *pack = w->pack;
+	struct pw_buf base = PW_BUF_INIT, delta = PW_BUF_INIT;
+	uint32_t cur = pos, b = 0;
+	uint8_t hdr[16 + PW_MAX_RAWSZ];
+	size_t hlen;
+	int depth, type, btype, rc, found = 0;
+
+	for (depth = 0; depth < PW_PACK_MAX_DELTA_DEPTH && !found; depth++) {
+		uint64_t off = pack->rev_offsets[cur];
+		struct pw_pack_entry_hdr h;
+		uint32_t ipos;
+
+		if (pw_pack_entry_hdr_decode(pack->data + off,
+		                             (size_t)(pack->rev_offsets[cur + 1] - off),
+		                             pack->algo->rawsz, off, &h, &w->err))
+			return 0;
+		if (h.type == PW_OBJ_OFS_DELTA) {
+			if (!pos_at_offset(pack, off - h.base_ofs, &b))
+				return 0;
+		} else if (h.type == PW_OBJ_REF_DELTA) {
+			if (!pw_idx_find(pack->idx, h.base_raw, &ipos))
+				return 0;
+			b = w->idx_to_pack[ipos];
+		} else {
+			return 0;
+		}
+		if (pw_bitset_get(&w->result, b) || (opts->thin && pw_bitset_get(&w->haves, b)))
+			found = 1;
+		cur = b;
+	}
+	if (!found)
+		return 0;
+	rc = pw_pack_read(pack, pack->rev_offsets[b], pw_odb_cache(w->odb), &btype, &base, &w->err);
+	pw_buf_reset(&w->buf);
+	if (!rc)
+		rc = pw_pack_read(pack, pack->rev_offsets[pos], pw_odb_cache(w->odb), &type,
+		                  &w->buf, &w->err);
+	if (rc || btype != type || w->buf.len < 64) {
+		pw_buf_free(&base);
+		return rc;
+	}
+	rc = pw_delta_create(base.data, base.len, w->buf.data, w->buf.len, w->buf.len / 2, &delta);
+	pw_buf_free(&base);
+	if (rc == PW_ETOOBIG) {
+		pw_buf_free(&delta);
+		return 0;
+	}
+	if (rc) {
+		pw_buf_free(&delta);
+		return pw_error_set(&w->err, rc, "bitmap: delta: %s", pw_strerror(rc));
+	}
+	if (pw_bitset_get(&w->result, b) && b < pos && opts->ofs_delta) {
+		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, delta.len);
+		hlen += pw_pack_ofs_encode(hdr + hlen, newoff[pos] - newoff[b]);
+	} else {
+		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, delta.len);
+		memcpy(hdr + hlen, pw_idx_nth_raw(pack->idx, pack->rev_pos[b]), pack->algo->rawsz);
+		hlen += pack->algo->rawsz;
+		if (!pw_bitset_get(&w->result, b))
+			st->thin_deltas++;
+	}
+	rc = deflate_entry(o, comp, hdr, hlen, delta.data, delta.len);
+	pw_buf_free(&delta);
+	if (rc)
+		return rc;
+	st->deltas++;
+	return 1;
 }
 
 int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
@@ -898,7 +986,11 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 					st.thin_deltas++;
 				break;
 			default:
-				rc = write_whole(&o, &comp, pos);
+				rc = write_rebased(&o, &comp, opts, pos, newoff, &st);
+				if (rc == 0)
+					rc = write_whole(&o, &comp, pos);
+				else if (rc == 1)
+					rc = 0;
 				break;
 			}
 			if (rc)
