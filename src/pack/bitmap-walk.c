@@ -31,13 +31,17 @@ struct xobj {
 };
 
 #define MAX_EXTRAS_BASE 4096
+/* Delta bases kept while reading trees and re-encoding deltas: trees of
+ * nearby commits share bases, a few megabytes hold them. */
+#define CACHE_LIMIT ((size_t)16 << 20)
 
 struct pw_bitmap_walk {
 	struct pw_odb *odb;
 	struct pw_pack *pack; /* borrowed from the odb */
 	struct pw_bitmap *bm;
 	uint32_t *idx_to_pack;
-	uint32_t *htab; /* see build_hash */
+	struct pw_pack_cache *cache; /* our own, smaller than the odb's */
+	uint32_t *htab;              /* see build_hash */
 	size_t hmask;
 	struct pw_bitset result, haves, tmp;
 	struct pw_oid *tips;
@@ -70,6 +74,7 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	pw_bitmap_free(w->bm);
 	free(w->idx_to_pack);
 	free(w->htab);
+	pw_pack_cache_free(w->cache);
 	pw_bitset_free(&w->result);
 	pw_bitset_free(&w->haves);
 	pw_bitset_free(&w->tmp);
@@ -118,6 +123,10 @@ int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct p
 		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
 	w->odb = odb;
 	w->buf = (struct pw_buf)PW_BUF_INIT;
+	if (pw_pack_cache_new(&w->cache, CACHE_LIMIT)) {
+		free(w);
+		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
+	}
 	for (n = 0; n < count; n++) {
 		struct pw_pack *pack;
 		struct pw_bitmap *bm;
@@ -317,8 +326,7 @@ static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
 	int type, rc;
 
 	pw_buf_reset(&w->buf);
-	rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], pw_odb_cache(w->odb), &type, &w->buf,
-	                  &w->err);
+	rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
 	if (rc)
 		return rc;
 	if (type != want_type)
@@ -757,8 +765,8 @@ static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint3
 	int type, rc;
 
 	pw_buf_reset(&w->buf);
-	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], pw_odb_cache(w->odb), &type,
-	                       &w->buf, &w->err)))
+	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf,
+	                       &w->err)))
 		return rc;
 	return deflate_out(o, comp, type);
 }
@@ -852,11 +860,10 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 	}
 	if (!found)
 		return 0;
-	rc = pw_pack_read(pack, pack->rev_offsets[b], pw_odb_cache(w->odb), &btype, &base, &w->err);
+	rc = pw_pack_read(pack, pack->rev_offsets[b], w->cache, &btype, &base, &w->err);
 	pw_buf_reset(&w->buf);
 	if (!rc)
-		rc = pw_pack_read(pack, pack->rev_offsets[pos], pw_odb_cache(w->odb), &type,
-		                  &w->buf, &w->err);
+		rc = pw_pack_read(pack, pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
 	if (rc || btype != type || w->buf.len < 64) {
 		pw_buf_free(&base);
 		return rc;
