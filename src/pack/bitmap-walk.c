@@ -606,6 +606,55 @@ void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w)
 	}
 }
 
+int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit)
+{
+	const struct pw_bitset *blobs = &w->bm->types[2];
+	struct pw_oidmap tips = PW_OIDMAP_INIT;
+	size_t i;
+	int rc = 0, created, type;
+
+	/* blobs asked for by name stay */
+	for (i = 0; i < w->ntips; i++)
+		if (!w->exclude[i] && !pw_oidmap_put(&tips, &w->tips[i], &created)) {
+			pw_oidmap_free(&tips);
+			return nomem(w);
+		}
+	for (i = 0; i < w->result.nwords && !rc; i++) {
+		uint64_t word = w->result.w[i] & blobs->w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word));
+			struct pw_oid oid;
+			uint64_t size;
+
+			word &= word - 1;
+			if ((rc = pw_pack_read_header(w->pack, w->pack->rev_offsets[pos], &type,
+			                              &size, &w->err)))
+				break;
+			if (size < limit)
+				continue;
+			pw_idx_nth_oid(w->pack->idx, w->pack->rev_pos[pos], &oid);
+			if (!pw_oidmap_get(&tips, &oid))
+				w->result.w[i] &= ~((uint64_t)1 << (pos % 64));
+		}
+	}
+	for (i = 0; i < w->nextras && !rc; i++) {
+		struct xobj *x = &w->extras[i];
+		uint64_t size;
+
+		if (x->type != PW_OBJ_BLOB || !extra_sent(x) || pw_oidmap_get(&tips, &x->oid))
+			continue;
+		if (pw_odb_read_header(w->odb, &x->oid, &type, &size)) {
+			rc = pw_error_copy(&w->err, pw_odb_error(w->odb));
+			break;
+		}
+		if (size >= limit)
+			x->side &= (uint8_t)~X_WANT;
+	}
+	pw_oidmap_free(&tips);
+	return rc;
+}
+
 static uint32_t extras_sent(const struct pw_bitmap_walk *w)
 {
 	uint32_t n = 0;

@@ -129,6 +129,8 @@ int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *ta
                                const struct pw_oid *peeled);
 /* Drop blobs from the result except the tips themselves (filter blob:none). */
 void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w);
+/* Drop blobs of `limit` bytes or more, except the tips (blob:limit=N). */
+int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit);
 /* Objects to send. */
 uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w);
 const struct pw_error *pw_bitmap_walk_error(const struct pw_bitmap_walk *w);

@@ -567,7 +567,8 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 	const struct pw_config *cfg = pw_repo_config(s->repo);
 	int use = 1;
 
-	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE)
+	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE &&
+	    s->args.filter.kind != PW_FILTER_BLOB_LIMIT)
 		return PW_ENOTFOUND;
 	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
 		return PW_ENOTFOUND;
@@ -579,8 +580,10 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 		rc = pw_bitmap_walk_add(bw, &s->have_objs.v[i], 1);
 	if (!rc)
 		rc = pw_bitmap_walk_run(bw);
-	if (!rc && s->args.has_filter)
+	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_NONE)
 		pw_bitmap_walk_drop_blobs(bw);
+	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_LIMIT)
+		rc = pw_bitmap_walk_drop_large_blobs(bw, s->args.filter.value);
 	for (i = 0; !rc && s->args.include_tag && i < s->nr_refs; i++) {
 		const struct pw_adv_ref *r = &s->refs[i];
 

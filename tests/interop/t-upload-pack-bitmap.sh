@@ -1,10 +1,11 @@
 #!/bin/bash
 # Reachability bitmaps: repositories repacked by stock git with -adb are
 # served by packwire upload-pack (clone, incremental thin fetch, tag
-# auto-follow, --filter=blob:none) and packed by packwire pack-objects --revs
-# (with and without --delta-base-offset, with exclusions) from the bitmap;
-# every result is compared with what stock git gives, and damaged bitmaps
-# (truncated, another pack's checksum) must fall back to the object walk.
+# auto-follow, --filter=blob:none and blob:limit, objects outside the pack)
+# and packed by packwire pack-objects --revs (with and without
+# --delta-base-offset, with exclusions) from the bitmap; every result is
+# compared with what stock git gives, and damaged bitmaps (truncated, another
+# pack's checksum) must fall back to the object walk.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/upload-lib.sh"
 
@@ -89,6 +90,11 @@ for algo in sha1 sha256; do
 	$G clone -q --bare --filter=blob:none "file://$S" "$T/f-git-$algo.git"
 	check "$w: --filter=blob:none: same objects as git's" \
 		diff <(all_objects "$T/f-pw-$algo.git") <(all_objects "$T/f-git-$algo.git")
+	$G clone -q --bare --filter=blob:limit=100 --upload-pack="$UP" "file://$S" "$T/fl-pw-$algo.git" 2>"$T/err" ||
+		{ not_ok "$w: clone --filter=blob:limit=100"; cat "$T/err"; }
+	$G clone -q --bare --filter=blob:limit=100 "file://$S" "$T/fl-git-$algo.git"
+	check "$w: --filter=blob:limit=100: same objects as git's" \
+		diff <(all_objects "$T/fl-pw-$algo.git") <(all_objects "$T/fl-git-$algo.git")
 
 	# pack-objects --revs from the bitmap: REF_DELTA without
 	# --delta-base-offset, exclusions, compared with git pack-objects
