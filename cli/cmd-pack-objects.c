@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "pack/bitmap.h"
 #include "packwire/config.h"
 #include "packwire/pack-write.h"
 #include "packwire/packwire.h"
+#include "packwire/pkt.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
 #include "revargs.h"
@@ -37,6 +39,65 @@ static int collect_obj(const struct pw_revlist_obj *o, void *data)
 	if (!rc && !o->excluded && c->progress && ++c->n % 1024 == 0)
 		pw_cli_progress(NULL, "Enumerating objects", c->n, 0, 0);
 	return rc;
+}
+
+static int out_stdout(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	*(uint64_t *)ctx += len;
+	return pw_write_full(1, data, len, err);
+}
+
+/* --revs --stdout with a reachability bitmap: the objects come from the
+ * bitmap and the pack from the bitmapped pack's entries. PW_ENOTFOUND when
+ * the bitmap cannot answer (nothing written yet): walk instead. */
+static int pack_from_bitmap(struct pw_cli_revs *revs, const struct pw_pack_write_opts *opts,
+                            int progress)
+{
+	struct pw_bitmap_walk *bw;
+	struct pw_bitmap_write_opts wo;
+	struct pw_pack_write_stats st;
+	struct pw_error err = {0};
+	const struct pw_config *cfg = pw_repo_config(revs->repo);
+	uint64_t sent = 0;
+	size_t i;
+	int rc, use = 1;
+
+	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
+		return PW_ENOTFOUND;
+	if (pw_bitmap_walk_new(&bw, revs->odb, &err))
+		return PW_ENOTFOUND;
+	for (i = 0, rc = 0; !rc && i < revs->ntips; i++)
+		rc = pw_bitmap_walk_add(bw, &revs->tips[i], revs->exclude[i]);
+	if (!rc)
+		rc = pw_bitmap_walk_run(bw);
+	if (rc) {
+		pw_bitmap_walk_free(bw);
+		return rc == PW_ENOMEM ? pw_cli_fatal("out of memory") : PW_ENOTFOUND;
+	}
+	if (progress)
+		pw_cli_progress(NULL, "Enumerating objects", pw_bitmap_walk_count(bw), 0, 1);
+	memset(&wo, 0, sizeof(wo));
+	wo.ofs_delta = opts->ofs_delta;
+	wo.thin = opts->thin;
+	if (progress)
+		wo.progress = pw_cli_progress;
+	memset(&st, 0, sizeof(st));
+	rc = pw_bitmap_walk_write(bw, &wo, out_stdout, &sent, NULL, &st);
+	if (rc && rc != PW_ENOMEM && !sent) {
+		/* the check before writing failed: nothing went out */
+		pw_bitmap_walk_free(bw);
+		return PW_ENOTFOUND;
+	}
+	if (rc) {
+		rc = pw_cli_fatal("%s", pw_bitmap_walk_error(bw)->msg);
+		pw_bitmap_walk_free(bw);
+		return rc;
+	}
+	if (progress)
+		fprintf(stderr, "Total %u (delta %u), reused %u (delta %u)\n", st.written,
+		        st.deltas, st.reused, st.reused_deltas);
+	pw_bitmap_walk_free(bw);
+	return 0;
 }
 
 static int int_opt(const char *arg, const char *name, int *out)
@@ -210,6 +271,15 @@ int cmd_pack_objects(int argc, char **argv)
 			}
 		}
 	}
+	/* as in Git, a bitmapped pack is reused for --stdout even with
+	 * --no-reuse-delta / --no-reuse-object (pack.useBitmaps=false stops it) */
+	if (use_revs && to_stdout) {
+		rc = pack_from_bitmap(&revs, &opts, col.progress);
+		if (rc != PW_ENOTFOUND) {
+			ret = rc;
+			goto out;
+		}
+	}
 	if (use_revs) {
 		rc = pw_revlist_run(revs.rl, collect_obj, &col);
 		if (rc) {
@@ -248,6 +318,7 @@ out:
 	free(line);
 	pw_pack_writer_free(w);
 	pw_revlist_free(revs.rl);
+	pw_cli_revs_release(&revs);
 	pw_odb_free(revs.odb);
 	pw_repo_free(revs.repo);
 	return ret;

@@ -118,6 +118,7 @@ int cmd_rev_list(int argc, char **argv)
 		ret = pw_cli_fatal("writing the output failed");
 out:
 	pw_revlist_free(revs.rl);
+	pw_cli_revs_release(&revs);
 	pw_odb_free(revs.odb);
 	pw_repo_free(revs.repo);
 	return ret;

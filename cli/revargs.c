@@ -145,6 +145,35 @@ int pw_cli_revs_resolve(struct pw_cli_revs *r, const char *arg, struct pw_oid *o
 	return 0;
 }
 
+static int record(struct pw_cli_revs *r, const struct pw_oid *oid, int exclude)
+{
+	if (r->ntips == r->atips) {
+		size_t na = r->atips ? r->atips * 2 : 16;
+		struct pw_oid *nt = realloc(r->tips, na * sizeof(*nt));
+		unsigned char *ne;
+
+		if (!nt)
+			return pw_cli_fatal("out of memory");
+		r->tips = nt;
+		if (!(ne = realloc(r->exclude, na)))
+			return pw_cli_fatal("out of memory");
+		r->exclude = ne;
+		r->atips = na;
+	}
+	r->tips[r->ntips] = *oid;
+	r->exclude[r->ntips++] = (unsigned char)!!exclude;
+	return 0;
+}
+
+void pw_cli_revs_release(struct pw_cli_revs *r)
+{
+	free(r->tips);
+	free(r->exclude);
+	r->tips = NULL;
+	r->exclude = NULL;
+	r->ntips = r->atips = 0;
+}
+
 static int add_one(struct pw_cli_revs *r, const char *arg, int exclude)
 {
 	struct pw_oid oid;
@@ -154,7 +183,7 @@ static int add_one(struct pw_cli_revs *r, const char *arg, int exclude)
 		return rc;
 	if (pw_revlist_add(r->rl, &oid, arg, exclude))
 		return pw_cli_fatal("%s", pw_revlist_error(r->rl)->msg);
-	return 0;
+	return record(r, &oid, exclude);
 }
 
 static int add_ref(const struct pw_ref *ref, void *data)
@@ -165,7 +194,7 @@ static int add_ref(const struct pw_ref *ref, void *data)
 		return 0;
 	if (pw_revlist_add(r->rl, &ref->oid, ref->name, r->not_flag))
 		return pw_cli_fatal("%s", pw_revlist_error(r->rl)->msg);
-	return 0;
+	return record(r, &ref->oid, r->not_flag);
 }
 
 int pw_cli_revs_add_all(struct pw_cli_revs *r)

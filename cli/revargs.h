@@ -16,7 +16,14 @@ struct pw_cli_revs {
 	const struct pw_hash_algo *algo;
 	struct pw_revlist *rl;
 	int not_flag; /* after --not: tips become exclusions and back */
+	/* every tip and exclusion added, for the bitmap path of pack-objects */
+	struct pw_oid *tips;
+	unsigned char *exclude;
+	size_t ntips, atips;
 };
+
+/* Free what pw_cli_revs_add recorded (not the repo, odb or walk). */
+void pw_cli_revs_release(struct pw_cli_revs *r);
 
 /* Resolve "<name>[~N|^N|^{type}]..." to an object id; on failure prints a
  * fatal message and returns its exit code. */

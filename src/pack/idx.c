@@ -211,10 +211,16 @@ int pw_idx_find(const struct pw_idx *idx, const uint8_t *raw, uint32_t *pos)
 	uint32_t lo = raw[0] ? pw_get_be32(idx->fanout + 4 * (raw[0] - 1)) : 0;
 	uint32_t hi = pw_get_be32(idx->fanout + 4 * raw[0]);
 
+	/* Most steps are decided by the first eight bytes, compared as one
+	 * big-endian number; memcmp only settles ties. */
+	uint64_t key = pw_get_be64(raw);
+
 	/* The fan-out only ever grows and ends at nr (checked at open). */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(idx->names + (size_t)mid * stride, raw, rawsz);
+		const uint8_t *name = idx->names + (size_t)mid * stride;
+		uint64_t v = pw_get_be64(name);
+		int c = v < key ? -1 : v > key ? 1 : memcmp(name + 8, raw + 8, rawsz - 8);
 
 		if (!c) {
 			*pos = mid;

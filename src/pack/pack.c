@@ -445,6 +445,42 @@ static int rev_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* Sort by offset: LSD radix sort, 16 bits a pass and only as many passes as
+ * the largest offset needs (two below 4 GiB); qsort when memory is short. */
+static void rev_sort(struct rev_ent *v, uint32_t n, uint64_t max)
+{
+	struct rev_ent *tmp = malloc((size_t)n * sizeof(*tmp)), *src = v, *dst = tmp, *t;
+	uint32_t *count = malloc(65536 * sizeof(*count)), i, sum;
+	unsigned shift;
+
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		qsort(v, n, sizeof(*v), rev_cmp);
+		return;
+	}
+	for (shift = 0; shift < 64 && max >> shift; shift += 16) {
+		memset(count, 0, 65536 * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(src[i].offset >> shift) & 0xffff]++;
+		for (i = 0, sum = 0; i < 65536; i++) {
+			uint32_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(src[i].offset >> shift) & 0xffff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, (size_t)n * sizeof(*v));
+	free(tmp);
+	free(count);
+}
+
 int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 {
 	struct rev_ent *ents;
@@ -475,7 +511,7 @@ int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 		}
 		ents[i].pos = i;
 	}
-	qsort(ents, p->nr, sizeof(*ents), rev_cmp);
+	rev_sort(ents, p->nr, p->size);
 	for (i = 0; i < p->nr; i++) {
 		if (i && ents[i].offset == ents[i - 1].offset) {
 			rc = pw_error_set(err, PW_ECORRUPT,

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pack/bitmap.h"
+#include "packwire/config.h"
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "packwire/revlist.h"
@@ -548,12 +550,79 @@ static void progress_fn(void *data, const char *title, uint64_t n, uint64_t tota
 		g->rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len);
 }
 
+/* ---- the bitmap path ------------------------------------------------------------ */
+
+/* Enumerate with the repository's reachability bitmap and copy entries of
+ * the bitmapped pack. PW_ENOTFOUND (s->err untouched) when the bitmap cannot
+ * answer this request: nothing was sent, the caller walks instead. */
+static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
+{
+	struct pw_upload_session *s = g->s;
+	struct pw_bitmap_walk *bw = NULL;
+	struct pw_bitmap_write_opts wo;
+	struct pw_error e = {0};
+	size_t i;
+	int rc;
+
+	const struct pw_config *cfg = pw_repo_config(s->repo);
+	int use = 1;
+
+	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE &&
+	    s->args.filter.kind != PW_FILTER_BLOB_LIMIT)
+		return PW_ENOTFOUND;
+	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
+		return PW_ENOTFOUND;
+	if ((rc = pw_bitmap_walk_new(&bw, s->odb, &e)))
+		return rc == PW_ENOMEM ? pw_error_copy(&s->err, &e) : PW_ENOTFOUND;
+	for (i = 0; !rc && i < s->args.wants.nr; i++)
+		rc = pw_bitmap_walk_add(bw, &s->args.wants.v[i], 0);
+	for (i = 0; !rc && i < s->have_objs.nr; i++)
+		rc = pw_bitmap_walk_add(bw, &s->have_objs.v[i], 1);
+	if (!rc)
+		rc = pw_bitmap_walk_run(bw);
+	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_NONE)
+		pw_bitmap_walk_drop_blobs(bw);
+	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_LIMIT)
+		rc = pw_bitmap_walk_drop_large_blobs(bw, s->args.filter.value);
+	for (i = 0; !rc && s->args.include_tag && i < s->nr_refs; i++) {
+		const struct pw_adv_ref *r = &s->refs[i];
+
+		if (!strncmp(r->name, "refs/tags/", 10) && r->has_peeled)
+			rc = pw_bitmap_walk_include_tag(bw, &r->oid, &r->peeled);
+	}
+	if (rc) {
+		/* anything the bitmap cannot answer: the walk will (and will
+		 * report real problems with a better message) */
+		if (rc == PW_ENOMEM)
+			pw_error_copy(&s->err, pw_bitmap_walk_error(bw));
+		pw_bitmap_walk_free(bw);
+		return rc == PW_ENOMEM ? rc : PW_ENOTFOUND;
+	}
+	progress_fn(g, "Enumerating objects", pw_bitmap_walk_count(bw), 0, 1);
+	memset(&wo, 0, sizeof(wo));
+	wo.ofs_delta = s->args.ofs_delta;
+	wo.thin = s->args.thin_pack;
+	wo.progress = progress_fn;
+	wo.progress_data = g;
+	rc = pw_bitmap_walk_write(bw, &wo, out_fn, g, NULL, st);
+	if (rc && !s->pack_started) {
+		/* a damaged entry found before any byte went out */
+		pw_bitmap_walk_free(bw);
+		return rc == PW_ENOMEM ? nomem(s) : PW_ENOTFOUND;
+	}
+	if (rc && !s->err.code)
+		pw_error_copy(&s->err, pw_bitmap_walk_error(bw));
+	pw_bitmap_walk_free(bw);
+	return rc;
+}
+
 int pw_srv_send_pack(struct pw_upload_session *s)
 {
 	struct pw_pack_write_opts opts;
 	struct pw_pack_write_stats st;
 	struct gen g;
 	size_t i;
+	uint32_t pack_reused = 0;
 	int rc, created, shallow;
 
 	memset(&g, 0, sizeof(g));
@@ -563,6 +632,18 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	for (i = 0; i < s->args.wants.nr; i++)
 		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created))
 			return nomem(s);
+
+	shallow = s->args.shallows.nr || s->new_shallow.nr || s->unshallow.nr;
+	s->stats.shallow = shallow;
+	if (!shallow) {
+		rc = send_bitmap(&g, &st);
+		if (!rc) {
+			pack_reused = st.reused; /* copied from the bitmapped pack */
+			goto sent;
+		}
+		if (rc != PW_ENOTFOUND)
+			goto out;
+	}
 
 	pw_pack_write_opts_init(&opts);
 	opts.thin = s->args.thin_pack;
@@ -574,8 +655,6 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		pw_error_set(&s->err, rc, "pack writer: %s", pw_strerror(rc));
 		goto out;
 	}
-	shallow = s->args.shallows.nr || s->new_shallow.nr || s->unshallow.nr;
-	s->stats.shallow = shallow;
 	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
 	if (!rc && s->args.include_tag)
 		rc = include_tags(&g);
@@ -592,13 +671,18 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		goto out;
 	}
 	pw_pack_writer_stats(g.w, &st);
+sent:
+	if (g.rc) {
+		rc = g.rc;
+		goto out;
+	}
 	s->stats.objects = st.written;
 	s->stats.bytes = st.bytes;
 	if (s->sideband && !s->args.no_progress) {
 		char line[200];
 		int len = snprintf(line, sizeof(line),
-		                   "Total %u (delta %u), reused %u (delta %u), pack-reused 0\n",
-		                   st.written, st.deltas, st.reused, st.reused_deltas);
+		                   "Total %u (delta %u), reused %u (delta %u), pack-reused %u\n",
+		                   st.written, st.deltas, st.reused, st.reused_deltas, pack_reused);
 
 		if ((rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len)))
 			goto out;

@@ -1,0 +1,1086 @@
+/* Object enumeration with a reachability bitmap, and the pack written from
+ * it.
+ *
+ * A tip whose commit has a stored bitmap contributes that bitmap; any other
+ * tip is walked (commits, tags, trees) until the walk meets objects already
+ * in the set, which are reachability-closed. Exclusions are resolved first,
+ * so the walk of the tips also stops at what the receiver has. Objects
+ * outside the bitmapped pack (pushed since the last repack) are walked
+ * through the odb and kept in a small side list. The pack is then the
+ * bitmapped pack's entries in pack order, copied, followed by those extra
+ * objects, whole. */
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pack/bitmap.h"
+#include "pack/delta-create.h"
+#include "pack/entry.h"
+#include "pack/pack.h"
+#include "packwire/object.h"
+#include "util/oidmap.h"
+
+/* An object outside the bitmapped pack (loose, or in a newer pack), reached
+ * by the walk: from the excluded side, the included side or both. */
+enum { X_HAVE = 1, X_WANT = 2 };
+struct xobj {
+	struct pw_oid oid;
+	uint8_t side;
+	uint8_t type;
+};
+
+#define MAX_EXTRAS_BASE 4096
+/* Delta bases kept while reading trees and re-encoding deltas: trees of
+ * nearby commits share bases, a few megabytes hold them. */
+#define CACHE_LIMIT ((size_t)16 << 20)
+
+struct pw_bitmap_walk {
+	struct pw_odb *odb;
+	struct pw_pack *pack; /* borrowed from the odb */
+	struct pw_bitmap *bm;
+	uint32_t *idx_to_pack;
+	struct pw_pack_cache *cache; /* our own, smaller than the odb's */
+	uint32_t *htab;              /* see build_hash */
+	size_t hmask;
+	struct pw_bitset result, haves, tmp;
+	struct pw_oid *tips;
+	uint8_t *exclude;
+	size_t ntips, atips;
+	uint32_t *stack; /* pack positions; nr + k for extras[k] */
+	size_t nstack, astack;
+	struct xobj *extras;
+	size_t nextras, aextras;
+	struct pw_oidmap extra_map; /* oid -> index + 1 */
+	struct pw_buf buf;
+	struct pw_error err;
+	int ran;
+};
+
+static int nomem(struct pw_bitmap_walk *w)
+{
+	return pw_error_set(&w->err, PW_ENOMEM, "bitmap walk: out of memory");
+}
+
+const struct pw_error *pw_bitmap_walk_error(const struct pw_bitmap_walk *w)
+{
+	return &w->err;
+}
+
+void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
+{
+	if (!w)
+		return;
+	pw_bitmap_free(w->bm);
+	free(w->idx_to_pack);
+	free(w->htab);
+	pw_pack_cache_free(w->cache);
+	pw_bitset_free(&w->result);
+	pw_bitset_free(&w->haves);
+	pw_bitset_free(&w->tmp);
+	free(w->tips);
+	free(w->exclude);
+	free(w->stack);
+	free(w->extras);
+	pw_oidmap_free(&w->extra_map);
+	pw_buf_free(&w->buf);
+	free(w);
+}
+
+static int setup(struct pw_bitmap_walk *w, struct pw_pack *pack, struct pw_bitmap *bm)
+{
+	uint32_t i, nr = pack->nr;
+	int rc;
+
+	if ((rc = pw_pack_revindex(pack, &w->err)))
+		return rc;
+	if (!(w->idx_to_pack = malloc(((size_t)nr + 1) * sizeof(*w->idx_to_pack))))
+		return nomem(w);
+	for (i = 0; i < nr; i++) {
+		if (pack->rev_pos[i] >= nr)
+			return pw_error_set(&w->err, PW_ECORRUPT, "bitmap: bad reverse index");
+		w->idx_to_pack[pack->rev_pos[i]] = i;
+	}
+	for (i = 0; i < bm->nr_entries; i++)
+		if (pw_bitmap_type(bm, w->idx_to_pack[bm->entries[i].idx_pos]) != PW_OBJ_COMMIT)
+			return pw_error_set(&w->err, PW_ECORRUPT,
+			                    "bitmap: entry %u does not name a commit", i);
+	if (pw_bitset_init(&w->result, nr) || pw_bitset_init(&w->haves, nr) ||
+	    pw_bitset_init(&w->tmp, nr))
+		return nomem(w);
+	return 0;
+}
+
+int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct pw_error *err)
+{
+	struct pw_bitmap_walk *w;
+	size_t n, count = pw_odb_pack_count(odb);
+	int rc = PW_ENOTFOUND;
+
+	*out = NULL;
+	pw_error_set(err, PW_ENOTFOUND, "no pack has a bitmap");
+	if (!(w = calloc(1, sizeof(*w))))
+		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
+	w->odb = odb;
+	w->buf = (struct pw_buf)PW_BUF_INIT;
+	if (pw_pack_cache_new(&w->cache, CACHE_LIMIT)) {
+		free(w);
+		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
+	}
+	for (n = 0; n < count; n++) {
+		struct pw_pack *pack;
+		struct pw_bitmap *bm;
+		struct pw_error e = {0};
+
+		if (pw_odb_pack(odb, n, &pack))
+			continue;
+		rc = pw_bitmap_open(&bm, pack, &e);
+		if (rc == PW_ENOTFOUND)
+			continue;
+		if (rc) {
+			pw_error_copy(err, &e);
+			continue;
+		}
+		w->pack = pack;
+		w->bm = bm;
+		if ((rc = setup(w, pack, bm))) {
+			pw_error_copy(err, &w->err);
+			pw_bitmap_walk_free(w);
+			return rc == PW_ENOMEM ? rc : PW_ENOTFOUND;
+		}
+		pw_error_clear(err);
+		*out = w;
+		return 0;
+	}
+	pw_bitmap_walk_free(w);
+	return PW_ENOTFOUND;
+}
+
+int pw_bitmap_walk_add(struct pw_bitmap_walk *w, const struct pw_oid *oid, int exclude)
+{
+	if (w->ntips == w->atips) {
+		size_t na = w->atips ? w->atips * 2 : 16;
+		struct pw_oid *nt = realloc(w->tips, na * sizeof(*nt));
+		uint8_t *ne;
+
+		if (!nt)
+			return nomem(w);
+		w->tips = nt;
+		if (!(ne = realloc(w->exclude, na)))
+			return nomem(w);
+		w->exclude = ne;
+		w->atips = na;
+	}
+	w->tips[w->ntips] = *oid;
+	w->exclude[w->ntips++] = !!exclude;
+	return 0;
+}
+
+/* The idx as a hash table (open addressing, idx position + 1 per slot):
+ * walking trees looks up every entry, and a probe or two beats a binary
+ * search over the whole idx. Built on first use. */
+static int build_hash(struct pw_bitmap_walk *w)
+{
+	const struct pw_idx *idx = w->pack->idx;
+	size_t cap = 1024, i;
+
+	while (cap < (size_t)idx->nr * 2)
+		cap *= 2;
+	if (!(w->htab = calloc(cap, sizeof(*w->htab))))
+		return nomem(w);
+	w->hmask = cap - 1;
+	for (i = 0; i < idx->nr; i++) {
+		size_t h = pw_get_be32(pw_idx_nth_raw(idx, (uint32_t)i) + 4) & w->hmask;
+
+		while (w->htab[h])
+			h = (h + 1) & w->hmask;
+		w->htab[h] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* find_pos for a raw id of the pack's algorithm, through the hash table. */
+static int find_raw(const struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
+{
+	const struct pw_idx *idx = w->pack->idx;
+	size_t rawsz = w->pack->algo->rawsz, h = pw_get_be32(raw + 4) & w->hmask;
+	uint64_t key = pw_get_be64(raw);
+
+	for (; w->htab[h]; h = (h + 1) & w->hmask) {
+		const uint8_t *name = pw_idx_nth_raw(idx, w->htab[h] - 1);
+
+		if (pw_get_be64(name) == key && !memcmp(name + 8, raw + 8, rawsz - 8)) {
+			*pos = w->idx_to_pack[w->htab[h] - 1];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The next entry of the tree in w->buf: 1 with its mode and raw id, 0 at
+ * the end, PW_ECORRUPT. (Lighter than pw_tree_next: no id copy.) */
+static int tree_entry(struct pw_bitmap_walk *w, size_t *off, unsigned *mode, const uint8_t **raw)
+{
+	const uint8_t *p = (const uint8_t *)w->buf.data, *nul;
+	size_t len = w->buf.len, i = *off, rawsz = w->pack->algo->rawsz;
+	unsigned m = 0;
+
+	if (i >= len)
+		return 0;
+	for (; i < len && p[i] != ' '; i++) {
+		if (p[i] < '0' || p[i] > '7' || m > 0777777)
+			goto bad;
+		m = m * 8 + (unsigned)(p[i] - '0');
+	}
+	if (i == *off || i >= len)
+		goto bad;
+	i++;
+	if (!(nul = memchr(p + i, 0, len - i)) || nul == p + i)
+		goto bad;
+	i = (size_t)(nul - p) + 1;
+	if (len - i < rawsz)
+		goto bad;
+	*mode = m;
+	*raw = p + i;
+	*off = i + rawsz;
+	return 1;
+bad:
+	return pw_error_set(&w->err, PW_ECORRUPT, "bitmap walk: malformed tree entry");
+}
+
+/* Pack position of an object of the bitmapped pack: 1, or 0 when absent. */
+static int find_pos(const struct pw_bitmap_walk *w, const struct pw_oid *oid, uint32_t *pos)
+{
+	uint32_t ipos;
+
+	if (oid->algo != w->pack->algo->id || !pw_idx_find(w->pack->idx, oid->id, &ipos))
+		return 0;
+	*pos = w->idx_to_pack[ipos];
+	return 1;
+}
+
+static int push(struct pw_bitmap_walk *w, uint32_t pos)
+{
+	if (w->nstack == w->astack) {
+		size_t na = w->astack ? w->astack * 2 : 256;
+		uint32_t *ns = realloc(w->stack, na * sizeof(*ns));
+
+		if (!ns)
+			return nomem(w);
+		w->stack = ns;
+		w->astack = na;
+	}
+	w->stack[w->nstack++] = pos;
+	return 0;
+}
+
+/* The extras entry of an object outside the pack (created on first use). */
+static int extra_index(struct pw_bitmap_walk *w, const struct pw_oid *oid, size_t *k)
+{
+	struct pw_oidmap_entry *e;
+	int created;
+
+	if (!(e = pw_oidmap_put(&w->extra_map, oid, &created)))
+		return nomem(w);
+	if (created) {
+		if (w->nextras == w->aextras) {
+			size_t na = w->aextras ? w->aextras * 2 : 64;
+			struct xobj *nx = realloc(w->extras, na * sizeof(*nx));
+
+			if (!nx)
+				return nomem(w);
+			w->extras = nx;
+			w->aextras = na;
+		}
+		/* they go out whole, without deltas: when there are many, the
+		 * bitmap is too old to be worth it and the walk does better */
+		if (w->nextras >= MAX_EXTRAS_BASE + w->pack->nr / 16)
+			return pw_error_set(&w->err, PW_ENOTFOUND,
+			                    "bitmap walk: too many objects outside the bitmapped "
+			                    "pack");
+		w->extras[w->nextras].oid = *oid;
+		w->extras[w->nextras].side = 0;
+		w->extras[w->nextras].type = PW_OBJ_NONE;
+		e->value = (void *)(uintptr_t)(w->nextras + 1);
+		w->nextras++;
+	}
+	*k = (size_t)(uintptr_t)e->value - 1;
+	return 0;
+}
+
+static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
+{
+	uint32_t pos;
+	size_t k;
+	int rc;
+
+	if (find_pos(w, oid, &pos))
+		return push(w, pos);
+	if ((rc = extra_index(w, oid, &k)))
+		return rc;
+	return push(w, w->pack->nr + (uint32_t)k);
+}
+
+static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
+{
+	int type, rc;
+
+	pw_buf_reset(&w->buf);
+	rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
+	if (rc)
+		return rc;
+	if (type != want_type)
+		return pw_error_set(&w->err, PW_ECORRUPT,
+		                    "bitmap: object at pack position %u is a %s, not a %s", pos,
+		                    pw_object_type_name(type), pw_object_type_name(want_type));
+	return 0;
+}
+
+/* An object outside the pack: read it from the odb and queue what it
+ * references. `side` is X_WANT when walking the tips (stopping at X_HAVE). */
+static int drain_extra(struct pw_bitmap_walk *w, size_t k, int side)
+{
+	const struct pw_hash_algo *algo = w->pack->algo;
+	struct pw_oid oid;
+	int type, rc;
+
+	if (w->extras[k].side & (side | X_HAVE))
+		return 0;
+	w->extras[k].side |= (uint8_t)side;
+	oid = w->extras[k].oid;
+	pw_buf_reset(&w->buf);
+	if (pw_odb_read(w->odb, &oid, &type, &w->buf)) {
+		pw_error_copy(&w->err, pw_odb_error(w->odb));
+		return w->err.code ? w->err.code : PW_ENOTFOUND;
+	}
+	w->extras[k].type = (uint8_t)type;
+	switch (type) {
+	case PW_OBJ_COMMIT: {
+		struct pw_commit_info ci;
+		size_t j;
+
+		if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
+		                          &w->err)))
+			return rc;
+		rc = push_oid(w, &ci.tree);
+		for (j = 0; !rc && j < ci.nr_parents; j++)
+			rc = push_oid(w, &ci.parents[j]);
+		pw_commit_info_free(&ci);
+		return rc;
+	}
+	case PW_OBJ_TAG: {
+		struct pw_tag_info ti;
+
+		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo, &w->err)))
+			return rc;
+		return push_oid(w, &ti.object);
+	}
+	case PW_OBJ_TREE: {
+		struct pw_tree_entry te;
+		size_t off = 0;
+
+		/* the buffer is reused by the next read: queue everything first */
+		while ((rc = pw_tree_next((const char *)w->buf.data, w->buf.len, &off, algo, &te,
+		                          &w->err)) == 1)
+			if ((te.mode & 0170000) != 0160000 && (rc = push_oid(w, &te.oid)))
+				return rc;
+		return rc < 0 ? rc : 0;
+	}
+	case PW_OBJ_BLOB:
+		return 0;
+	default:
+		return pw_error_set(&w->err, PW_ECORRUPT, "bitmap walk: object of type %d", type);
+	}
+}
+
+/* Add everything reachable from the queued positions to `into`, stopping at
+ * objects already in `into` or in `stop` (both closed under reachability). */
+static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct pw_bitset *stop)
+{
+	const struct pw_hash_algo *algo = w->pack->algo;
+	int rc;
+
+	while (w->nstack) {
+		uint32_t pos = w->stack[--w->nstack], entry;
+		int type;
+
+		if (pos >= w->pack->nr) {
+			if ((rc = drain_extra(w, pos - w->pack->nr, stop ? X_WANT : X_HAVE)))
+				return rc;
+			continue;
+		}
+		type = pw_bitmap_type(w->bm, pos);
+		if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
+			continue;
+		switch (type) {
+		case PW_OBJ_COMMIT: {
+			struct pw_commit_info ci;
+			size_t j;
+
+			if (pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry)) {
+				if ((rc = pw_bitmap_get(w->bm, entry, into, &w->tmp, &w->err)))
+					return rc;
+				break;
+			}
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
+			                          &w->err)))
+				return rc;
+			rc = push_oid(w, &ci.tree);
+			for (j = 0; !rc && j < ci.nr_parents; j++)
+				rc = push_oid(w, &ci.parents[j]);
+			pw_commit_info_free(&ci);
+			if (rc)
+				return rc;
+			break;
+		}
+		case PW_OBJ_TAG: {
+			struct pw_tag_info ti;
+
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo,
+			                       &w->err)))
+				return rc;
+			if ((rc = push_oid(w, &ti.object)))
+				return rc;
+			break;
+		}
+		case PW_OBJ_TREE: {
+			const uint8_t *raw = NULL;
+			unsigned mode = 0;
+			size_t off = 0;
+
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, type)))
+				return rc;
+			if (!w->htab && (rc = build_hash(w)))
+				return rc;
+			while ((rc = tree_entry(w, &off, &mode, &raw)) == 1) {
+				uint32_t p;
+
+				if ((mode & 0170000) == 0160000) /* submodule commit */
+					continue;
+				if (!find_raw(w, raw, &p)) {
+					struct pw_oid oid;
+
+					pw_oid_from_raw(&oid, raw, algo);
+					if ((rc = push_oid(w, &oid)))
+						return rc;
+					continue;
+				}
+				if ((mode & 0170000) == 0040000) {
+					if ((rc = push(w, p)))
+						return rc;
+				} else if (!(stop && pw_bitset_get(stop, p))) {
+					pw_bitset_set(into, p);
+				}
+			}
+			if (rc < 0)
+				return rc;
+			break;
+		}
+		case PW_OBJ_BLOB:
+			pw_bitset_set(into, pos);
+			break;
+		default:
+			return pw_error_set(&w->err, PW_ECORRUPT,
+			                    "bitmap: no type for pack position %u", pos);
+		}
+	}
+	return 0;
+}
+
+int pw_bitmap_walk_run(struct pw_bitmap_walk *w)
+{
+	size_t i, k;
+	int pass, rc;
+
+	if (w->ran)
+		return pw_error_set(&w->err, PW_EINVAL, "bitmap walk: run twice");
+	w->ran = 1;
+	/* exclusions first: the tips' walk stops at them */
+	for (pass = 1; pass >= 0; pass--) {
+		for (i = 0; i < w->ntips; i++) {
+			if (w->exclude[i] != pass)
+				continue;
+			w->nstack = 0;
+			if ((rc = push_oid(w, &w->tips[i])))
+				return rc;
+			if ((rc = drain(w, pass ? &w->haves : &w->result, pass ? NULL : &w->haves)))
+				return rc;
+		}
+	}
+	for (k = 0; k < w->result.nwords; k++)
+		w->result.w[k] &= ~w->haves.w[k];
+	return 0;
+}
+
+static int extra_sent(const struct xobj *x)
+{
+	return (x->side & (X_WANT | X_HAVE)) == X_WANT;
+}
+
+static int is_sent(const struct pw_bitmap_walk *w, const struct pw_oid *oid)
+{
+	const struct pw_oidmap_entry *e;
+	uint32_t pos;
+
+	if (find_pos(w, oid, &pos))
+		return pw_bitset_get(&w->result, pos);
+	e = pw_oidmap_get(&w->extra_map, oid);
+	return e && extra_sent(&w->extras[(size_t)(uintptr_t)e->value - 1]);
+}
+
+int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *tag,
+                               const struct pw_oid *peeled)
+{
+	struct pw_oid cur = *tag;
+	int rc, type;
+
+	if (!is_sent(w, peeled) || is_sent(w, tag))
+		return 0;
+	for (;;) {
+		struct pw_tag_info ti;
+		uint32_t pos;
+		size_t k;
+
+		if (find_pos(w, &cur, &pos)) {
+			if (pw_bitmap_type(w->bm, pos) != PW_OBJ_TAG ||
+			    pw_bitset_get(&w->haves, pos))
+				return 0;
+			pw_bitset_set(&w->result, pos);
+			if ((rc = read_at(w, pos, PW_OBJ_TAG)))
+				return rc;
+		} else {
+			if ((rc = extra_index(w, &cur, &k)))
+				return rc;
+			if (w->extras[k].side & X_HAVE)
+				return 0;
+			pw_buf_reset(&w->buf);
+			if (pw_odb_read(w->odb, &cur, &type, &w->buf)) {
+				pw_error_copy(&w->err, pw_odb_error(w->odb));
+				return w->err.code ? w->err.code : PW_ENOTFOUND;
+			}
+			if (type != PW_OBJ_TAG)
+				return 0;
+			w->extras[k].side |= X_WANT;
+			w->extras[k].type = PW_OBJ_TAG;
+		}
+		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, w->pack->algo,
+		                       &w->err)))
+			return rc;
+		cur = ti.object;
+	}
+}
+
+void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w)
+{
+	const struct pw_bitset *blobs = &w->bm->types[2];
+	size_t i;
+	uint32_t pos;
+
+	for (i = 0; i < w->result.nwords; i++)
+		w->result.w[i] &= ~blobs->w[i];
+	for (i = 0; i < w->nextras; i++)
+		if (w->extras[i].type == PW_OBJ_BLOB)
+			w->extras[i].side &= (uint8_t)~X_WANT;
+	/* blobs asked for by name stay */
+	for (i = 0; i < w->ntips; i++) {
+		const struct pw_oidmap_entry *e;
+
+		if (w->exclude[i])
+			continue;
+		if (find_pos(w, &w->tips[i], &pos)) {
+			if (pw_bitset_get(blobs, pos) && !pw_bitset_get(&w->haves, pos))
+				pw_bitset_set(&w->result, pos);
+		} else if ((e = pw_oidmap_get(&w->extra_map, &w->tips[i]))) {
+			struct xobj *x = &w->extras[(size_t)(uintptr_t)e->value - 1];
+
+			if (x->type == PW_OBJ_BLOB && !(x->side & X_HAVE))
+				x->side |= X_WANT;
+		}
+	}
+}
+
+int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit)
+{
+	const struct pw_bitset *blobs = &w->bm->types[2];
+	struct pw_oidmap tips = PW_OIDMAP_INIT;
+	size_t i;
+	int rc = 0, created, type;
+
+	/* blobs asked for by name stay */
+	for (i = 0; i < w->ntips; i++)
+		if (!w->exclude[i] && !pw_oidmap_put(&tips, &w->tips[i], &created)) {
+			pw_oidmap_free(&tips);
+			return nomem(w);
+		}
+	for (i = 0; i < w->result.nwords && !rc; i++) {
+		uint64_t word = w->result.w[i] & blobs->w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word));
+			struct pw_oid oid;
+			uint64_t size;
+
+			word &= word - 1;
+			if ((rc = pw_pack_read_header(w->pack, w->pack->rev_offsets[pos], &type,
+			                              &size, &w->err)))
+				break;
+			if (size < limit)
+				continue;
+			pw_idx_nth_oid(w->pack->idx, w->pack->rev_pos[pos], &oid);
+			if (!pw_oidmap_get(&tips, &oid))
+				w->result.w[i] &= ~((uint64_t)1 << (pos % 64));
+		}
+	}
+	for (i = 0; i < w->nextras && !rc; i++) {
+		struct xobj *x = &w->extras[i];
+		uint64_t size;
+
+		if (x->type != PW_OBJ_BLOB || !extra_sent(x) || pw_oidmap_get(&tips, &x->oid))
+			continue;
+		if (pw_odb_read_header(w->odb, &x->oid, &type, &size)) {
+			rc = pw_error_copy(&w->err, pw_odb_error(w->odb));
+			break;
+		}
+		if (size >= limit)
+			x->side &= (uint8_t)~X_WANT;
+	}
+	pw_oidmap_free(&tips);
+	return rc;
+}
+
+static uint32_t extras_sent(const struct pw_bitmap_walk *w)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < w->nextras; i++)
+		n += (uint32_t)extra_sent(&w->extras[i]);
+	return n;
+}
+
+uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w)
+{
+	return pw_bitset_count(&w->result) + extras_sent(w);
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+#define OUTBUF_SIZE (128 * 1024)
+
+enum { E_COPY, E_OFS, E_REF, E_WHOLE };
+
+struct out {
+	struct pw_bitmap_walk *w;
+	pw_pack_out_fn fn;
+	void *ctx;
+	uint8_t *buf;
+	size_t len;
+	uint64_t pos;
+	struct pw_hash_ctx hash;
+};
+
+static int out_flush(struct out *o)
+{
+	int rc;
+
+	if (!o->len)
+		return 0;
+	pw_hash_update(&o->hash, o->buf, o->len);
+	rc = o->fn(o->ctx, o->buf, o->len, &o->w->err);
+	o->len = 0;
+	return rc;
+}
+
+static int out_add(struct out *o, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	int rc;
+
+	o->pos += len;
+	while (len) {
+		size_t n = OUTBUF_SIZE - o->len;
+
+		if (n > len)
+			n = len;
+		memcpy(o->buf + o->len, p, n);
+		o->len += n;
+		p += n;
+		len -= n;
+		if (o->len == OUTBUF_SIZE && (rc = out_flush(o)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Pack position of the entry starting at `offset` (binary search). */
+static int pos_at_offset(const struct pw_pack *pack, uint64_t offset, uint32_t *pos)
+{
+	uint32_t lo = 0, hi = pack->nr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pack->rev_offsets[mid] == offset) {
+			*pos = mid;
+			return 1;
+		}
+		if (pack->rev_offsets[mid] < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* How the entry at pack position `pos` goes out; *base = base position for
+ * E_OFS and E_REF (UINT32_MAX for a thin base). */
+static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                      uint32_t pos, struct pw_pack_entry_hdr *h, int *kind, uint32_t *base)
+{
+	struct pw_pack *pack = w->pack;
+	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	int rc;
+
+	if (end <= off || end > pack->size)
+		return pw_error_set(&w->err, PW_ECORRUPT, "bitmap: bad entry extent at %llu",
+		                    (unsigned long long)off);
+	if ((rc = pw_pack_entry_hdr_decode(pack->data + off, (size_t)(end - off), pack->algo->rawsz,
+	                                   off, h, &w->err)))
+		return rc == PW_EMORE ? pw_error_set(&w->err, PW_ECORRUPT,
+		                                     "bitmap: truncated entry at %llu",
+		                                     (unsigned long long)off)
+		                      : rc;
+	*base = UINT32_MAX;
+	if (h->type == PW_OBJ_OFS_DELTA || h->type == PW_OBJ_REF_DELTA) {
+		uint32_t b;
+		int found;
+
+		if (h->type == PW_OBJ_OFS_DELTA) {
+			found = pos_at_offset(pack, off - h->base_ofs, &b);
+			if (!found)
+				return pw_error_set(&w->err, PW_ECORRUPT,
+				                    "bitmap: delta at %llu has no base entry",
+				                    (unsigned long long)off);
+		} else {
+			uint32_t ipos;
+
+			found = pw_idx_find(pack->idx, h->base_raw, &ipos);
+			if (found)
+				b = w->idx_to_pack[ipos];
+		}
+		if (found && pw_bitset_get(&w->result, b)) {
+			*base = b;
+			*kind = h->type == PW_OBJ_OFS_DELTA && opts->ofs_delta ? E_OFS : E_REF;
+		} else if (found && opts->thin && pw_bitset_get(&w->haves, b)) {
+			*base = b;
+			*kind = E_REF;
+		} else {
+			*kind = E_WHOLE;
+		}
+	} else {
+		*kind = E_COPY;
+	}
+	return 0;
+}
+
+static int check_crc(struct pw_bitmap_walk *w, uint32_t pos)
+{
+	struct pw_pack *pack = w->pack;
+	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	int has_crc;
+	uint32_t want = pw_idx_nth_crc(pack->idx, pack->rev_pos[pos], &has_crc);
+
+	if (!has_crc)
+		return 0; /* idx v1: the client's index-pack checks the data */
+	if (libdeflate_crc32(0, pack->data + off, (size_t)(end - off)) != want)
+		return pw_error_set(&w->err, PW_ECORRUPT,
+		                    "bitmap: %s: CRC mismatch for the entry at %llu", pack->name,
+		                    (unsigned long long)off);
+	return 0;
+}
+
+static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type);
+
+static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint32_t pos)
+{
+	struct pw_bitmap_walk *w = o->w;
+	int type, rc;
+
+	pw_buf_reset(&w->buf);
+	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf,
+	                       &w->err)))
+		return rc;
+	return deflate_out(o, comp, type);
+}
+
+static int write_extra(struct out *o, struct libdeflate_compressor **comp, const struct pw_oid *oid)
+{
+	struct pw_bitmap_walk *w = o->w;
+	int type;
+
+	pw_buf_reset(&w->buf);
+	if (pw_odb_read(w->odb, oid, &type, &w->buf)) {
+		pw_error_copy(&w->err, pw_odb_error(w->odb));
+		return w->err.code ? w->err.code : PW_ENOTFOUND;
+	}
+	return deflate_out(o, comp, type);
+}
+
+/* Compress data after the entry header hdr. */
+static int deflate_entry(struct out *o, struct libdeflate_compressor **comp, const uint8_t *hdr,
+                         size_t hlen, const void *data, size_t len)
+{
+	struct pw_bitmap_walk *w = o->w;
+	uint8_t *z;
+	size_t cap, zlen;
+	int rc;
+
+	if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
+		return nomem(w);
+	cap = libdeflate_zlib_compress_bound(*comp, len);
+	if (!(z = malloc(cap)))
+		return nomem(w);
+	zlen = libdeflate_zlib_compress(*comp, data, len, z, cap);
+	if (!zlen) {
+		free(z);
+		return pw_error_set(&w->err, PW_ERROR, "bitmap: deflate failed");
+	}
+	rc = out_add(o, hdr, hlen);
+	if (!rc)
+		rc = out_add(o, z, zlen);
+	free(z);
+	return rc;
+}
+
+/* Write w->buf as a whole object of `type`. */
+static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type)
+{
+	uint8_t hdr[16];
+	size_t hlen = pw_pack_entry_hdr_encode(hdr, type, o->w->buf.len);
+
+	return deflate_entry(o, comp, hdr, hlen, o->w->buf.data, o->w->buf.len);
+}
+
+/* A stored delta whose base is not sent: follow the chain down to a base
+ * that is (or that the receiver has, for thin packs) and encode the object
+ * against it. The new chain is never deeper than the stored one. 1 when
+ * written, 0 when there is no such base or no worthwhile delta. */
+static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
+                         const struct pw_bitmap_write_opts *opts, uint32_t pos,
+                         const uint64_t *newoff, struct pw_pack_write_stats *st)
+{
+	struct pw_bitmap_walk *w = o->w;
+	struct pw_pack *pack = w->pack;
+	struct pw_buf base = PW_BUF_INIT, delta = PW_BUF_INIT;
+	uint32_t cur = pos, b = 0;
+	uint8_t hdr[16 + PW_MAX_RAWSZ];
+	size_t hlen;
+	int depth, type, btype, rc, found = 0;
+
+	for (depth = 0; depth < PW_PACK_MAX_DELTA_DEPTH && !found; depth++) {
+		uint64_t off = pack->rev_offsets[cur];
+		struct pw_pack_entry_hdr h;
+		uint32_t ipos;
+
+		if (pw_pack_entry_hdr_decode(pack->data + off,
+		                             (size_t)(pack->rev_offsets[cur + 1] - off),
+		                             pack->algo->rawsz, off, &h, &w->err))
+			return 0;
+		if (h.type == PW_OBJ_OFS_DELTA) {
+			if (!pos_at_offset(pack, off - h.base_ofs, &b))
+				return 0;
+		} else if (h.type == PW_OBJ_REF_DELTA) {
+			if (!pw_idx_find(pack->idx, h.base_raw, &ipos))
+				return 0;
+			b = w->idx_to_pack[ipos];
+		} else {
+			return 0;
+		}
+		if (pw_bitset_get(&w->result, b) || (opts->thin && pw_bitset_get(&w->haves, b)))
+			found = 1;
+		cur = b;
+	}
+	if (!found)
+		return 0;
+	rc = pw_pack_read(pack, pack->rev_offsets[b], w->cache, &btype, &base, &w->err);
+	pw_buf_reset(&w->buf);
+	if (!rc)
+		rc = pw_pack_read(pack, pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
+	if (rc || btype != type || w->buf.len < 64) {
+		pw_buf_free(&base);
+		return rc;
+	}
+	rc = pw_delta_create(base.data, base.len, w->buf.data, w->buf.len, w->buf.len / 2, &delta);
+	pw_buf_free(&base);
+	if (rc == PW_ETOOBIG) {
+		pw_buf_free(&delta);
+		return 0;
+	}
+	if (rc) {
+		pw_buf_free(&delta);
+		return pw_error_set(&w->err, rc, "bitmap: delta: %s", pw_strerror(rc));
+	}
+	if (pw_bitset_get(&w->result, b) && b < pos && opts->ofs_delta) {
+		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, delta.len);
+		hlen += pw_pack_ofs_encode(hdr + hlen, newoff[pos] - newoff[b]);
+	} else {
+		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, delta.len);
+		memcpy(hdr + hlen, pw_idx_nth_raw(pack->idx, pack->rev_pos[b]), pack->algo->rawsz);
+		hlen += pack->algo->rawsz;
+		if (!pw_bitset_get(&w->result, b))
+			st->thin_deltas++;
+	}
+	rc = deflate_entry(o, comp, hdr, hlen, delta.data, delta.len);
+	pw_buf_free(&delta);
+	if (rc)
+		return rc;
+	st->deltas++;
+	return 1;
+}
+
+int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                         pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
+                         struct pw_pack_write_stats *stats)
+{
+	struct pw_pack *pack = w->pack;
+	struct pw_pack_write_stats st;
+	struct libdeflate_compressor *comp = NULL;
+	struct out o;
+	uint64_t *newoff = NULL;
+	uint32_t total = pw_bitmap_walk_count(w), done = 0;
+	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
+	size_t i;
+	int rc = 0;
+
+	memset(&st, 0, sizeof(st));
+	memset(&o, 0, sizeof(o));
+	/* check everything that will be copied before the first byte goes out */
+	for (i = 0; i < w->result.nwords; i++) {
+		uint64_t word = w->result.w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
+			struct pw_pack_entry_hdr h;
+			int kind;
+
+			word &= word - 1;
+			if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
+				return rc;
+			if (kind != E_WHOLE && (rc = check_crc(w, pos)))
+				return rc;
+		}
+	}
+	if (!(newoff = malloc(((size_t)pack->nr + 1) * sizeof(*newoff))) ||
+	    !(o.buf = malloc(OUTBUF_SIZE))) {
+		free(newoff);
+		return nomem(w);
+	}
+	o.w = w;
+	o.fn = fn;
+	o.ctx = ctx;
+	pw_hash_init(&o.hash, pack->algo);
+	pw_pack_header_encode(hdr, total);
+	if ((rc = out_add(&o, hdr, sizeof(hdr))))
+		goto out;
+	for (i = 0; i < w->result.nwords; i++) {
+		uint64_t word = w->result.w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
+			uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+			struct pw_pack_entry_hdr h;
+			uint8_t eh[16 + PW_MAX_RAWSZ];
+			size_t ehl;
+			int kind;
+
+			word &= word - 1;
+			newoff[pos] = o.pos;
+			if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
+				goto out;
+			switch (kind) {
+			case E_COPY:
+				rc = out_add(&o, pack->data + off, (size_t)(end - off));
+				st.reused++;
+				break;
+			case E_OFS:
+				if (newoff[pos] - newoff[base] == h.base_ofs) {
+					rc = out_add(&o, pack->data + off, (size_t)(end - off));
+				} else {
+					ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_OFS_DELTA,
+					                               h.size);
+					ehl += pw_pack_ofs_encode(eh + ehl,
+					                          newoff[pos] - newoff[base]);
+					rc = out_add(&o, eh, ehl);
+					if (!rc)
+						rc = out_add(&o, pack->data + off + h.hdr_len,
+						             (size_t)(end - off - h.hdr_len));
+				}
+				st.reused++;
+				st.reused_deltas++;
+				st.deltas++;
+				break;
+			case E_REF:
+				ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_REF_DELTA, h.size);
+				memcpy(eh + ehl, pw_idx_nth_raw(pack->idx, pack->rev_pos[base]),
+				       pack->algo->rawsz);
+				ehl += pack->algo->rawsz;
+				rc = out_add(&o, eh, ehl);
+				if (!rc)
+					rc = out_add(&o, pack->data + off + h.hdr_len,
+					             (size_t)(end - off - h.hdr_len));
+				st.reused++;
+				st.reused_deltas++;
+				st.deltas++;
+				if (!pw_bitset_get(&w->result, base))
+					st.thin_deltas++;
+				break;
+			default:
+				rc = write_rebased(&o, &comp, opts, pos, newoff, &st);
+				if (rc == 0)
+					rc = write_whole(&o, &comp, pos);
+				else if (rc == 1)
+					rc = 0;
+				break;
+			}
+			if (rc)
+				goto out;
+			if (opts->progress && (++done % 4096 == 0 || done == total))
+				opts->progress(opts->progress_data, "Writing objects", done, total,
+				               done == total);
+		}
+	}
+	/* objects from outside the bitmapped pack, whole */
+	for (i = 0; i < w->nextras; i++) {
+		if (!extra_sent(&w->extras[i]))
+			continue;
+		if ((rc = write_extra(&o, &comp, &w->extras[i].oid)))
+			goto out;
+		if (opts->progress && (++done % 4096 == 0 || done == total))
+			opts->progress(opts->progress_data, "Writing objects", done, total,
+			               done == total);
+	}
+	if ((rc = out_flush(&o)))
+		goto out;
+	pw_hash_final_raw(&o.hash, trailer);
+	if ((rc = fn(ctx, trailer, pack->algo->rawsz, &w->err)))
+		goto out;
+	o.pos += pack->algo->rawsz;
+	if (checksum)
+		memcpy(checksum, trailer, pack->algo->rawsz);
+	st.written = total;
+	st.bytes = o.pos;
+	if (stats)
+		*stats = st;
+out:
+	libdeflate_free_compressor(comp);
+	free(newoff);
+	free(o.buf);
+	return rc;
+}
