@@ -280,6 +280,21 @@ static int cmp_oid(const void *a, const void *b)
 	return pw_oid_cmp(a, b);
 }
 
+/* Packs from a promisor remote get a .promisor file beside them: it tells
+ * git fsck and git's lazy fetches that objects they refer to may be missing
+ * on purpose (body: the refs fetched, informational). */
+int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body, size_t len,
+                            struct pw_error *err)
+{
+	char path[sizeof(res->pack_path) + 16];
+	size_t n = strlen(res->pack_path);
+
+	if (!res->pack_path[0] || n < 5 || strcmp(res->pack_path + n - 5, ".pack"))
+		return 0;
+	snprintf(path, sizeof(path), "%.*s.promisor", (int)(n - 5), res->pack_path);
+	return pw_fs_write_atomic(path, body, len, err);
+}
+
 int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetch_report *rep,
              struct pw_error *err)
 {
@@ -296,7 +311,7 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	struct fstate f;
 	char key[1024], (*bufs)[1024] = NULL;
 	size_t i, nw = 0, np = 0;
-	int rc, tx_pending = 0, follow_tags;
+	int rc, tx_pending = 0, follow_tags, promisor = 0;
 
 	memset(rep, 0, sizeof(*rep));
 	memset(&f, 0, sizeof(f));
@@ -440,8 +455,23 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	req.nr_wants = nw;
 	req.depth = o->depth;
 	req.include_tag = follow_tags;
+	/* a promisor remote (partial clone): fetch with its filter, as git does */
+	if (f.remote_name) {
+		const char *spec;
+
+		snprintf(key, sizeof(key), "remote.%s.promisor", f.remote_name);
+		if (!pw_config_get_bool(cfg, key, &promisor, NULL) && promisor) {
+			snprintf(key, sizeof(key), "remote.%s.partialclonefilter", f.remote_name);
+			if (!pw_config_get_string(cfg, key, &spec, NULL) && spec && *spec)
+				req.filter = spec;
+		} else {
+			promisor = 0;
+		}
+	}
 	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))
 		goto out;
+	if (promisor && (rc = pw_fetch__mark_promisor(&res, "", 0, err)))
+		goto rollback;
 	/* tags that came along (auto-follow) */
 	if (follow_tags) {
 		pw_odb_free(odb);
