@@ -312,7 +312,7 @@ out:
 	return rc;
 }
 
-/* ---- blobs a checkout needs that a partial clone did not receive --------- */
+/* ---- objects a checkout needs that a partial clone did not receive ------ */
 
 struct missing {
 	struct pw_odb *odb;
@@ -352,6 +352,9 @@ static int find_missing(struct missing *m, const struct pw_oid *tree, int depth)
 
 	if (depth > 4096)
 		return pw_error_set(m->err, PW_ECORRUPT, "tree nesting too deep");
+	/* a missing tree (tree:<depth> filter) comes with everything below it */
+	if (!pw_odb_exists(m->odb, tree))
+		return add_missing(m, tree);
 	if ((rc = pw_odb_read(m->odb, tree, &type, &data)) || type != PW_OBJ_TREE) {
 		pw_buf_free(&data);
 		return pw_error_set(m->err, rc ? rc : PW_ECORRUPT, "unable to read tree %s",

@@ -44,8 +44,8 @@ int pw_shallow_read(struct pw_repo *repo, struct pw_oid **out, size_t *nr, struc
 int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body, size_t len,
                             struct pw_error *err);
 
-/* The blobs of the commit's tree that are not in the repository (a partial
- * clone's checkout must fetch them first); *out is malloc'd. */
+/* The blobs (and trees) of the commit's tree that are not in the repository:
+ * a partial clone's checkout must fetch them first. *out is malloc'd. */
 int pw_checkout__missing_blobs(struct pw_repo *repo, const struct pw_oid *commit,
                                struct pw_oid **out, size_t *nr, struct pw_error *err);
 
