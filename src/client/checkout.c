@@ -362,13 +362,16 @@ static int find_missing(struct missing *m, const struct pw_oid *tree, int depth)
 	}
 	while ((rc = pw_tree_next(data.data, data.len, &pos, m->algo, &te, m->err)) == 1) {
 		unsigned kind = te.mode & 0170000;
+		int r = 0;
 
 		if (kind == 0040000)
-			rc = find_missing(m, &te.oid, depth + 1);
+			r = find_missing(m, &te.oid, depth + 1);
 		else if ((kind == 0100000 || kind == 0120000) && !pw_odb_exists(m->odb, &te.oid))
-			rc = add_missing(m, &te.oid);
-		if (rc)
+			r = add_missing(m, &te.oid);
+		if (r) {
+			rc = r;
 			break;
+		}
 	}
 	pw_buf_free(&data);
 	return rc < 0 ? rc : 0;
