@@ -309,7 +309,9 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
 		return rc;
 	if (o->filter) {
-		if ((rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
+		/* remote.<name>.promisor is a repository extension: format 1, as git */
+		if ((rc = set_config(c, "core.repositoryformatversion", "1", 0)) ||
+		    (rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
 		    (rc = set_configf(c, o->filter, 0, "remote.%s.partialclonefilter", c->origin)))
 			return rc;
 	}
