@@ -140,4 +140,17 @@ for algo in sha1 sha256; do
 			test -z "$(git -C "pf-$algo-$v" for-each-ref 'refs/n/k*')"
 	done
 done
+# GIT_SSH (a program, not a shell command) is used when GIT_SSH_COMMAND is unset
+printf '#!/bin/sh\necho "my-ssh $*" >>"%s/my-ssh.log"\nexec "%s" "$@"\n' "$T" "$FAKE_SSH" >"$T/bin/my-ssh"
+chmod +x "$T/bin/my-ssh"
+for algo in sha1 sha256; do
+	env -u GIT_SSH_COMMAND GIT_SSH="$T/bin/my-ssh" "$PACKWIRE" ls-remote "ssh://localhost$T/srv-$algo" >pw.out
+	git ls-remote "$T/srv-$algo" >git.out
+	same_file "$algo: ls-remote through GIT_SSH" pw.out git.out
+	contains "$algo: GIT_SSH ran" "$T/my-ssh.log" "localhost"
+	env -u GIT_SSH_COMMAND GIT_SSH="$T/bin/my-ssh" "$PACKWIRE" clone -q --bare "localhost:$T/srv-$algo" "ssh-$algo.git" 2>err ||
+		{ not_ok "$algo: clone through GIT_SSH (scp-like)"; cat err; }
+	check "$algo: clone through GIT_SSH: refs" same_refs "ssh-$algo.git" "$T/srv-$algo"
+	check "$algo: clone through GIT_SSH: fsck" fsck_ok "ssh-$algo.git"
+done
 finish

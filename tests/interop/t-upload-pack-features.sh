@@ -83,6 +83,20 @@ for algo in sha1 sha256; do
 	contains "$algo: ref-in-want advertised in v2" "$T/adv2-allowRefInWant-$algo.pw" "ref-in-want"
 	contains "$algo: sideband-all advertised in v2" "$T/adv2-allowSidebandAll-$algo.pw" "sideband-all"
 
+	# ---- v2 ls-refs unborn: an empty repository, an unborn HEAD ---------------------
+	E=$T/empty-$algo.git
+	git init -q --bare --object-format=$algo "$E"
+	for repo in "$E" "$R"; do
+		[ "$repo" = "$R" ] && git -C "$R" symbolic-ref HEAD refs/heads/not-yet
+		{ pkt_nl "command=ls-refs"; [ -z "$wf" ] || pkt_nl "$wf"; delim; pkt_nl symrefs; pkt_nl peel
+		  pkt_nl unborn; pkt_nl "ref-prefix HEAD"; pkt_nl "ref-prefix refs/heads/"; flush; } |
+			both unborn-$algo version=2 --stateless-rpc "$repo"
+		same_file "$algo: ls-refs unborn ($(basename "$repo")) identical to git's" \
+			"$T/unborn-$algo.git" "$T/unborn-$algo.pw"
+		contains "$algo: ls-refs unborn HEAD line" "$T/unborn-$algo.pw" "unborn HEAD symref-target:refs/heads/"
+	done
+	git -C "$R" symbolic-ref HEAD refs/heads/main
+
 	# ---- v2 want-ref: wanted-refs section ----------------------------------------
 	{ pkt_nl "command=fetch"; [ -z "$wf" ] || pkt_nl "$wf"; delim; pkt_nl "want-ref refs/heads/main"
 	  pkt_nl "want-ref refs/heads/topic"; pkt_nl no-progress; pkt_nl done; flush; } |
