@@ -83,6 +83,16 @@ for algo in sha1 sha256; do
 	contains "$algo: ref-in-want advertised in v2" "$T/adv2-allowRefInWant-$algo.pw" "ref-in-want"
 	contains "$algo: sideband-all advertised in v2" "$T/adv2-allowSidebandAll-$algo.pw" "sideband-all"
 
+	# ---- v0 no-done: the server sends the pack once ready, without "done" -----------
+	first=$(git -C "$R" rev-list --max-parents=0 HEAD)
+	{ pkt_nl "want $head multi_ack_detailed no-done side-band-64k ofs-delta"; flush
+	  pkt_nl "have $first"; flush; } | both nodone-$algo "" --stateless-rpc "$R"
+	tr -d '\0' <"$T/nodone-$algo.pw" | head -4 >"$T/nd.pw"
+	tr -d '\0' <"$T/nodone-$algo.git" | head -4 >"$T/nd.git"
+	same_file "$algo: v0 no-done: ACK common/ready, NAK, ACK as git's" "$T/nd.git" "$T/nd.pw"
+	contains "$algo: v0 no-done: ready" "$T/nd.pw" "ACK $first ready"
+	check "$algo: v0 no-done: the pack follows without done" grep -qa PACK "$T/nodone-$algo.pw"
+
 	# ---- v2 ls-refs unborn: an empty repository, an unborn HEAD ---------------------
 	E=$T/empty-$algo.git
 	git init -q --bare --object-format=$algo "$E"
