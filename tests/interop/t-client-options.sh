@@ -132,12 +132,36 @@ for algo in sha1 sha256; do
 		# a negative glob
 		(cd "pf-$algo-$v" && pw $v fetch origin 'refs/heads/*:refs/n/*' '^refs/heads/k*') 2>/dev/null
 		(cd "gf-$algo-$v" && g $v fetch origin 'refs/heads/*:refs/n/*' '^refs/heads/k*') 2>/dev/null
-		# (git also updates refs/remotes/origin/* opportunistically and backfills
-		# tags in a second fetch, which packwire does not: compare refs/n/ only)
-		check "$w negative glob refspec: mapped refs as git" test \
-			"$(git -C "pf-$algo-$v" for-each-ref refs/n/)" = "$(git -C "gf-$algo-$v" for-each-ref refs/n/)"
+		check "$w negative glob refspec: refs as git (tracking refs updated on the side too)" \
+			same_refs "pf-$algo-$v" "gf-$algo-$v"
+		same_file "$w negative glob refspec: FETCH_HEAD as git" "pf-$algo-$v/.git/FETCH_HEAD" "gf-$algo-$v/.git/FETCH_HEAD"
 		check "$w negative glob refspec: k* excluded" \
 			test -z "$(git -C "pf-$algo-$v" for-each-ref 'refs/n/k*')"
+
+		# "fetch origin main": FETCH_HEAD, origin/main moves too, no tag followed
+		(cd "$S" && echo "named $v" >>a.txt && git commit -q -am "named $v" && git tag -a "named-$v" -m named HEAD)
+		(cd "pf-$algo-$v" && pw $v fetch origin main) 2>pw.err || not_ok "$w fetch origin main: exit"
+		(cd "gf-$algo-$v" && g $v fetch origin main) 2>git.err
+		check "$w fetch origin main: refs as git" same_refs "pf-$algo-$v" "gf-$algo-$v"
+		check "$w fetch origin main: origin/main updated" test \
+			"$(git -C "pf-$algo-$v" rev-parse origin/main)" = "$(git -C "$S" rev-parse main)"
+		check "$w fetch origin main: no tag followed" test -z "$(git -C "pf-$algo-$v" for-each-ref "refs/tags/named-$v")"
+		same_file "$w fetch origin main: FETCH_HEAD as git" "pf-$algo-$v/.git/FETCH_HEAD" "gf-$algo-$v/.git/FETCH_HEAD"
+		same_file "$w fetch origin main: summary as git" pw.err git.err
+		# storing into a ref follows the tag of a commit that is already here
+		(cd "pf-$algo-$v" && pw $v fetch origin main:refs/k/main) 2>pw.err || not_ok "$w fetch main:refs/k/main: exit"
+		(cd "gf-$algo-$v" && g $v fetch origin main:refs/k/main) 2>git.err
+		check "$w fetch main:refs/k/main: refs as git" same_refs "pf-$algo-$v" "gf-$algo-$v"
+		check "$w fetch main:refs/k/main: tag of a local commit followed" \
+			test "$(git -C "pf-$algo-$v" cat-file -t "named-$v" 2>/dev/null)" = tag
+		same_file "$w fetch main:refs/k/main: FETCH_HEAD as git" "pf-$algo-$v/.git/FETCH_HEAD" "gf-$algo-$v/.git/FETCH_HEAD"
+		same_file "$w fetch main:refs/k/main: summary as git" pw.err git.err
+		check "$w fetch main:refs/k/main: fsck" fsck_ok "pf-$algo-$v"
+		# a URL and a branch: FETCH_HEAD only, no tags
+		(cd "pf-$algo-$v" && pw $v fetch "file://$S" topic) 2>pw.err
+		(cd "gf-$algo-$v" && g $v fetch "file://$S" topic) 2>git.err
+		check "$w fetch URL topic: refs as git" same_refs "pf-$algo-$v" "gf-$algo-$v"
+		same_file "$w fetch URL topic: FETCH_HEAD as git" "pf-$algo-$v/.git/FETCH_HEAD" "gf-$algo-$v/.git/FETCH_HEAD"
 	done
 done
 # GIT_SSH (a program, not a shell command) is used when GIT_SSH_COMMAND is unset
