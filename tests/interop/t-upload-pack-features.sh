@@ -12,6 +12,15 @@
 
 export GIT_USER_AGENT=test-agent/1
 
+# same_file with a printable diff (pkt-lines carry NULs, which CTest's
+# output capture does not survive)
+same_file() {
+	if cmp -s "$2" "$3"; then ok "$1"; else
+		not_ok "$1"
+		diff -u <(cat -v "$2") <(cat -v "$3") | head -20 || true
+	fi
+}
+
 # both NAME ENV-PROTOCOL ARGS... < input: packwire and git upload-pack;
 # output in $T/NAME.pw / .git, stderr in .err-pw / .err-git, exit in .rc-pw / .rc-git
 both() {
