@@ -51,6 +51,9 @@ int cmd_ls_remote(int argc, char **argv)
 	const char *remote_name;
 	size_t k;
 
+	/* -h is --heads, except alone, where it asks for the usage (as git) */
+	if (argc == 2 && !strcmp(argv[1], "-h"))
+		return pw_cli_usage(usage_str);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 

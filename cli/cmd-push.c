@@ -193,7 +193,7 @@ int cmd_push(int argc, char **argv)
 		} else {
 			free(popts);
 			free(specs);
-			return pw_cli_usage("usage: packwire push [--force] [--delete] [--atomic] "
+			return pw_cli_usage("packwire push [--force] [--delete] [--atomic] "
 			                    "[--tags] [--all] [--mirror] [--dry-run] "
 			                    "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
 			                    "[<remote> [<refspec>...]]");
@@ -205,6 +205,9 @@ int cmd_push(int argc, char **argv)
 		return pw_cli_fatal("options '--mirror' and '--all/--tags/--delete' cannot be used "
 		                    "together");
 	}
+	/* progress by default only on a terminal, never with -q (as git push) */
+	if (!o.progress)
+		o.progress = pw_cli_progress_wanted(o.quiet);
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

@@ -12,6 +12,8 @@
 #include "packwire/packwire.h"
 #include "packwire/receive.h"
 
+static const char usage_str[] = "packwire receive-pack <git-dir>";
+
 int cmd_receive_pack(int argc, char **argv)
 {
 	struct pw_receive_opts opts;
@@ -35,14 +37,16 @@ int cmd_receive_pack(int argc, char **argv)
 		else if (!strcmp(a, "--"))
 			continue;
 		else if (a[0] == '-')
-			return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+			return pw_cli_usage(usage_str);
 		else if (!dir)
 			dir = a;
 		else
-			return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+			return pw_cli_usage(usage_str);
 	}
 	if (!dir)
-		return pw_cli_usage("usage: packwire receive-pack <git-dir>");
+		return pw_cli_usage(usage_str);
+	/* GIT_USER_AGENT replaces the agent string, as with git (and upload-pack) */
+	opts.agent = getenv("GIT_USER_AGENT");
 	if (proto && strstr(proto, "version=1"))
 		opts.protocol_version = 1;
 	signal(SIGPIPE, SIG_IGN);

@@ -43,6 +43,10 @@ int cmd_rev_parse(int argc, char **argv)
 	char hex[PW_MAX_HEXSZ + 1];
 	struct pw_oid oid;
 
+	if (argc == 2 && !strcmp(argv[1], "-h"))
+		return pw_cli_usage("packwire rev-parse [--verify] [-q | --quiet] "
+		                    "[--git-dir | --is-bare-repository | --show-toplevel | "
+		                    "--show-object-format] <args>...");
 	if ((rc = pw_cli_open_repo(&repo)))
 		return rc;
 	for (i = 1; i < argc; i++) {

@@ -42,7 +42,7 @@ int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out
 int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "error: <msg>" on stderr; returns 1. */
 int pw_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "usage: <text>" on stderr; returns 129. */
+/* "usage: <text>" on stderr (stdout for "packwire <cmd> -h"); returns 129. */
 int pw_cli_usage(const char *usage);
 /* Is stderr a terminal (for progress), and was --quiet not given. */
 int pw_cli_progress_wanted(int quiet);

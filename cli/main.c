@@ -58,9 +58,12 @@ int pw_cli_error(const char *fmt, ...)
 	return 1;
 }
 
+/* "packwire <cmd> -h": the usage is the answer, so it goes to stdout (as git) */
+static int help_requested;
+
 int pw_cli_usage(const char *usage)
 {
-	fprintf(stderr, "usage: %s\n", usage);
+	fprintf(help_requested ? stdout : stderr, "usage: %s\n", usage);
 	return PW_EXIT_USAGE;
 }
 
@@ -108,6 +111,7 @@ int main(int argc, char **argv)
 		list_commands(stdout);
 		return 0;
 	}
+	help_requested = argc == 3 && !strcmp(argv[2], "-h");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

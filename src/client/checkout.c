@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/client-priv.h"
 #include "packwire/client.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"
@@ -309,4 +310,105 @@ out:
 	pw_buf_free(&c.full);
 	pw_odb_free(c.odb);
 	return rc;
+}
+
+/* ---- objects a checkout needs that a partial clone did not receive ------ */
+
+struct missing {
+	struct pw_odb *odb;
+	const struct pw_hash_algo *algo;
+	struct pw_oid *v;
+	size_t nr, alloc;
+	struct pw_error *err;
+};
+
+static int add_missing(struct missing *m, const struct pw_oid *oid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr; i++)
+		if (pw_oid_equal(&m->v[i], oid))
+			return 0;
+	if (m->nr == m->alloc) {
+		size_t n = m->alloc ? 2 * m->alloc : 64;
+		struct pw_oid *v = realloc(m->v, n * sizeof(*v));
+
+		if (!v)
+			return pw_error_set(m->err, PW_ENOMEM, "out of memory");
+		m->v = v;
+		m->alloc = n;
+	}
+	m->v[m->nr++] = *oid;
+	return 0;
+}
+
+static int find_missing(struct missing *m, const struct pw_oid *tree, int depth)
+{
+	struct pw_buf data = PW_BUF_INIT;
+	struct pw_tree_entry te;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t pos = 0;
+	int type, rc;
+
+	if (depth > 4096)
+		return pw_error_set(m->err, PW_ECORRUPT, "tree nesting too deep");
+	/* a missing tree (tree:<depth> filter) comes with everything below it */
+	if (!pw_odb_exists(m->odb, tree))
+		return add_missing(m, tree);
+	if ((rc = pw_odb_read(m->odb, tree, &type, &data)) || type != PW_OBJ_TREE) {
+		pw_buf_free(&data);
+		return pw_error_set(m->err, rc ? rc : PW_ECORRUPT, "unable to read tree %s",
+		                    pw_oid_to_hex(tree, hex));
+	}
+	while ((rc = pw_tree_next(data.data, data.len, &pos, m->algo, &te, m->err)) == 1) {
+		unsigned kind = te.mode & 0170000;
+		int r = 0;
+
+		if (kind == 0040000)
+			r = find_missing(m, &te.oid, depth + 1);
+		else if ((kind == 0100000 || kind == 0120000) && !pw_odb_exists(m->odb, &te.oid))
+			r = add_missing(m, &te.oid);
+		if (r) {
+			rc = r;
+			break;
+		}
+	}
+	pw_buf_free(&data);
+	return rc < 0 ? rc : 0;
+}
+
+int pw_checkout__missing_blobs(struct pw_repo *repo, const struct pw_oid *commit,
+                               struct pw_oid **out, size_t *nr, struct pw_error *err)
+{
+	struct pw_commit_info ci;
+	struct pw_buf data = PW_BUF_INIT;
+	struct missing m;
+	int type, rc;
+
+	memset(&m, 0, sizeof(m));
+	m.algo = pw_repo_algo(repo);
+	m.err = err;
+	*out = NULL;
+	*nr = 0;
+	if ((rc = pw_odb_open(&m.odb, pw_repo_objects_dir(repo), m.algo, err)))
+		return rc;
+	if ((rc = pw_odb_read(m.odb, commit, &type, &data)) || type != PW_OBJ_COMMIT ||
+	    pw_commit_parse(&ci, data.data, data.len, m.algo, err)) {
+		char hex[PW_MAX_HEXSZ + 1];
+
+		rc = pw_error_set(err, rc ? rc : PW_ECORRUPT, "unable to read commit %s",
+		                  pw_oid_to_hex(commit, hex));
+	} else {
+		rc = find_missing(&m, &ci.tree, 0);
+		pw_commit_info_free(&ci);
+	}
+	pw_buf_free(&data);
+	pw_odb_free(m.odb);
+	if (rc) {
+		free(m.v);
+		return rc;
+	}
+	*out = m.v;
+	*nr = m.nr;
+	return 0;
 }

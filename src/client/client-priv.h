@@ -40,4 +40,13 @@ void pw_have_walk_free(struct pw_have_walk *w);
 /* Read $GIT_DIR/shallow (sorted, deduplicated). */
 int pw_shallow_read(struct pw_repo *repo, struct pw_oid **out, size_t *nr, struct pw_error *err);
 
+/* Write the .promisor file of the pack a fetch stored (none stored: 0). */
+int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body, size_t len,
+                            struct pw_error *err);
+
+/* The blobs (and trees) of the commit's tree that are not in the repository:
+ * a partial clone's checkout must fetch them first. *out is malloc'd. */
+int pw_checkout__missing_blobs(struct pw_repo *repo, const struct pw_oid *commit,
+                               struct pw_oid **out, size_t *nr, struct pw_error *err);
+
 #endif

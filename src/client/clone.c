@@ -185,6 +185,59 @@ static int absolute_url(const char *url, char **out, struct pw_error *err)
 	return *out ? 0 : pw_error_set(err, PW_ENOMEM, "out of memory");
 }
 
+/* The .promisor file of a partial clone's pack lists the refs it was
+ * fetched for. */
+static int mark_promisor(struct clone_state *c, const struct pw_fetch_result *res)
+{
+	struct pw_buf body = PW_BUF_INIT;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->nr && !rc; i++)
+		if (pw_buf_adds(&body, pw_oid_to_hex(&c->m[i].oid, hex)) ||
+		    pw_buf_addch(&body, ' ') || pw_buf_adds(&body, c->m[i].name) ||
+		    pw_buf_addch(&body, '\n'))
+			rc = pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	if (!rc)
+		rc = pw_fetch__mark_promisor(res, body.data, body.len, c->err);
+	pw_buf_free(&body);
+	return rc;
+}
+
+/* A partial clone's checkout needs the blobs of one tree: fetch them in a
+ * second request, as git does lazily from the promisor remote. */
+static int fetch_checkout_blobs(struct clone_state *c, const char *url, const struct pw_oid *commit)
+{
+	struct pw_fetch_request req = {0};
+	struct pw_fetch_result res = {0};
+	struct pw_oid *missing = NULL;
+	size_t nr = 0, saved_nr = c->nr;
+	int rc;
+
+	if ((rc = pw_checkout__missing_blobs(c->repo, commit, &missing, &nr, c->err)) || !nr)
+		goto out;
+	pw_session_close(c->s, NULL);
+	c->s = NULL;
+	c->adv = NULL; /* belonged to that session */
+	if ((rc = pw_session_open(&c->s, url, &c->o->client, c->err)))
+		goto out;
+	req.wants = missing;
+	req.nr_wants = nr;
+	req.no_haves = 1;
+	if ((rc = pw_session_fetch(c->s, c->repo, &req, &res, c->err)))
+		goto out;
+	c->nr = 0; /* no refs behind this pack */
+	rc = mark_promisor(c, &res);
+	c->nr = saved_nr;
+	if (rc)
+		pw_fetch_result_rollback(&res);
+out:
+	pw_fetch_result_free(&res);
+	free(missing);
+	return rc;
+}
+
 static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info *info)
 {
 	const struct pw_clone_opts *o = c->o;
@@ -256,7 +309,9 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
 		return rc;
 	if (o->filter) {
-		if ((rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
+		/* remote.<name>.promisor is a repository extension: format 1, as git */
+		if ((rc = set_config(c, "core.repositoryformatversion", "1", 0)) ||
+		    (rc = set_configf(c, "true", 0, "remote.%s.promisor", c->origin)) ||
 		    (rc = set_configf(c, o->filter, 0, "remote.%s.partialclonefilter", c->origin)))
 			return rc;
 	}
@@ -310,6 +365,8 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 	if (nw && (rc = pw_session_fetch(c->s, c->repo, &req, &res, c->err)))
 		goto out;
 	info->nr_objects = res.nr_objects;
+	if (o->filter && (rc = mark_promisor(c, &res)))
+		goto out;
 	if ((rc = pw_fetch_result_write_shallow(c->repo, &res, c->err)))
 		goto out;
 	/* tags that came along with a single branch */
@@ -382,6 +439,8 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 
 		if (!strncmp(checkout_ref->name, "refs/tags/", 10) && checkout_ref->has_peeled)
 			commit = checkout_ref->peeled;
+		if (o->filter && (rc = fetch_checkout_blobs(c, url, &commit)))
+			goto out;
 		if ((rc = pw_checkout_fresh(c->repo, &commit, c->err)))
 			goto out;
 	}

@@ -17,8 +17,10 @@ struct fstate {
 	struct pw_fetch_report *rep;
 	struct pw_refspec *specs;
 	size_t nr_specs;
-	const char *remote_name; /* NULL when a URL was given */
-	char *merge_ref;         /* branch.<cur>.merge */
+	const char *remote_name;   /* NULL when a URL was given */
+	char *merge_ref;           /* branch.<cur>.merge */
+	size_t nr_named;           /* report entries the refspecs named */
+	size_t opp_start, opp_end; /* entries in [start, end): tracking refs updated on the side */
 	struct pw_error *err;
 };
 
@@ -196,7 +198,8 @@ static int write_fetch_head(struct fstate *f)
 			const struct pw_ref_update *u = &f->rep->v[i];
 			const char *n = u->remote_name, *kind = "";
 
-			if (u->status == PW_UPD_DELETED || u->for_merge != (pass == 0))
+			if (u->status == PW_UPD_DELETED || u->for_merge != (pass == 0) ||
+			    (i >= f->opp_start && i < f->opp_end))
 				continue;
 			if (!strncmp(n, "refs/heads/", 11)) {
 				kind = "branch ";
@@ -275,9 +278,86 @@ static int prune_one(const struct pw_ref *ref, void *data)
 	return 0;
 }
 
+/* "git fetch origin main" also moves refs/remotes/origin/main: a ref named on
+ * the command line is mapped through the remote's configured refspecs too,
+ * and those tracking refs are updated (not written to FETCH_HEAD). */
+static int add_opportunistic(struct fstate *f)
+{
+	const struct pw_config *cfg = pw_repo_config(f->repo);
+	struct pw_refspec *saved = f->specs;
+	size_t saved_nr = f->nr_specs, i, k, nr = f->nr_named;
+	char key[1024];
+	int rc;
+
+	f->opp_start = f->rep->nr;
+	f->specs = NULL;
+	f->nr_specs = 0;
+	snprintf(key, sizeof(key), "remote.%s.fetch", f->remote_name);
+	rc = pw_config_get_all(cfg, key, cfg_spec, f);
+	if (rc == PW_ENOTFOUND)
+		rc = 0;
+	for (i = 0; i < nr && !rc; i++) {
+		struct pw_ref_update *n;
+		const char *remote = f->rep->v[i].remote_name;
+		struct pw_oid oid = f->rep->v[i].new_oid, cur;
+
+		for (k = 0; k < f->nr_specs && !rc; k++) {
+			const struct pw_refspec *r = &f->specs[k];
+			char *dst = NULL, *sym = NULL;
+			int m;
+
+			if (r->negative || !r->dst || excluded(f, remote))
+				continue;
+			if (r->glob)
+				m = pw_refspec_match(r, remote, 0, &dst);
+			else if ((m = !strcmp(r->src, remote)))
+				dst = full_dst(r->dst, remote);
+			if (m < 0 || (m && !dst)) {
+				rc = pw_error_set(f->err, PW_ENOMEM, "out of memory");
+				break;
+			}
+			if (!m)
+				continue;
+			n = add_update(f, remote, dst);
+			if (n) {
+				n->new_oid = oid;
+				n->for_merge = r->force ? 2 : 0;
+				pw_oid_zero(&n->old_oid, pw_repo_algo(f->repo));
+				if (!pw_refs_read(f->repo, dst, &cur, &sym) && !sym)
+					n->old_oid = cur;
+				free(sym);
+			}
+			free(dst);
+			break;
+		}
+	}
+	for (k = 0; k < f->nr_specs; k++)
+		pw_refspec_free(&f->specs[k]);
+	free(f->specs);
+	f->specs = saved;
+	f->nr_specs = saved_nr;
+	f->opp_end = f->rep->nr;
+	return rc;
+}
+
 static int cmp_oid(const void *a, const void *b)
 {
 	return pw_oid_cmp(a, b);
+}
+
+/* Packs from a promisor remote get a .promisor file beside them: it tells
+ * git fsck and git's lazy fetches that objects they refer to may be missing
+ * on purpose (body: the refs fetched, informational). */
+int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body, size_t len,
+                            struct pw_error *err)
+{
+	char path[sizeof(res->pack_path) + 16];
+	size_t n = strlen(res->pack_path);
+
+	if (!res->pack_path[0] || n < 5 || strcmp(res->pack_path + n - 5, ".pack"))
+		return 0;
+	snprintf(path, sizeof(path), "%.*s.promisor", (int)(n - 5), res->pack_path);
+	return pw_fs_write_atomic(path, body, len, err);
 }
 
 int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetch_report *rep,
@@ -296,7 +376,7 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	struct fstate f;
 	char key[1024], (*bufs)[1024] = NULL;
 	size_t i, nw = 0, np = 0;
-	int rc, tx_pending = 0, follow_tags;
+	int rc, tx_pending = 0, follow_tags, promisor = 0;
 
 	memset(rep, 0, sizeof(*rep));
 	memset(&f, 0, sizeof(f));
@@ -356,7 +436,12 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		goto out;
 	if (o->tags && (rc = add_spec(&f, "+refs/tags/*:refs/tags/*")))
 		goto out;
-	follow_tags = !o->tags && !o->no_tags;
+	/* tags are followed only when something is stored into a ref (as git:
+	 * "git fetch origin main" writes FETCH_HEAD alone and follows none) */
+	follow_tags = 0;
+	for (i = 0; i < f.nr_specs; i++)
+		if (!f.specs[i].negative && f.specs[i].dst)
+			follow_tags = !o->tags && !o->no_tags;
 	/* connect and check the object format before touching anything */
 	if ((rc = pw_session_open(&s, url, &o->client, err)))
 		goto out;
@@ -406,10 +491,11 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		goto out;
 	if ((rc = map_refs(&f, adv)))
 		goto out;
+	f.nr_named = rep->nr;
 	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
 		goto out;
 	/* current values and wants */
-	wants = calloc(rep->nr + 1, sizeof(*wants));
+	wants = calloc(rep->nr + adv->nr + 1, sizeof(*wants));
 	if (!wants) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
@@ -427,6 +513,23 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		if (o->depth || !pw_odb_exists(odb, &u->new_oid))
 			wants[nw++] = u->new_oid;
 	}
+	/* an annotated tag of a commit we already have is followed too: its tag
+	 * object is asked for now (include-tag only brings tags of what the
+	 * pack carries) */
+	for (i = 0; follow_tags && i < adv->nr; i++) {
+		const struct pw_remote_ref *r = &adv->refs[i];
+		struct pw_oid cur;
+		char *sym = NULL;
+
+		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled || excluded(&f, r->name) ||
+		    pw_odb_exists(odb, &r->oid) || !pw_odb_exists(odb, &r->peeled))
+			continue;
+		if (!pw_refs_read(repo, r->name, &cur, &sym)) {
+			free(sym);
+			continue; /* never clobber tags we have when following */
+		}
+		wants[nw++] = r->oid;
+	}
 	if (nw) {
 		size_t k, j;
 
@@ -440,36 +543,53 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	req.nr_wants = nw;
 	req.depth = o->depth;
 	req.include_tag = follow_tags;
+	/* a promisor remote (partial clone): fetch with its filter, as git does */
+	if (f.remote_name) {
+		const char *spec;
+
+		snprintf(key, sizeof(key), "remote.%s.promisor", f.remote_name);
+		if (!pw_config_get_bool(cfg, key, &promisor, NULL) && promisor) {
+			snprintf(key, sizeof(key), "remote.%s.partialclonefilter", f.remote_name);
+			if (!pw_config_get_string(cfg, key, &spec, NULL) && spec && *spec)
+				req.filter = spec;
+		} else {
+			promisor = 0;
+		}
+	}
 	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))
 		goto out;
+	if (promisor && (rc = pw_fetch__mark_promisor(&res, "", 0, err)))
+		goto rollback;
 	/* tags that came along (auto-follow) */
 	if (follow_tags) {
 		pw_odb_free(odb);
 		odb = NULL;
 		if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
 			goto rollback;
-		for (i = 0; i < adv->nr; i++) {
-			const struct pw_remote_ref *r = &adv->refs[i];
-			struct pw_ref_update *u;
-			struct pw_oid cur;
-			char *sym = NULL;
+	}
+	for (i = 0; follow_tags && i < adv->nr; i++) {
+		const struct pw_remote_ref *r = &adv->refs[i];
+		struct pw_ref_update *u;
+		struct pw_oid cur;
+		char *sym = NULL;
 
-			if (strncmp(r->name, "refs/tags/", 10) || excluded(&f, r->name))
-				continue;
-			if (!pw_refs_read(repo, r->name, &cur, &sym)) {
-				free(sym);
-				continue; /* never clobber tags we have when following */
-			}
-			if (!pw_odb_exists(odb, &r->oid) ||
-			    (r->has_peeled && !pw_odb_exists(odb, &r->peeled)))
-				continue;
-			u = add_update(&f, r->name, r->name);
-			if (u) {
-				u->new_oid = r->oid;
-				pw_oid_zero(&u->old_oid, pw_repo_algo(repo));
-			}
+		if (strncmp(r->name, "refs/tags/", 10) || excluded(&f, r->name))
+			continue;
+		if (!pw_refs_read(repo, r->name, &cur, &sym)) {
+			free(sym);
+			continue; /* never clobber tags we have when following */
+		}
+		if (!pw_odb_exists(odb, &r->oid) ||
+		    (r->has_peeled && !pw_odb_exists(odb, &r->peeled)))
+			continue;
+		u = add_update(&f, r->name, r->name);
+		if (u) {
+			u->new_oid = r->oid;
+			pw_oid_zero(&u->old_oid, pw_repo_algo(repo));
 		}
 	}
+	if (o->refspecs && o->refspecs[0] && f.remote_name && (rc = add_opportunistic(&f)))
+		goto rollback;
 	/* decide */
 	for (i = 0; i < rep->nr; i++) {
 		struct pw_ref_update *u = &rep->v[i];
@@ -504,7 +624,7 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		struct pw_ref_update *u = &rep->v[i];
 
 		if (o->refspecs && o->refspecs[0])
-			u->for_merge = 1;
+			u->for_merge = i < f.nr_named;
 		else if (f.merge_ref && !strcmp(u->remote_name, f.merge_ref))
 			u->for_merge = 1;
 		else if (!f.remote_name && !strcmp(u->remote_name, "HEAD"))

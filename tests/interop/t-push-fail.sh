@@ -124,6 +124,19 @@ sys.stdout.buffer.write(b'100644 b\0' + b + b'100644 a\0' + b)" | git -C "$C" ha
 	done
 	contains "$algo: fsck names the problem" "$T/out" "author: missing email"
 	git -C "$S" config --unset receive.fsckObjects
+	# transfer.fsckObjects applies when receive.fsckObjects is not set, and
+	# receive.fsckObjects=false overrides it
+	git -C "$S" config transfer.fsckObjects true
+	mark "$S"
+	$REQ --cmd "$A $bad2 refs/heads/main" --caps "$caps" --pack "$D/bad.pack" -- $RP >"$T/out"
+	expect "$algo: transfer.fsckObjects rejects a bad ident" "$T/out" "ng refs/heads/main unpacker error"
+	unchanged "$algo: transfer.fsckObjects failure" "$S"
+	git -C "$S" config receive.fsckObjects false
+	cp -a "$S" "$D/nofsck.git"
+	$REQ --cmd "$A $bad2 refs/heads/main" --caps "$caps" --pack "$D/bad.pack" -- $PACKWIRE receive-pack "$D/nofsck.git" >"$T/out"
+	expect "$algo: receive.fsckObjects=false overrides transfer.fsckObjects" "$T/out" "ok refs/heads/main"
+	git -C "$S" config --unset receive.fsckObjects
+	git -C "$S" config --unset transfer.fsckObjects
 
 	# a declining pre-receive hook (stock git push)
 	printf '#!/bin/sh\necho "no pushes today"\nexit 1\n' >"$S/hooks/pre-receive"
