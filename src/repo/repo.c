@@ -343,15 +343,56 @@ static int try_dir(struct pw_repo **out, const char *dir, struct pw_error *err)
 	return 0;
 }
 
+/* Length of the longest GIT_CEILING_DIRECTORIES entry (absolute paths
+ * separated by ':') that dir lies strictly below; -1 when there is none.
+ * Discovery never climbs into such a directory, as with Git. */
+static long ceiling_len(const char *dir)
+{
+	const char *env = getenv("GIT_CEILING_DIRECTORIES"), *p, *end;
+	long best = -1;
+
+	if (!env)
+		return -1;
+	for (p = env; *p; p = *end ? end + 1 : end) {
+		char one[4096], *real;
+		size_t n, rn;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		if (!n || *p != '/' || n >= sizeof(one))
+			continue;
+		memcpy(one, p, n);
+		one[n] = '\0';
+		real = realpath(one, NULL);
+		if (!real)
+			continue;
+		rn = strlen(real);
+		while (rn > 1 && real[rn - 1] == '/')
+			rn--;
+		if (rn == 1 ? dir[1] != '\0' : !strncmp(dir, real, rn) && dir[rn] == '/') {
+			long len = rn == 1 ? 0 : (long)rn;
+
+			if (len > best)
+				best = len;
+		}
+		free(real);
+	}
+	return best;
+}
+
 int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
 {
 	char *dir = realpath(path, NULL);
+	long ceiling;
 	int rc;
 
 	*out = NULL;
 	if (!dir)
 		return pw_error_set(err, PW_ENOTFOUND, "cannot access '%s': %s", path,
 		                    strerror(errno));
+	ceiling = ceiling_len(dir);
 	for (;;) {
 		char *slash;
 
@@ -359,7 +400,8 @@ int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
 		if (rc)
 			break;
 		slash = strrchr(dir, '/');
-		if (!slash || (slash == dir && !dir[1])) {
+		if (!slash || (slash == dir && !dir[1]) ||
+		    (ceiling >= 0 && (slash == dir ? 0 : (long)(slash - dir)) <= ceiling)) {
 			rc = pw_error_set(err, PW_ENOTFOUND,
 			                  "not a git repository (or any of the parent "
 			                  "directories): .git");

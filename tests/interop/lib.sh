@@ -27,6 +27,10 @@ T_NAME=$(basename "$0" .sh)
 T=$PW_BUILD/tmp/$T_NAME
 rm -rf "$T"
 mkdir -p "$T"
+# the build tree may sit inside a checkout: git and packwire must not find
+# that repository from a test's directories
+GIT_CEILING_DIRECTORIES=$(realpath "$PW_BUILD/tmp")
+export GIT_CEILING_DIRECTORIES
 t_pass=0 t_fail=0 t_skip=0
 
 ok() { t_pass=$((t_pass + 1)); echo "ok $*"; }

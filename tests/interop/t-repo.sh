@@ -151,4 +151,15 @@ rmdir "$nr"
 [ $rc = 128 ] && ok "outside a repository: 128" || not_ok "outside a repository rc=$rc"
 contains "outside a repository: message" "$T/err" "not a git repository (or any of the parent directories): .git"
 
+# GIT_CEILING_DIRECTORIES: discovery stops below a ceiling, as in git
+git init -q "$T/ceil" && mkdir -p "$T/ceil/a/b"
+for ceil in "$T/ceil/a" "$T/ceil/a/" "$T/ceil" "/" "relative:$T/ceil/a" "$T/other"; do
+	(cd "$T/ceil/a/b" && GIT_CEILING_DIRECTORIES=$ceil git rev-parse --git-dir) \
+		>"$T/want" 2>/dev/null && wrc=0 || wrc=$?
+	(cd "$T/ceil/a/b" && GIT_CEILING_DIRECTORIES=$ceil "$PACKWIRE" rev-parse --git-dir) \
+		>"$T/got" 2>/dev/null && grc=0 || grc=$?
+	check "GIT_CEILING_DIRECTORIES=$ceil: exit $wrc as git" [ $wrc = $grc ]
+	same_file "GIT_CEILING_DIRECTORIES=$ceil: same answer as git" "$T/want" "$T/got"
+done
+
 finish
