@@ -950,6 +950,13 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	}
 	if ((rc = receive_pack(&n, repo, odb, err)))
 		goto out;
+	/* the negotiation's walk and the odb that fed index-pack (with the
+	 * bases of a thin pack in its cache) are done: give their memory back
+	 * before the connectivity walk fills a cache of its own */
+	pw_have_walk_free(n.walk);
+	n.walk = NULL;
+	pw_odb_free(odb);
+	odb = NULL;
 	if ((rc = shallow_result(&n, err)))
 		goto rollback;
 	/* what we asked for must be here now */
