@@ -511,6 +511,16 @@ static int receive_pack_data(struct rp *s)
 		goto out;
 	}
 	{
+		/* the bases --fix-thin read sit in main_odb's cache: start an
+		 * empty one before the connectivity walk fills a cache of its own */
+		struct pw_odb *fresh = NULL;
+
+		if (!pw_odb_open(&fresh, pw_repo_objects_dir(s->repo), s->algo, &e)) {
+			pw_odb_free(s->main_odb);
+			s->main_odb = fresh;
+		}
+	}
+	{
 		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
 		struct pw_idx *ix = NULL;
 
