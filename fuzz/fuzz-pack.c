@@ -19,9 +19,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.check_objects = (data[0] & 2) != 0;
 	opts.check_links = (data[0] & 4) != 0;
 	opts.cache_limit = data[0] & 8 ? 1 : 0; /* drop and rebuild bases */
+	opts.report_links = (data[0] & 16) != 0;
 	if (pw_ipack_new(&ip, &opts, &err))
 		return 0;
 	if (!pw_ipack_parse_mem(ip, data + 1, size - 1) && !pw_ipack_resolve(ip)) {
+		(void)pw_ipack_self_contained(ip);
 		for (i = 0; i < pw_ipack_nr_objects(ip); i++) {
 			struct pw_ipack_info info;
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "pack/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"
@@ -38,6 +39,9 @@ struct neg {
 	enum pw_sideband_mode sideband;
 	int ready, got_ack, in_vain, exhausted;
 	struct pw_fetch_result *res;
+	/* the received pack: its name, and whether it needs nothing from outside */
+	char pack_hex[PW_MAX_HEXSZ + 1];
+	int self_contained;
 };
 
 static int oid_push(struct pw_oid **v, size_t *nr, size_t *alloc, const struct pw_oid *oid)
@@ -649,6 +653,13 @@ static int list_packs(const char *dir, struct pw_buf *out)
 	return rc;
 }
 
+/* Must the new history be checked for completeness? Not when it is cut on
+ * purpose (depth, filter, shallow repository). */
+static int need_connectivity(const struct neg *n)
+{
+	return !n->req->depth && !n->req->filter && !n->nr_old_shallow;
+}
+
 static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
                         struct pw_error *err)
 {
@@ -699,6 +710,10 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 	args.opts.progress = ip_progress;
 	args.opts.progress_ctx = &prog;
 	args.idx_version = 2;
+	/* links are collected only when the connectivity walk they may spare
+	 * would run at all */
+	args.opts.report_links = need_connectivity(n);
+	args.self_contained = &n->self_contained;
 	rc = pw_index_pack_stream(&args, pfd[0], pack_dir, NULL, NULL, hex, &kept, err);
 	if (prog.on && prog.last_phase)
 		fputc('\n', stderr);
@@ -725,6 +740,7 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 
 		n->res->got_pack = 1;
 		n->res->nr_objects = (uint32_t)prog.received;
+		memcpy(n->pack_hex, hex, sizeof(hex));
 		snprintf(name, sizeof(name), "\npack-%s.pack\n", hex);
 		/* a pack we already had is not ours to remove on rollback */
 		if (!strstr(before.data, name)) {
@@ -837,25 +853,65 @@ static int exclude_ref(const struct pw_ref *ref, void *data)
 	return 0;
 }
 
-/* Everything the new refs reach is here (Git's check_connected). */
-static int check_connected(struct pw_repo *repo, struct pw_odb *odb,
+/* Wants the walk can skip: those in the received pack when index-pack found
+ * that everything its objects refer to is in it too (then all they reach is
+ * there). On any doubt, 0: the walk checks. */
+static int want_in_pack(struct neg *n, const struct pw_oid *oid, struct pw_idx **ix,
+                        struct pw_repo *repo)
+{
+	uint32_t pos;
+
+	if (!n->self_contained || !n->pack_hex[0])
+		return 0;
+	if (!*ix) {
+		struct pw_error e;
+		char path[4200];
+
+		memset(&e, 0, sizeof(e));
+		snprintf(path, sizeof(path), "%s/pack/pack-%s.idx", pw_repo_objects_dir(repo),
+		         n->pack_hex);
+		if (pw_idx_open(ix, path, n->algo, &e)) {
+			n->self_contained = 0;
+			return 0;
+		}
+	}
+	return pw_idx_find(*ix, oid->id, &pos) == 1;
+}
+
+/* Everything the new refs reach is here (Git's check_connected), walking
+ * from the wants the received pack does not vouch for. */
+static int check_connected(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
                            const struct pw_fetch_request *req, struct pw_error *err)
 {
 	struct pw_revlist *rl = NULL;
+	struct pw_idx *ix = NULL;
 	size_t i;
 	int rc;
 
+	for (i = 0; i < req->nr_wants; i++)
+		if (!want_in_pack(n, &req->wants[i], &ix, repo))
+			break;
+	pw_idx_free(ix);
+	ix = NULL;
+	if (i == req->nr_wants)
+		return 0;
 	if ((rc = pw_revlist_new(&rl, odb, PW_REVLIST_OBJECTS)))
 		return pw_error_set(err, rc, "out of memory");
-	for (i = 0; i < req->nr_wants; i++)
+	for (i = 0; i < req->nr_wants; i++) {
+		if (want_in_pack(n, &req->wants[i], &ix, repo))
+			continue;
 		if ((rc = pw_revlist_add(rl, &req->wants[i], NULL, 0)))
 			goto fail;
+	}
+	pw_idx_free(ix);
+	ix = NULL;
 	pw_refs_foreach(repo, NULL, 0, exclude_ref, rl);
 	if ((rc = pw_revlist_run(rl, count_obj, NULL)))
 		goto fail;
 	pw_revlist_free(rl);
 	return 0;
 fail:
+	pw_idx_free(ix);
 	pw_error_set(err, rc, "remote did not send all necessary objects (%s)",
 	             pw_revlist_error(rl)->msg);
 	pw_revlist_free(rl);
@@ -894,6 +950,13 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	}
 	if ((rc = receive_pack(&n, repo, odb, err)))
 		goto out;
+	/* the negotiation's walk and the odb that fed index-pack (with the
+	 * bases of a thin pack in its cache) are done: give their memory back
+	 * before the connectivity walk fills a cache of its own */
+	pw_have_walk_free(n.walk);
+	n.walk = NULL;
+	pw_odb_free(odb);
+	odb = NULL;
 	if ((rc = shallow_result(&n, err)))
 		goto rollback;
 	/* what we asked for must be here now */
@@ -909,8 +972,7 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 			        pw_oid_to_hex(&req->wants[i], hex));
 			goto rollback;
 		}
-	if (!req->depth && !req->filter && !n.nr_old_shallow &&
-	    (rc = check_connected(repo, odb2, req, err)))
+	if (need_connectivity(&n) && (rc = check_connected(&n, repo, odb2, req, err)))
 		goto rollback;
 	goto out;
 fail_stream:

@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "pack/delta.h"
@@ -64,6 +65,21 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 		return pw_error_set(err, PW_ETOOBIG, "delta: result size %llu is too large",
 		                    (unsigned long long)rsize);
 	pw_buf_reset(out);
+	/* Exactly the result's size, not the next power of two: results are
+	 * kept in base caches whose limits count their length, so slack from
+	 * doubling would be memory that no limit sees (a third more, on average). */
+	if (out->cap < (size_t)rsize + 1 && (!out->max || rsize <= out->max)) {
+		char *p = malloc((size_t)rsize + 1);
+
+		if (!p)
+			return pw_error_set(err, PW_ENOMEM, "delta: cannot allocate %llu bytes",
+			                    (unsigned long long)rsize);
+		if (out->cap)
+			free(out->data);
+		p[0] = '\0';
+		out->data = p;
+		out->cap = (size_t)rsize + 1;
+	}
 	rc = pw_buf_grow(out, (size_t)rsize);
 	if (rc)
 		return pw_error_set(err, rc, "delta: cannot allocate %llu bytes",

@@ -137,6 +137,8 @@ int pw_index_pack_file(const struct pw_index_pack_args *args, const char *pack_p
 	char *own_idx = NULL, *tmp = NULL, *dir = NULL;
 	int rc;
 
+	if (args->self_contained)
+		*args->self_contained = 0;
 	if (!idx_path) {
 		idx_path = own_idx = swap_suffix(pack_path, ".pack", ".idx");
 		if (!idx_path)
@@ -153,6 +155,8 @@ int pw_index_pack_file(const struct pw_index_pack_args *args, const char *pack_p
 		goto out;
 	}
 	to_hex(ip, algo, hex);
+	if (args->self_contained)
+		*args->self_contained = pw_ipack_self_contained(ip);
 	if (args->verify) {
 		rc = verify_idx(ip, args, idx_path, err);
 		goto out;
@@ -193,6 +197,8 @@ int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const
 	int fd = -1, rc, keep_made = 0;
 
 	*kept = 0;
+	if (args->self_contained)
+		*args->self_contained = 0;
 	dir = pack_path ? dir_of(pack_path) : strdup(pack_dir);
 	if (!dir)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -205,6 +211,8 @@ int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const
 		goto out;
 	}
 	to_hex(ip, algo, hex);
+	if (args->self_contained)
+		*args->self_contained = pw_ipack_self_contained(ip);
 	if (pack_path) {
 		final_pack = strdup(pack_path);
 	} else {

@@ -108,8 +108,11 @@ struct pw_ipack {
 	int failed;           /* atomic: a resolver hit an error */
 	struct pw_idx_entry **sorted;
 
-	/* link checks */
+	/* link checks: phase 1 feeds links, resolvers their own buffers */
+	struct ip_linkset linkset;
 	struct ip_links links;
+	int links_broken;   /* report_links: an object could not be read (atomic) */
+	int self_contained; /* after resolve */
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -151,6 +154,11 @@ int pw_ipack_new(struct pw_ipack **out, const struct pw_ipack_opts *opts, struct
 	ip->algo = opts->algo ? opts->algo : &pw_hash_sha1;
 	ip->out_fd = -1;
 	ip->pack_fd = -1;
+	if (pw_ip_linkset_init(&ip->linkset, ip->algo->rawsz)) {
+		free(ip);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	pw_ip_links_init(&ip->links, &ip->linkset);
 	pthread_mutex_init(&ip->err_lock, NULL);
 	pthread_mutex_init(&ip->q_lock, NULL);
 	pthread_cond_init(&ip->q_cond, NULL);
@@ -178,6 +186,7 @@ void pw_ipack_free(struct pw_ipack *ip)
 	free(ip->refs);
 	free(ip->sorted);
 	pw_ip_links_free(&ip->links);
+	pw_ip_linkset_free(&ip->linkset);
 	pthread_mutex_destroy(&ip->err_lock);
 	pthread_mutex_destroy(&ip->q_lock);
 	pthread_cond_destroy(&ip->q_cond);
@@ -457,12 +466,32 @@ static int inflate_stream(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *
 	return rc;
 }
 
+static int wants_links(const struct pw_ipack *ip)
+{
+	return ip->opts.check_links || ip->opts.report_links;
+}
+
+/* Check a commit, tree or tag and collect its links. When only reporting
+ * links, an object that does not parse is no error: it just means the pack
+ * cannot be vouched for (the caller then walks the history itself). */
+static int check_obj(struct pw_ipack *ip, struct ip_links *links, int type, const char *data,
+                     size_t len, const struct pw_oid *oid, struct pw_error *err)
+{
+	int rc = pw_ip_check_object(links, ip->algo, type, data, len, oid, wants_links(ip), err);
+
+	if (rc && rc != PW_ENOMEM && !ip->opts.check_objects && !ip->opts.check_links) {
+		__atomic_store_n(&ip->links_broken, 1, __ATOMIC_RELAXED);
+		pw_error_clear(err);
+		return 0;
+	}
+	return rc;
+}
+
 /* Inflate an entry; whole objects get their id. */
 static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o)
 {
 	int whole = o->type != PW_OBJ_OFS_DELTA && o->type != PW_OBJ_REF_DELTA;
-	int check =
-	        whole && o->type != PW_OBJ_BLOB && (ip->opts.check_objects || ip->opts.check_links);
+	int check = whole && o->type != PW_OBJ_BLOB && (ip->opts.check_objects || wants_links(ip));
 	char hdr[32];
 	size_t hl = whole ? pw_object_header(hdr, o->type, o->size) : 0;
 	struct pw_hash_ctx h;
@@ -496,10 +525,9 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 					pw_hash_final(&h, &o->e.oid);
 					o->real_type = o->type;
 					if (check)
-						return pw_ip_check_object(
-						        &ip->links, ip->algo, o->type,
-						        ip->scratch.data, ip->scratch.len,
-						        &o->e.oid, ip->opts.check_links, &ip->err);
+						return check_obj(ip, &ip->links, o->type,
+						                 ip->scratch.data, ip->scratch.len,
+						                 &o->e.oid, &ip->err);
 				}
 				return 0;
 			}
@@ -517,9 +545,8 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 	pw_hash_final(&h, &o->e.oid);
 	o->real_type = o->type;
 	if (check)
-		return pw_ip_check_object(&ip->links, ip->algo, o->type, ip->scratch.data,
-		                          ip->scratch.len, &o->e.oid, ip->opts.check_links,
-		                          &ip->err);
+		return check_obj(ip, &ip->links, o->type, ip->scratch.data, ip->scratch.len,
+		                 &o->e.oid, &ip->err);
 	return 0;
 }
 
@@ -1180,10 +1207,9 @@ static int run_stack(struct worker *w)
 		pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid);
 		o->depth = f->depth + 1;
 		o->base = f->obj;
-		if ((ip->opts.check_objects || ip->opts.check_links) && f->type != PW_OBJ_BLOB &&
-		    (rc = pw_ip_check_object(&w->links, ip->algo, f->type, w->result.data,
-		                             w->result.len, &o->e.oid, ip->opts.check_links,
-		                             &w->err)))
+		if ((ip->opts.check_objects || wants_links(ip)) && f->type != PW_OBJ_BLOB &&
+		    (rc = check_obj(ip, &w->links, f->type, w->result.data, w->result.len,
+		                    &o->e.oid, &w->err)))
 			return rc;
 		__atomic_store_n(&o->real_type, (uint8_t)f->type, __ATOMIC_RELEASE);
 		done = __atomic_add_fetch(&ip->resolved_nr, 1, __ATOMIC_RELAXED);
@@ -1311,6 +1337,7 @@ static int worker_init(struct worker *w, struct pw_ipack *ip, int id)
 	pw_buf_init(&w->delta, 0);
 	pw_buf_init(&w->result, 0);
 	pw_buf_init(&w->comp, 0);
+	pw_ip_links_init(&w->links, &ip->linkset);
 	w->ld = libdeflate_alloc_decompressor();
 	return w->ld ? 0 : PW_ENOMEM;
 }
@@ -1662,7 +1689,7 @@ int pw_ipack_resolve(struct pw_ipack *ip)
 	if (!rc)
 		rc = unresolved_error(ip);
 	for (k = 0; k < n; k++) {
-		if (!rc && (rc = pw_ip_links_merge(&ip->links, &ws[k].links)))
+		if (!rc && (rc = pw_ip_links_flush(&ws[k].links)))
 			pw_error_set(&ip->err, rc, "out of memory");
 		worker_free(&ws[k]);
 	}
@@ -1679,9 +1706,24 @@ int pw_ipack_resolve(struct pw_ipack *ip)
 	qsort(ip->sorted, ip->nr, sizeof(*ip->sorted), pw_idx_entry_cmp);
 	if ((rc = check_duplicates(ip)))
 		return rc;
-	if (ip->opts.check_links)
-		return pw_ip_links_verify(&ip->links, in_pack, ip, ip->opts.has_object,
-		                          ip->opts.odb_ctx, &ip->err);
+	if (wants_links(ip)) {
+		int sc = 0;
+
+		if ((rc = pw_ip_links_flush(&ip->links)))
+			return pw_error_set(&ip->err, rc, "out of memory");
+		rc = pw_ip_linkset_verify(&ip->linkset, in_pack, ip, ip->opts.has_object,
+		                          ip->opts.odb_ctx, ip->opts.check_links, &sc, &ip->err);
+		/* an object taken from the repository (--fix-thin) was not read
+		 * for links: its history is the repository's */
+		ip->self_contained = !rc && sc && !ip->nr_appended &&
+		                     !__atomic_load_n(&ip->links_broken, __ATOMIC_RELAXED);
+		/* not needed any more: give the memory back before the idx */
+		pw_ip_links_free(&ip->links);
+		free(ip->linkset.slots);
+		ip->linkset.slots = NULL;
+		ip->linkset.cap = ip->linkset.nr = 0;
+		return rc;
+	}
 	return 0;
 }
 
@@ -1695,6 +1737,11 @@ uint32_t pw_ipack_nr_objects(const struct pw_ipack *ip)
 uint32_t pw_ipack_nr_appended(const struct pw_ipack *ip)
 {
 	return ip->nr_appended;
+}
+
+int pw_ipack_self_contained(const struct pw_ipack *ip)
+{
+	return ip->self_contained;
 }
 
 uint32_t pw_ipack_nr_deltas(const struct pw_ipack *ip)

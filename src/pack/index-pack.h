@@ -23,10 +23,14 @@ enum pw_ipack_phase { PW_IPACK_RECEIVING = 1, PW_IPACK_RESOLVING = 2 };
 
 struct pw_ipack_opts {
 	const struct pw_hash_algo *algo;
-	int threads;        /* delta resolution threads; 0 = number of CPUs (at most 3) */
-	int fix_thin;       /* append missing REF_DELTA bases read through read_object */
-	int check_objects;  /* parse commits, trees and tags (--strict) */
-	int check_links;    /* referenced objects must exist (--strict, --check-self-...) */
+	int threads;       /* delta resolution threads; 0 = number of CPUs (at most 3) */
+	int fix_thin;      /* append missing REF_DELTA bases read through read_object */
+	int check_objects; /* parse commits, trees and tags (--strict) */
+	int check_links;   /* referenced objects must exist (--strict, --check-self-...) */
+	/* Collect links without failing on them: afterwards pw_ipack_self_contained()
+	 * says whether the pack needs nothing from outside (then a connectivity
+	 * walk over its objects can be skipped, as Git's fetch does). */
+	int report_links;
 	int allow_junk;     /* bytes after the trailing checksum are ignored (stdin) */
 	size_t cache_limit; /* bytes of bases one resolver keeps; 0 = 64 MiB */
 	uint64_t max_input; /* pw_ipack_parse_fd: PW_ETOOBIG past this many bytes; 0 = no limit */
@@ -63,6 +67,11 @@ uint32_t pw_ipack_nr_objects(const struct pw_ipack *ip);
 /* Number of objects appended by --fix-thin. */
 uint32_t pw_ipack_nr_appended(const struct pw_ipack *ip);
 uint32_t pw_ipack_nr_deltas(const struct pw_ipack *ip);
+/* With check_links or report_links: 1 when every object referenced by an
+ * object of the pack is in the pack itself (none taken from the repository
+ * by --fix-thin, every commit, tree and tag readable), else 0. Then all that
+ * an object of the pack reaches is in the pack. */
+int pw_ipack_self_contained(const struct pw_ipack *ip);
 /* The pack's trailing checksum (rawsz bytes; the new one after fix-thin). */
 const uint8_t *pw_ipack_checksum(const struct pw_ipack *ip);
 /* Entries sorted by object id (borrowed, valid until free). */
@@ -88,6 +97,7 @@ struct pw_index_pack_args {
 	uint64_t off32_limit; /* 0 = default */
 	const char *keep_msg; /* non-NULL: write a .keep with this line ("" = empty file) */
 	int verify;           /* compare with the existing idx instead of writing */
+	int *self_contained;  /* out, may be NULL: pw_ipack_self_contained() of the pack */
 };
 
 /* Index an existing pack file: writes idx_path (NULL = pack_path with .pack

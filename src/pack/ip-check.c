@@ -1,58 +1,159 @@
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pack/ip-check.h"
 #include "packwire/object.h"
 
-static int cmp_raw32(const void *a, const void *b)
+/* Links buffered per thread before they go into the shared set. */
+#define BATCH 2048
+
+static int is_zero(const uint8_t *raw, size_t rawsz)
 {
-	return memcmp(a, b, 32);
-}
-static int cmp_raw20(const void *a, const void *b)
-{
-	return memcmp(a, b, 20);
+	size_t i;
+
+	for (i = 0; i < rawsz; i++)
+		if (raw[i])
+			return 0;
+	return 1;
 }
 
-/* Sort and drop repeats: most links point at the same few objects again. */
-static void compact(struct ip_links *l)
+/* Slot of an id: the id's first 8 bytes (uniform for real ids) mixed with
+ * the set's seed, so that a sender cannot aim many ids at one slot. */
+static size_t slot_of(const struct ip_linkset *s, const uint8_t *raw)
 {
-	size_t i, n = 0;
+	uint64_t h;
 
+	memcpy(&h, raw, sizeof(h));
+	h = (h ^ s->seed) * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h >> s->shift);
+}
+
+/* Insert without growing; the set has room. */
+static void put(struct ip_linkset *s, const uint8_t *raw)
+{
+	size_t mask = s->cap - 1, i = slot_of(s, raw), rawsz = s->rawsz;
+
+	for (;; i = (i + 1) & mask) {
+		uint8_t *slot = s->slots + i * rawsz;
+		uint64_t a, b;
+
+		memcpy(&a, slot, sizeof(a));
+		memcpy(&b, raw, sizeof(b));
+		if (a == b && !memcmp(slot, raw, rawsz))
+			return;
+		if (!a && is_zero(slot, rawsz)) {
+			memcpy(slot, raw, rawsz);
+			s->nr++;
+			return;
+		}
+	}
+}
+
+static int grow(struct ip_linkset *s)
+{
+	size_t ncap = s->cap ? s->cap * 2 : 4096, oldcap = s->cap, i;
+	uint8_t *old = s->slots;
+	unsigned bits = 0;
+
+	while (((size_t)1 << bits) < ncap)
+		bits++;
+	s->slots = calloc(ncap, s->rawsz);
+	if (!s->slots) {
+		s->slots = old;
+		return PW_ENOMEM;
+	}
+	s->cap = ncap;
+	s->shift = 64 - bits;
+	s->nr = 0;
+	for (i = 0; i < oldcap; i++)
+		if (!is_zero(old + i * s->rawsz, s->rawsz))
+			put(s, old + i * s->rawsz);
+	free(old);
+	return 0;
+}
+
+int pw_ip_linkset_init(struct ip_linkset *s, size_t rawsz)
+{
+	memset(s, 0, sizeof(*s));
+	s->rawsz = rawsz;
+	if (getentropy(&s->seed, sizeof(s->seed)))
+		s->seed = (uint64_t)(uintptr_t)s ^ ((uint64_t)time(NULL) << 20);
+	return pthread_mutex_init(&s->lock, NULL) ? PW_ENOMEM : 0;
+}
+
+void pw_ip_linkset_free(struct ip_linkset *s)
+{
+	free(s->slots);
+	s->slots = NULL;
+	s->cap = s->nr = 0;
+	pthread_mutex_destroy(&s->lock);
+}
+
+void pw_ip_links_init(struct ip_links *l, struct ip_linkset *set)
+{
+	memset(l, 0, sizeof(*l));
+	l->set = set;
+	l->rawsz = set->rawsz;
+}
+
+int pw_ip_links_flush(struct ip_links *l)
+{
+	struct ip_linkset *s = l->set;
+	size_t i;
+	int rc = 0;
+
+	if (l->failed)
+		return PW_ENOMEM;
 	if (!l->nr)
-		return;
-	qsort(l->raw, l->nr, l->rawsz, l->rawsz == 20 ? cmp_raw20 : cmp_raw32);
-	for (i = 0; i < l->nr; i++)
-		if (!n || memcmp(l->raw + (n - 1) * l->rawsz, l->raw + i * l->rawsz, l->rawsz))
-			memmove(l->raw + n++ * l->rawsz, l->raw + i * l->rawsz, l->rawsz);
-	l->nr = n;
-	l->compacted = n;
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < l->nr; i++) {
+		const uint8_t *raw = l->raw + i * l->rawsz;
+
+		if (is_zero(raw, l->rawsz)) {
+			s->has_zero = 1;
+			continue;
+		}
+		/* at most 3/4 full: probes stay short */
+		if ((s->nr + 1) * 4 > s->cap * 3 && (rc = grow(s)))
+			break;
+		put(s, raw);
+	}
+	pthread_mutex_unlock(&s->lock);
+	l->nr = 0;
+	if (rc)
+		l->failed = 1;
+	return rc;
+}
+
+void pw_ip_links_free(struct ip_links *l)
+{
+	free(l->raw);
+	l->raw = NULL;
+	l->nr = l->alloc = 0;
 }
 
 static int add_link(struct ip_links *l, const uint8_t *raw, size_t rawsz)
 {
-	if (l->rawsz && l->rawsz != rawsz)
+	if (!l->set || l->rawsz != rawsz)
 		return PW_EINVAL;
-	l->rawsz = rawsz;
-	if (l->nr == l->alloc) {
-		size_t floor = l->compacted * 2 > 65536 ? l->compacted * 2 : 65536;
-
-		if (l->nr >= floor) {
-			compact(l);
-			if (l->nr < l->alloc)
-				goto add;
-		}
-		{
-			size_t n = l->alloc ? l->alloc * 2 : 4096;
-			uint8_t *p = realloc(l->raw, n * rawsz);
-
-			if (!p)
-				return PW_ENOMEM;
-			l->raw = p;
-			l->alloc = n;
-		}
+	if (!l->raw) {
+		l->raw = malloc(BATCH * rawsz);
+		if (!l->raw)
+			return PW_ENOMEM;
+		l->alloc = BATCH;
 	}
-add:
+	/* a tree often names the same id as the entry before it in the
+	 * previous tree; repeats next to each other are cheap to drop here */
+	if (l->nr && !memcmp(l->raw + (l->nr - 1) * rawsz, raw, rawsz))
+		return 0;
 	memcpy(l->raw + l->nr++ * rawsz, raw, rawsz);
+	if (l->nr == l->alloc)
+		return pw_ip_links_flush(l);
 	return 0;
 }
 
@@ -170,39 +271,34 @@ int pw_ip_check_object(struct ip_links *links, const struct pw_hash_algo *algo, 
 	}
 }
 
-int pw_ip_links_merge(struct ip_links *dst, struct ip_links *src)
+int pw_ip_linkset_verify(struct ip_linkset *s, int (*in_pack)(void *ctx, const struct pw_oid *oid),
+                         void *pack_ctx, int (*has_object)(void *ctx, const struct pw_oid *oid),
+                         void *odb_ctx, int strict, int *self_contained, struct pw_error *err)
 {
-	size_t i;
-	int rc;
+	const struct pw_hash_algo *algo = pw_hash_by_rawsz(s->rawsz);
+	size_t i, n = s->cap + (s->has_zero ? 1 : 0);
+	int all_in = 1;
 
-	if (!dst->nr && !dst->raw) {
-		*dst = *src;
-		memset(src, 0, sizeof(*src));
-		return 0;
-	}
-	for (i = 0; i < src->nr; i++)
-		if ((rc = add_link(dst, src->raw + i * src->rawsz, src->rawsz)))
-			return rc;
-	pw_ip_links_free(src);
-	return 0;
-}
-
-int pw_ip_links_verify(struct ip_links *l, int (*in_pack)(void *ctx, const struct pw_oid *oid),
-                       void *pack_ctx, int (*has_object)(void *ctx, const struct pw_oid *oid),
-                       void *odb_ctx, struct pw_error *err)
-{
-	const struct pw_hash_algo *algo = pw_hash_by_rawsz(l->rawsz);
-	size_t i;
-
-	if (!l->nr || !algo)
-		return 0;
-	compact(l);
-	for (i = 0; i < l->nr; i++) {
+	*self_contained = 0;
+	if (!algo)
+		return pw_error_set(err, PW_EINVAL, "link set without a hash algorithm");
+	for (i = 0; i < n; i++) {
 		struct pw_oid oid;
 		char hex[PW_MAX_HEXSZ + 1];
 
-		pw_oid_from_raw(&oid, l->raw + i * l->rawsz, algo);
-		if (in_pack(pack_ctx, &oid) || (has_object && has_object(odb_ctx, &oid)))
+		if (i < s->cap) {
+			if (is_zero(s->slots + i * s->rawsz, s->rawsz))
+				continue;
+			pw_oid_from_raw(&oid, s->slots + i * s->rawsz, algo);
+		} else {
+			oid = *algo->zero_oid;
+		}
+		if (in_pack(pack_ctx, &oid))
+			continue;
+		all_in = 0;
+		if (!strict)
+			return 0;
+		if (has_object && has_object(odb_ctx, &oid))
 			continue;
 		return pw_error_set(err, PW_ECORRUPT,
 		                    "object %s is referenced by an object in the pack but is "
@@ -210,11 +306,6 @@ int pw_ip_links_verify(struct ip_links *l, int (*in_pack)(void *ctx, const struc
 		                    "self-contained and connected)",
 		                    pw_oid_to_hex(&oid, hex));
 	}
+	*self_contained = all_in;
 	return 0;
-}
-
-void pw_ip_links_free(struct ip_links *l)
-{
-	free(l->raw);
-	memset(l, 0, sizeof(*l));
 }

@@ -66,7 +66,10 @@ struct rp {
 	struct pw_odb *main_odb, *q_odb;
 	char *qdir;
 	char *unpack_error; /* NULL = unpack ok */
-	int io_failed;      /* writing to the client failed: stop talking */
+	/* The pushed pack, when everything its objects refer to is in it: its
+	 * objects need no connectivity walk (until check_connectivity). */
+	struct pw_idx *self_contained;
+	int io_failed; /* writing to the client failed: stop talking */
 };
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
@@ -479,7 +482,7 @@ static int receive_pack_data(struct rp *s)
 	struct pw_index_pack_args args;
 	struct pw_error e;
 	char hex[PW_MAX_HEXSZ + 1], *pack_dir = NULL, *idx = NULL;
-	int kept = 0, rc;
+	int kept = 0, rc, self_contained = 0;
 
 	memset(&e, 0, sizeof(e));
 	if ((rc = pw_quarantine_create(&s->qdir, pw_repo_objects_dir(s->repo), &e))) {
@@ -493,6 +496,8 @@ static int receive_pack_data(struct rp *s)
 	args.opts.has_object = has_main;
 	args.opts.odb_ctx = s->main_odb;
 	args.opts.max_input = (uint64_t)s->max_input;
+	args.opts.report_links = 1;
+	args.self_contained = &self_contained;
 	pack_dir = pw_path_join(s->qdir, "pack");
 	if (!pack_dir) {
 		set_unpack_error(s, "out of memory");
@@ -504,6 +509,16 @@ static int receive_pack_data(struct rp *s)
 		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
 		                                     : "index-pack failed");
 		goto out;
+	}
+	{
+		/* the bases --fix-thin read sit in main_odb's cache: start an
+		 * empty one before the connectivity walk fills a cache of its own */
+		struct pw_odb *fresh = NULL;
+
+		if (!pw_odb_open(&fresh, pw_repo_objects_dir(s->repo), s->algo, &e)) {
+			pw_odb_free(s->main_odb);
+			s->main_odb = fresh;
+		}
 	}
 	{
 		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
@@ -532,7 +547,10 @@ static int receive_pack_data(struct rp *s)
 			}
 			free(pack);
 		}
-		pw_idx_free(ix);
+		if (ix && self_contained)
+			s->self_contained = ix;
+		else
+			pw_idx_free(ix);
 	}
 	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
 		set_unpack_error(s, e.msg);
@@ -546,6 +564,10 @@ static int receive_pack_data(struct rp *s)
 		}
 	}
 out:
+	if (rc) {
+		pw_idx_free(s->self_contained);
+		s->self_contained = NULL;
+	}
 	free(pack_dir);
 	free(idx);
 	return rc;
@@ -563,6 +585,15 @@ static int walk_cb(const struct pw_revlist_obj *obj, void *data)
 	(void)obj;
 	(void)data;
 	return 0;
+}
+
+/* A tip in a pushed pack that needs nothing from outside reaches only
+ * objects of that pack. */
+static int tip_in_pack(struct rp *s, const struct pw_oid *oid)
+{
+	uint32_t pos;
+
+	return s->self_contained && pw_idx_find(s->self_contained, oid->id, &pos) == 1;
 }
 
 /* Everything reachable from tips exists, stopping at what the refs reach. */
@@ -603,14 +634,15 @@ static void check_connectivity(struct rp *s)
 		return;
 	}
 	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]))
+		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]) &&
+		    !tip_in_pack(s, &s->cmds.v[i].new_oid))
 			tips[n++] = s->cmds.v[i].new_oid;
 	if (n && connected(s, tips, n, &e)) {
 		/* find the culprits one by one */
 		for (i = 0; i < s->cmds.nr; i++) {
 			struct pw_receive_cmd *c = &s->cmds.v[i];
 
-			if (c->error || cmd_is_delete(c))
+			if (c->error || cmd_is_delete(c) || tip_in_pack(s, &c->new_oid))
 				continue;
 			if (connected(s, &c->new_oid, 1, &e)) {
 				rp_error(s, "%s: %s", c->name, e.msg);
@@ -1095,6 +1127,8 @@ static void execute(struct rp *s)
 		return;
 	}
 	check_connectivity(s);
+	pw_idx_free(s->self_contained);
+	s->self_contained = NULL;
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A hostile or broken server (a python pkt-line program used as
 # --upload-pack): advertisements with mixed id lengths, an object-format that
-# does not match the ids, packs missing the wanted objects, truncated packs,
+# does not match the ids, packs missing the wanted objects or one object deep
+# in their history (caught without the pack's help), truncated packs,
 # side-band errors, a server stopping mid-stream. Each is a clear error; no
 # ref is written and no pack (or temporary pack) is left in objects/pack.
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +43,10 @@ for algo in sha1 sha256; do
 	expect_failure $algo format-mismatch "announced object-format"
 	expect_failure $algo unknown-format "unknown object format 'md5'"
 	expect_failure $algo missing-objects "remote did not send all necessary objects"
+	# complete-looking packs with one object missing deep in the history
+	expect_failure $algo missing-blob "remote did not send all necessary objects"
+	expect_failure $algo missing-tree "remote did not send all necessary objects"
+	expect_failure $algo missing-commit "remote did not send all necessary objects"
 	expect_failure $algo truncated-pack "index-pack failed"
 	expect_failure $algo sideband-error "remote error: error: upload-pack went wrong"
 	expect_failure $algo stop-mid-stream "the remote end hung up unexpectedly"

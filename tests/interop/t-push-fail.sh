@@ -3,7 +3,8 @@
 # server's refs and object files exactly as they were (and no quarantine
 # directory behind): wrong or unknown object format (also into an empty
 # repository, also from stock git), a pack missing an object the new tip
-# needs, a truncated pack, a corrupted pack, objects rejected by
+# needs (also one object deep in the history, into an empty repository, and
+# behind a dangling object the server has), a truncated pack, a corrupted pack, objects rejected by
 # receive.fsckObjects, a declining pre-receive hook, --atomic with one stale
 # old value, a connection cut in the middle of the pack, receive.maxInputSize.
 # Requests are made by hand (push-req.py: pkt-lines + a pack from git
@@ -88,6 +89,43 @@ for algo in sha1 sha256; do
 	$REQ --cmd "$A $B refs/heads/main" --caps "$caps" --pack "$D/commit-only.pack" -- $RP >"$T/out"
 	expect "$algo: missing objects" "$T/out" "unpack ok" "ng refs/heads/main missing necessary objects"
 	unchanged "$algo: missing objects" "$S"
+
+	# A pack that carries everything the tip reaches needs no history walk;
+	# one that lacks a single object deep in the history must still fail,
+	# into an empty repository too.
+	git -C "$C" rev-list --objects "$B" | cut -d' ' -f1 | git -C "$C" pack-objects -q --stdout >"$D/full.pack"
+	cp -a "$E" "$D/empty-copy.git"
+	$REQ --cmd "zero $B refs/heads/main" --caps "$caps" --pack "$D/full.pack" -- \
+		$PACKWIRE receive-pack "$D/empty-copy.git" >"$T/out"
+	expect "$algo: complete pack into an empty repository" "$T/out" "unpack ok" "ok refs/heads/main"
+	check "$algo: complete pack into an empty repository: fsck" fsck_ok "$D/empty-copy.git"
+	for what in blob tree commit; do
+		case $what in
+		blob) drop=$(git -C "$C" rev-parse "$B:more.txt") ;;
+		tree) drop=$(git -C "$C" rev-parse "$A^{tree}") ;;
+		commit) drop=$A ;;
+		esac
+		git -C "$C" rev-list --objects "$B" | cut -d' ' -f1 | grep -v "^$drop\$" |
+			git -C "$C" pack-objects -q --stdout >"$D/holey.pack"
+		mark "$E"
+		$REQ --cmd "zero $B refs/heads/main" --caps "$caps" --pack "$D/holey.pack" -- \
+			$PACKWIRE receive-pack "$E" >"$T/out"
+		expect "$algo: empty repository, pack without a $what" "$T/out" "unpack ok" \
+			"ng refs/heads/main missing necessary objects"
+		unchanged "$algo: empty repository, pack without a $what" "$E"
+	done
+	# a link to a tree the server has only as a dangling object whose blob
+	# is missing: having the tree is not enough, the walk looks behind it
+	ghost=$(echo "nowhere $algo" | git -C "$C" hash-object --stdin)
+	gtree=$(printf '100644 blob %s\tghost\n' "$ghost" | git -C "$C" mktree --missing)
+	git -C "$C" cat-file tree "$gtree" | git -C "$S" hash-object -t tree -w --literally --stdin >/dev/null
+	gcommit=$(git -C "$C" commit-tree -p "$A" -m ghost "$gtree")
+	printf '%s\n' "$gcommit" | git -C "$C" pack-objects -q --stdout >"$D/ghost.pack"
+	mark "$S"
+	$REQ --cmd "$A $gcommit refs/heads/main" --caps "$caps" --pack "$D/ghost.pack" -- $RP >"$T/out"
+	expect "$algo: link to a dangling tree with a missing blob" "$T/out" "unpack ok" \
+		"ng refs/heads/main missing necessary objects"
+	unchanged "$algo: link to a dangling tree with a missing blob" "$S"
 
 	# a pack that ends early (stream closed)
 	$REQ --cmd "$A $B refs/heads/main" --caps "$caps" --pack "$D/good.pack" --truncate $((size - 30)) -- $RP >"$T/out"

@@ -1,7 +1,10 @@
 /* The index-pack engine on packs built here: a blob and chains of OFS and
  * REF deltas, resolved with one and several threads and with a base cache so
  * small that every ancestor is dropped and rebuilt; ids must match the
- * objects' own hashes. Both algorithms. */
+ * objects' own hashes. Then link collection: packs that are (or are not, by
+ * one object) self-contained, with links from whole objects and from deltas.
+ * Both algorithms. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -143,9 +146,207 @@ static void test_algo(const struct pw_hash_algo *algo)
 	pw_buf_free(&content);
 }
 
+/* ---- links: is the pack self-contained? ---------------------------------- */
+
+#define NBLOBS 5000 /* more ids than one batch and the first set size */
+
+struct lpack {
+	struct pw_buf buf;
+	uint64_t off[NBLOBS + 8];
+	uint32_t nr;
+};
+
+static void lp_add(struct lpack *p, int type, const void *data, size_t len, int base_of)
+{
+	p->off[p->nr] = p->buf.len;
+	if (base_of >= 0)
+		add_entry(&p->buf, PW_OBJ_OFS_DELTA, data, len, p->buf.len - p->off[base_of], NULL);
+	else
+		add_entry(&p->buf, type, data, len, 0, NULL);
+	p->nr++;
+}
+
+/* delta: copy all of base (up to 16 MiB), insert `tail` (< 128 bytes) */
+static size_t lp_delta(uint8_t *d, size_t base_len, const char *tail, size_t tail_len)
+{
+	size_t n = 0;
+
+	n += pw_delta_encode_size(d + n, base_len);
+	n += pw_delta_encode_size(d + n, base_len + tail_len);
+	d[n++] = 0x80 | 0x01 | 0x10 | 0x20 | 0x40;
+	d[n++] = 0;
+	d[n++] = (uint8_t)(base_len & 0xff);
+	d[n++] = (uint8_t)(base_len >> 8);
+	d[n++] = (uint8_t)(base_len >> 16);
+	d[n++] = (uint8_t)tail_len;
+	memcpy(d + n, tail, tail_len);
+	return n + tail_len;
+}
+
+static void lp_finish(struct lpack *p, const struct pw_hash_algo *algo)
+{
+	uint8_t hdr[12], sum[PW_MAX_RAWSZ];
+	struct pw_hash_ctx h;
+
+	pw_pack_header_encode(hdr, p->nr);
+	memcpy(p->buf.data, hdr, 12);
+	pw_hash_init(&h, algo);
+	pw_hash_update(&h, p->buf.data, p->buf.len);
+	pw_hash_final_raw(&h, sum);
+	pw_buf_add(&p->buf, sum, algo->rawsz);
+}
+
+static const struct pw_oid *g_present; /* the id has_object knows */
+
+static int fake_has(void *ctx, const struct pw_oid *oid)
+{
+	(void)ctx;
+	return g_present && pw_oid_equal(oid, g_present);
+}
+
+/* Index p with links reported (strict: checked); resolve's result, and
+ * *sc = pw_ipack_self_contained. */
+static int lp_index(const struct lpack *p, const struct pw_hash_algo *algo, int threads, int strict,
+                    int *sc)
+{
+	struct pw_ipack_opts opts = {0};
+	struct pw_ipack *ip;
+	struct pw_error err;
+	int rc;
+
+	opts.algo = algo;
+	opts.threads = threads;
+	opts.report_links = !strict;
+	opts.check_links = strict;
+	opts.has_object = fake_has;
+	CHECK_EQ_INT(pw_ipack_new(&ip, &opts, &err), 0);
+	rc = pw_ipack_parse_mem(ip, (uint8_t *)p->buf.data, p->buf.len);
+	if (!rc)
+		rc = pw_ipack_resolve(ip);
+	*sc = pw_ipack_self_contained(ip);
+	pw_ipack_free(ip);
+	return rc;
+}
+
+enum lcase { L_FULL, L_NO_BLOB, L_NO_DELTA_BLOB, L_GITLINK, L_ZERO, L_BAD_COMMIT };
+
+/* blobs, a tree naming them all, a tree delta adding one entry, a commit and
+ * a commit delta; `c` removes or changes one thing. */
+static void lp_build(struct lpack *p, const struct pw_hash_algo *algo, enum lcase c,
+                     struct pw_oid *dropped)
+{
+	struct pw_buf tree = PW_BUF_INIT, commit = PW_BUF_INIT;
+	struct pw_oid blob, tree_oid, extra;
+	char name[32], hex[PW_MAX_HEXSZ + 1];
+	uint8_t delta[256];
+	size_t dl, tl;
+	uint32_t tree_at, commit_at;
+	int i;
+
+	pw_buf_reset(&p->buf);
+	p->nr = 0;
+	pw_buf_add(&p->buf, "PACK________", 12);
+	for (i = 0; i < NBLOBS; i++) {
+		int n = snprintf(name, sizeof(name), "blob %d\n", i);
+
+		pw_object_hash(algo, PW_OBJ_BLOB, name, (size_t)n, &blob);
+		if (c == L_NO_BLOB && i == NBLOBS / 2)
+			*dropped = blob;
+		else
+			lp_add(p, PW_OBJ_BLOB, name, (size_t)n, -1);
+		snprintf(name, sizeof(name), "%s%05d",
+		         i == 7 && c == L_GITLINK ? "160000 " : "100644 ", i);
+		pw_buf_add(&tree, name, strlen(name) + 1);
+		if (i == 7 && c == L_GITLINK) /* a submodule commit: never in the pack */
+			memset(blob.id, 0x42, algo->rawsz);
+		if (i == 9 && c == L_ZERO)
+			memset(blob.id, 0, algo->rawsz);
+		pw_buf_add(&tree, blob.id, algo->rawsz);
+	}
+	tree_at = p->nr;
+	lp_add(p, PW_OBJ_TREE, tree.data, tree.len, -1);
+	pw_object_hash(algo, PW_OBJ_TREE, tree.data, tree.len, &tree_oid);
+	/* the tree again with one entry more, as a delta: links from a resolver */
+	pw_object_hash(algo, PW_OBJ_BLOB, "extra\n", 6, &extra);
+	if (c == L_NO_DELTA_BLOB)
+		*dropped = extra;
+	else
+		lp_add(p, PW_OBJ_BLOB, "extra\n", 6, -1);
+	{
+		char tail[64 + PW_MAX_RAWSZ];
+
+		memcpy(tail, "100644 zzzzz", 13);
+		memcpy(tail + 13, extra.id, algo->rawsz);
+		tl = 13 + algo->rawsz;
+		dl = lp_delta(delta, tree.len, tail, tl);
+		lp_add(p, 0, delta, dl, (int)tree_at);
+	}
+	pw_buf_addf(&commit, "%s %s\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nm\n",
+	            c == L_BAD_COMMIT ? "tre" : "tree", pw_oid_to_hex(&tree_oid, hex));
+	commit_at = p->nr;
+	lp_add(p, PW_OBJ_COMMIT, commit.data, commit.len, -1);
+	dl = lp_delta(delta, commit.len, "more\n", 5);
+	lp_add(p, 0, delta, dl, (int)commit_at);
+	lp_finish(p, algo);
+	pw_buf_free(&tree);
+	pw_buf_free(&commit);
+}
+
+static void test_links(const struct pw_hash_algo *algo)
+{
+	struct lpack p;
+	struct pw_oid dropped;
+	int threads, sc;
+
+	memset(&p, 0, sizeof(p));
+	pw_buf_init(&p.buf, 0);
+	for (threads = 1; threads <= 3; threads += 2) {
+		g_present = NULL;
+		lp_build(&p, algo, L_FULL, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 1);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 1, &sc), 0);
+		CHECK_EQ_INT(sc, 1);
+
+		/* gitlinks are not links */
+		lp_build(&p, algo, L_GITLINK, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 1);
+
+		/* one blob missing, named by a whole tree or by a delta tree */
+		lp_build(&p, algo, L_NO_BLOB, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 0);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 1, &sc), PW_ECORRUPT);
+		CHECK_EQ_INT(sc, 0);
+		g_present = &dropped; /* in the repository: fine, but not self-contained */
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 1, &sc), 0);
+		CHECK_EQ_INT(sc, 0);
+		g_present = NULL;
+		lp_build(&p, algo, L_NO_DELTA_BLOB, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 0);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 1, &sc), PW_ECORRUPT);
+
+		/* the all-zero id is a link like any other */
+		lp_build(&p, algo, L_ZERO, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 0);
+
+		/* an unreadable commit: no error when only reporting, no vouching */
+		lp_build(&p, algo, L_BAD_COMMIT, &dropped);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 0, &sc), 0);
+		CHECK_EQ_INT(sc, 0);
+		CHECK_EQ_INT(lp_index(&p, algo, threads, 1, &sc), PW_ECORRUPT);
+	}
+	pw_buf_free(&p.buf);
+}
+
 int main(void)
 {
 	test_algo(&pw_hash_sha1);
 	test_algo(&pw_hash_sha256);
+	test_links(&pw_hash_sha1);
+	test_links(&pw_hash_sha256);
 	return pw_test_done();
 }
