@@ -31,6 +31,7 @@ mkdir -p "$T"
 # that repository from a test's directories
 GIT_CEILING_DIRECTORIES=$(realpath "$PW_BUILD/tmp")
 export GIT_CEILING_DIRECTORIES
+cd "$T"
 t_pass=0 t_fail=0 t_skip=0
 
 ok() { t_pass=$((t_pass + 1)); echo "ok $*"; }
