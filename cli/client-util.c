@@ -18,6 +18,28 @@ static struct {
 } overrides[MAX_OVERRIDES];
 static int nr_overrides;
 
+/* Append 'kv' to GIT_CONFIG_PARAMETERS, as git -c does, so the repository
+ * layer (every command) and the processes packwire starts see it. */
+static int export_override(const char *kv)
+{
+	const char *old = getenv("GIT_CONFIG_PARAMETERS");
+	struct pw_buf v = PW_BUF_INIT;
+	const char *p;
+	int rc = 0;
+
+	if (old && *old && pw_buf_addf(&v, "%s ", old))
+		rc = -1;
+	if (!rc && pw_buf_add(&v, "'", 1))
+		rc = -1;
+	for (p = kv; !rc && *p; p++)
+		if (*p == '\'' ? pw_buf_add(&v, "'\\''", 4) : pw_buf_add(&v, p, 1))
+			rc = -1;
+	if (!rc && (pw_buf_add(&v, "'", 1) || setenv("GIT_CONFIG_PARAMETERS", (char *)v.data, 1)))
+		rc = -1;
+	pw_buf_free(&v);
+	return rc;
+}
+
 int pw_cli_config_override(const char *kv)
 {
 	const char *eq = strchr(kv, '=');
@@ -34,7 +56,7 @@ int pw_cli_config_override(const char *kv)
 		return -1;
 	overrides[nr_overrides].value = eq ? strdup(eq + 1) : NULL;
 	nr_overrides++;
-	return 0;
+	return export_override(kv);
 }
 
 const char *pw_cli_config_get(const struct pw_repo *repo, const char *key, int *found)

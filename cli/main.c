@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 
 	/* global "-c key=value" options, as git -c */
 	while (argc >= 3 && !strcmp(argv[1], "-c")) {
-		if (!strchr(argv[2], '=') || pw_cli_config_override(argv[2]))
+		if (!argv[2][0] || argv[2][0] == '=' || pw_cli_config_override(argv[2]))
 			return pw_cli_fatal("bad -c option '%s'", argv[2]);
 		argv[2] = argv[0];
 		argc -= 2;

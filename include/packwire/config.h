@@ -31,6 +31,11 @@ int pw_config_parse_into(struct pw_config *cfg, const char *data, size_t len, co
                          struct pw_error *err);
 /* Read and parse a file. PW_ENOTFOUND when it does not exist. */
 int pw_config_load_file(struct pw_config **out, const char *path, struct pw_error *err);
+/* Append the settings Git passes in the environment (GIT_CONFIG_PARAMETERS
+ * as written by `git -c` / `packwire -c`, and GIT_CONFIG_COUNT with
+ * GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>), so they win over the files.
+ * PW_EINVAL with a message when they are malformed. */
+int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err);
 /* An empty set (to fill with pw_config_parse_into). */
 int pw_config_new(struct pw_config **out);
 void pw_config_free(struct pw_config *cfg);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -836,4 +837,122 @@ int pw_config_add_in_file(const char *path, const char *key, const char *value,
 	if (!value)
 		return pw_error_set(err, PW_EINVAL, "no value to add for '%s'", key);
 	return edit_file(path, key, value, 1, err);
+}
+
+/* One "key=value" (or "key" alone, a true boolean) from the command line. */
+static int add_override(struct pw_config *cfg, const char *kv, size_t n)
+{
+	const char *eq = memchr(kv, '=', n);
+	char *name = strndup(kv, eq ? (size_t)(eq - kv) : n), *key, *value = NULL;
+
+	if (!name)
+		return PW_ENOMEM;
+	key = pw_config_canonical_key(name);
+	free(name);
+	if (!key || !strchr(key, '.') || key[0] == '.' || key[strlen(key) - 1] == '.') {
+		free(key);
+		return PW_EINVAL;
+	}
+	if (eq && !(value = strndup(eq + 1, n - (size_t)(eq + 1 - kv)))) {
+		free(key);
+		return PW_ENOMEM;
+	}
+	if (add_entry(cfg, key, value, "command line", 0, 0, 0)) {
+		free(key);
+		free(value);
+		return PW_ENOMEM;
+	}
+	return 0;
+}
+
+/* GIT_CONFIG_PARAMETERS holds shell-quoted words: 'key=value', or 'key'='value'
+ * as newer Git writes them, separated by blanks; inside quotes '\'' ends the
+ * quote, adds a quote and reopens. */
+static int apply_parameters(struct pw_config *cfg, const char *s, struct pw_error *err)
+{
+	struct pw_buf word = PW_BUF_INIT;
+	int rc = 0;
+
+	for (;;) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		pw_buf_reset(&word);
+		/* one word: quoted pieces, '\'' escapes and '=' glued together */
+		while (*s && *s != ' ' && *s != '\t' && *s != '\n') {
+			if (*s == '\'') {
+				const char *end = strchr(s + 1, '\'');
+
+				if (!end)
+					goto bad;
+				if (pw_buf_add(&word, s + 1, (size_t)(end - s - 1)))
+					goto nomem;
+				s = end + 1;
+			} else if (*s == '\\' && s[1] == '\'') {
+				if (pw_buf_add(&word, "'", 1))
+					goto nomem;
+				s += 2;
+			} else if (*s == '=') {
+				if (pw_buf_add(&word, "=", 1))
+					goto nomem;
+				s++;
+			} else {
+				goto bad;
+			}
+		}
+		rc = add_override(cfg, (const char *)word.data, word.len);
+		if (rc == PW_ENOMEM)
+			goto nomem;
+		if (rc)
+			goto bad;
+	}
+	pw_buf_free(&word);
+	return 0;
+bad:
+	pw_buf_free(&word);
+	return pw_error_set(err, PW_EINVAL, "bogus format in GIT_CONFIG_PARAMETERS");
+nomem:
+	pw_buf_free(&word);
+	return pw_error_set(err, PW_ENOMEM, "out of memory");
+}
+
+int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err)
+{
+	const char *params = getenv("GIT_CONFIG_PARAMETERS"), *count = getenv("GIT_CONFIG_COUNT");
+	int rc;
+
+	if (params && *params && (rc = apply_parameters(cfg, params, err)))
+		return rc;
+	if (count && *count) {
+		char *end, name[64];
+		long i, n = strtol(count, &end, 10);
+
+		if (*end || n < 0 || n > 100000)
+			return pw_error_set(err, PW_EINVAL, "bogus count in GIT_CONFIG_COUNT");
+		for (i = 0; i < n; i++) {
+			const char *k, *v;
+			struct pw_buf kv = PW_BUF_INIT;
+
+			snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%ld", i);
+			if (!(k = getenv(name)) || !*k)
+				return pw_error_set(err, PW_EINVAL, "missing config key %s", name);
+			snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%ld", i);
+			if (!(v = getenv(name)))
+				return pw_error_set(err, PW_EINVAL, "missing config value %s",
+				                    name);
+			if (pw_buf_addf(&kv, "%s=%s", k, v)) {
+				pw_buf_free(&kv);
+				return pw_error_set(err, PW_ENOMEM, "out of memory");
+			}
+			rc = add_override(cfg, (const char *)kv.data, kv.len);
+			pw_buf_free(&kv);
+			if (rc)
+				return pw_error_set(err, rc,
+				                    rc == PW_ENOMEM ? "out of memory"
+				                                    : "bogus config key %s",
+				                    k);
+		}
+	}
+	return 0;
 }

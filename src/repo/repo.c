@@ -174,6 +174,10 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 		rc = pw_config_new(&cfg) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 	if (rc)
 		return rc;
+	if ((rc = pw_config_apply_env(cfg, err))) {
+		pw_config_free(cfg);
+		return rc;
+	}
 	rc = pw_config_get_int(cfg, "core.repositoryformatversion", &version, err);
 	if (rc == PW_ENOTFOUND) {
 		version = 0;

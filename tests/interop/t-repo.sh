@@ -162,4 +162,40 @@ for ceil in "$T/ceil/a" "$T/ceil/a/" "$T/ceil" "/" "relative:$T/ceil/a" "$T/othe
 	same_file "GIT_CEILING_DIRECTORIES=$ceil: same answer as git" "$T/want" "$T/got"
 done
 
+# -c, GIT_CONFIG_PARAMETERS and GIT_CONFIG_COUNT reach every command's
+# repository config, as with git (the upload-pack advertisement shows it)
+for algo in sha1 sha256; do
+	make_repo "$T/cfg-$algo" $algo
+	adv() { # WHO VERSION ARGS...: advertisement without agent and pkt lengths
+		local who=$1 v=$2; shift 2
+		GIT_PROTOCOL=version=$v $who "$@" upload-pack --advertise-refs "$T/cfg-$algo" |
+			tr '\0' '\n' | sed 's/^....//; s/agent=[^ ]*//'
+	}
+	for v in 0 2; do
+		for c in "" "-c uploadpack.allowFilter=true" "-c uploadpack.allowFilter" \
+			"-c uploadpack.allowTipSHA1InWant=true -c uploadpack.allowFilter=1"; do
+			# shellcheck disable=SC2086
+			adv git $v $c >"$T/want"
+			# shellcheck disable=SC2086
+			adv "$PACKWIRE" $v $c >"$T/got"
+			same_file "$algo v$v: advertisement with '${c:-no -c}' as git" "$T/want" "$T/got"
+		done
+		GIT_CONFIG_PARAMETERS="'uploadpack.allowfilter'='true' 'uploadpack.allowTipSHA1InWant=true'" \
+			adv git $v >"$T/want"
+		GIT_CONFIG_PARAMETERS="'uploadpack.allowfilter'='true' 'uploadpack.allowTipSHA1InWant=true'" \
+			adv "$PACKWIRE" $v >"$T/got"
+		same_file "$algo v$v: GIT_CONFIG_PARAMETERS as git" "$T/want" "$T/got"
+		GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=uploadpack.allowFilter GIT_CONFIG_VALUE_0=yes \
+			adv git $v >"$T/want"
+		GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=uploadpack.allowFilter GIT_CONFIG_VALUE_0=yes \
+			adv "$PACKWIRE" $v >"$T/got"
+		same_file "$algo v$v: GIT_CONFIG_COUNT as git" "$T/want" "$T/got"
+		contains "$algo v$v: filter advertised with GIT_CONFIG_COUNT" "$T/got" filter
+	done
+	(cd "$T/cfg-$algo" && GIT_CONFIG_PARAMETERS="'unterminated" "$PACKWIRE" rev-parse --git-dir) \
+		>/dev/null 2>"$T/err" && rc=0 || rc=$?
+	check "$algo: malformed GIT_CONFIG_PARAMETERS: exit 128" [ $rc = 128 ]
+	contains "$algo: malformed GIT_CONFIG_PARAMETERS: message" "$T/err" "GIT_CONFIG_PARAMETERS"
+done
+
 finish
