@@ -1,7 +1,20 @@
 # Shared helpers for interop tests: source it first. Every test builds its own
 # repositories with stock git; tests that want real history call need_data and
 # skip that part (saying so) when ../shared/data is absent.
-set -euo pipefail
+set -eEuo pipefail
+# A command failing outside check/contains ends the test (set -e); say which
+# one and where, or CI's log shows only the earlier "ok" lines. On stderr:
+# the failure may happen inside $(...). Silent while a test runs with set +e.
+pw_t_abort() {
+	local rc=$? i
+	case $- in *e*) ;; *) return 0 ;; esac
+	[ "${BASH_SUBSHELL:-0}" -eq 0 ] || return 0
+	echo "not ok - test aborted: '$BASH_COMMAND' exited with status $rc" >&2
+	for ((i = 0; i < ${#BASH_LINENO[@]} - 1; i++)); do
+		echo "    at ${BASH_SOURCE[i + 1]##*/}:${BASH_LINENO[i]} (${FUNCNAME[i + 1]})" >&2
+	done
+}
+trap pw_t_abort ERR
 
 : "${PACKWIRE:?PACKWIRE must point at the packwire binary}"
 PW_SRC=${PW_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -53,8 +66,13 @@ same_file() {
 	if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | head -20 || true; fi
 }
 # contains DESCRIPTION FILE PATTERN (fixed string)
+# (the file may be protocol output: cat -v keeps NULs and other binary
+# bytes out of the log)
 contains() {
-	if grep -qF -- "$3" "$2"; then ok "$1"; else not_ok "$1: '$3' not in $2"; sed 's/^/    /' "$2" | head -20; fi
+	if grep -qaF -- "$3" "$2"; then ok "$1"; else
+		not_ok "$1: '$3' not in $2"
+		head -c 4000 "$2" | cat -v | sed 's/^/    /' | head -20
+	fi
 }
 
 finish() {

@@ -4,10 +4,10 @@
 
 # no_leftovers DIR: no .idx, tmp_* or stray files beside the input
 no_leftovers() {
-	! ls "$1" | grep -qE '^tmp_|\.idx$|\.keep$'
+	! ls "$1" | grep -E '^tmp_|\.idx$|\.keep$' >/dev/null
 }
 no_leftovers_tmp() {
-	! ls "$1" | grep -qE '^tmp_'
+	! ls "$1" | grep -E '^tmp_' >/dev/null
 }
 
 for algo in sha1 sha256; do

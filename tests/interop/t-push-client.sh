@@ -36,14 +36,14 @@ push_both() {
 	fi
 	if same_refs "$SA" "$SB"; then ok "$what: same server refs"; else
 		not_ok "$what: server refs differ"
-		diff <(refs "$SA") <(refs "$SB") | head
+		diff <(refs "$SA") <(refs "$SB") | head || true
 	fi
 	check "$what: server fsck --strict" fsck_ok "$SA"
 	if [ "$(git -C "$CA" for-each-ref refs/remotes)" = "$(git -C "$CB" for-each-ref refs/remotes)" ]; then
 		ok "$what: same tracking refs"
 	else
 		not_ok "$what: tracking refs differ"
-		diff <(git -C "$CA" for-each-ref refs/remotes) <(git -C "$CB" for-each-ref refs/remotes) | head
+		diff <(git -C "$CA" for-each-ref refs/remotes) <(git -C "$CB" for-each-ref refs/remotes) | head || true
 	fi
 }
 

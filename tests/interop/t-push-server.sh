@@ -37,7 +37,7 @@ push_both() {
 	fi
 	if same_refs "$SP" "$SG"; then ok "$what: same refs"; else
 		not_ok "$what: refs differ"
-		diff <(refs "$SP") <(refs "$SG") | head
+		diff <(refs "$SP") <(refs "$SG") | head || true
 	fi
 	check "$what: fsck --strict" fsck_ok "$SP"
 	if diff <(git -C "$C" for-each-ref --format='%(objectname) %(refname:lstrip=3)' refs/remotes/pw) \

@@ -33,8 +33,12 @@ both() {
 		2>"$T/$name.err-git" && echo 0 >"$T/$name.rc-git" || echo $? >"$T/$name.rc-git"
 }
 same_rc() { check "$1: exit status as git's ($(cat "$T/$2.rc-git"))" test "$(cat "$T/$2.rc-pw")" = "$(cat "$T/$2.rc-git")"; }
-# up to (and including) the packfile section header, NULs dropped
-sections() { head -c 2000 "$1" | tr -d '\0' | sed -n '1,/packfile/p' | head -c 1500; }
+# up to (and including) the packfile section header, NULs dropped. No
+# `| head` at the end of a pipeline: a writer killed by SIGPIPE fails the
+# pipeline (pipefail), which set -e turns into an abort.
+sections() { head -c 2000 "$1" | tr -d '\0' | sed -n '1,/packfile/p'; }
+# first_lines N FILE: the first N lines, NULs dropped
+first_lines() { tr -d '\0' <"$2" | sed -n "1,$1p"; }
 # bands FILE: the side-band numbers used after the packfile section header
 bands() {
 	python3 -c '
@@ -96,8 +100,8 @@ for algo in sha1 sha256; do
 	first=$(git -C "$R" rev-list --max-parents=0 HEAD)
 	{ pkt_nl "want $head multi_ack_detailed no-done side-band-64k ofs-delta"; flush
 	  pkt_nl "have $first"; flush; } | both nodone-$algo "" --stateless-rpc "$R"
-	tr -d '\0' <"$T/nodone-$algo.pw" | head -4 >"$T/nd.pw"
-	tr -d '\0' <"$T/nodone-$algo.git" | head -4 >"$T/nd.git"
+	first_lines 4 "$T/nodone-$algo.pw" >"$T/nd.pw"
+	first_lines 4 "$T/nodone-$algo.git" >"$T/nd.git"
 	same_file "$algo: v0 no-done: ACK common/ready, NAK, ACK as git's" "$T/nd.git" "$T/nd.pw"
 	contains "$algo: v0 no-done: ready" "$T/nd.pw" "ACK $first ready"
 	check "$algo: v0 no-done: the pack follows without done" grep -qa PACK "$T/nodone-$algo.pw"
@@ -188,7 +192,8 @@ for algo in sha1 sha256; do
 			git init -q --object-format=$algo "$d"
 			opt=()
 			[ $up = pw ] && opt=(--upload-pack="$UP")
-			git -C "$d" -c protocol.version=$v fetch -q "${opt[@]}" "file://$R" main:refs/x/main 2>/dev/null
+			git -C "$d" -c protocol.version=$v fetch -q "${opt[@]}" "file://$R" main:refs/x/main 2>"$T/err" ||
+				{ not_ok "$algo v$v include-tag: fetch ($up)"; cat "$T/err"; }
 		done
 		check "$algo v$v include-tag: tags followed as with git" same_refs "$T/it-$algo-$v-pw" "$T/it-$algo-$v-git"
 		check "$algo v$v include-tag: annotated tag arrived" git -C "$T/it-$algo-$v-pw" cat-file -e v0.2-annotated
@@ -197,9 +202,11 @@ for algo in sha1 sha256; do
 
 	# ---- progress: sent on the sideband unless no-progress -------------------------
 	rm -rf "$T/prog-$algo" "$T/quiet-$algo"
-	git clone --progress --bare --upload-pack="$UP" "file://$R" "$T/prog-$algo" 2>"$T/prog.err"
+	git clone --progress --bare --upload-pack="$UP" "file://$R" "$T/prog-$algo" 2>"$T/prog.err" ||
+		{ not_ok "$algo: clone --progress"; cat -v "$T/prog.err" | tail -5; }
 	contains "$algo: progress relayed when asked for" "$T/prog.err" "remote: "
-	git clone -q --bare --upload-pack="$UP" "file://$R" "$T/quiet-$algo" 2>"$T/quiet.err"
+	git clone -q --bare --upload-pack="$UP" "file://$R" "$T/quiet-$algo" 2>"$T/quiet.err" ||
+		{ not_ok "$algo: clone -q"; cat "$T/quiet.err"; }
 	check "$algo: no-progress: nothing from the remote" test ! -s "$T/quiet.err"
 	{ pkt_nl "command=fetch"; [ -z "$wf" ] || pkt_nl "$wf"; delim; pkt_nl "want $head"
 	  pkt_nl no-progress; pkt_nl done; flush; } | both noprog-$algo version=2 --stateless-rpc "$R"

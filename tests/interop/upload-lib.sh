@@ -54,7 +54,7 @@ shallow_list() { sort "$1/.git/shallow" 2>/dev/null || true; }
 # check_clone WHAT SERVER CLONE REFERENCE-CLONE (made by stock git the same way)
 check_clone() {
 	local what=$1 server=$2 c=$3 ref=$4
-	if fsck_ok "$c"; then ok "$what: fsck --strict"; else not_ok "$what: fsck --strict"; git -C "$c" fsck --strict 2>&1 | head -5; fi
+	if fsck_ok "$c"; then ok "$what: fsck --strict"; else not_ok "$what: fsck --strict"; git -C "$c" fsck --strict 2>&1 | head -5 || true; fi
 	check "$what: same refs as the server" same_clone_refs "$server" "$c"
 	if [ "$(git -C "$c" rev-parse --show-object-format)" = "$(git -C "$server" rev-parse --show-object-format)" ]; then
 		ok "$what: object format"
