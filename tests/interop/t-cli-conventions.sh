@@ -89,6 +89,10 @@ for algo in sha1 sha256; do
 	if [ $has_script = 1 ]; then
 		on_tty "\"$PACKWIRE\" clone \"$u\" \"$T/ct-$algo\""
 		contains "$algo clone on a terminal: progress" tty.out "Receiving objects: 100%"
+		n=$(tr '\r' '\n' <tty.out | grep -c '^Resolving deltas: 100%.*done\.') || true
+		check "$algo clone on a terminal: one 'Resolving deltas ... done' line" test "$n" = 1
+		n=$(tr '\r' '\n' <tty.out | grep -c '^Receiving objects: 100%.*done\.') || true
+		check "$algo clone on a terminal: one 'Receiving objects ... done' line" test "$n" = 1
 		on_tty "\"$PACKWIRE\" clone -q \"$u\" \"$T/ctq-$algo\""
 		check "$algo clone -q on a terminal: silent" test ! -s tty.out
 		(cd "$S" && echo t >>a.txt && git commit -q -am "tty")
