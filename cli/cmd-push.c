@@ -10,6 +10,7 @@
 
 #include "client-util.h"
 #include "cmds.h"
+#include "revargs.h"
 #include "packwire/packwire.h"
 #include "packwire/push.h"
 
@@ -90,6 +91,15 @@ static void print_one(const struct pw_push_ref *r, int verbose)
 	case PW_PUSH_PENDING:
 		break;
 	}
+}
+
+/* git's pack-objects summary, printed with the progress */
+static void pack_done(void *data, const struct pw_pack_write_stats *st)
+{
+	(void)data;
+	fprintf(stderr, "Total %u (delta %u), reused %u (delta %u), pack-reused 0\n",
+	        (unsigned)st->written, (unsigned)st->deltas, (unsigned)st->reused,
+	        (unsigned)st->reused_deltas);
 }
 
 static int print_result(const struct pw_push_result *res, int quiet, int verbose)
@@ -208,6 +218,10 @@ int cmd_push(int argc, char **argv)
 	/* progress by default only on a terminal, never with -q (as git push) */
 	if (!o.progress)
 		o.progress = pw_cli_progress_wanted(o.quiet);
+	if (o.progress) {
+		o.local_progress = pw_cli_progress;
+		o.local_pack_done = pack_done;
+	}
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

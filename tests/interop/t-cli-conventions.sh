@@ -85,6 +85,15 @@ for algo in sha1 sha256; do
 	git -C "pp-$algo.git" config receive.unpackLimit 1
 	(cd "cp-$algo" && "$PACKWIRE" push --progress "$T/pp-$algo.git" main) 2>err
 	contains "$algo push --progress: remote progress relayed" err "remote: Resolving deltas"
+	for ph in "Enumerating objects: [0-9]*, done." "Counting objects: 100% .*done." \
+		"Writing objects: 100% .*done." "Total [0-9]* (delta [0-9]*), reused [0-9]* (delta [0-9]*), pack-reused 0"; do
+		n=$(tr '\r' '\n' <err | grep -c "^$ph\$") || true
+		check "$algo push --progress: '$ph' once" test "$n" = 1
+	done
+	git init -q --bare --object-format=$algo "pn-$algo.git"
+	(cd "cp-$algo" && "$PACKWIRE" push "$T/pn-$algo.git" main) 2>err
+	check_fails "$algo push, stderr not a terminal: no local progress" grep -q "Writing objects" err
+	check "$algo push, stderr not a terminal: pushed" test "$(git -C "pn-$algo.git" rev-parse main)" = "$(git -C "cp-$algo" rev-parse main)"
 	check "$algo push --progress: pushed" test "$(git -C "pp-$algo.git" rev-parse main)" = "$(git -C "cp-$algo" rev-parse main)"
 	if [ $has_script = 1 ]; then
 		on_tty "\"$PACKWIRE\" clone \"$u\" \"$T/ct-$algo\""
@@ -104,6 +113,8 @@ for algo in sha1 sha256; do
 		git -C "pt-$algo.git" config receive.unpackLimit 1
 		on_tty "cd \"$T/ct-$algo\" && \"$PACKWIRE\" push \"$T/pt-$algo.git\" main"
 		contains "$algo push on a terminal: remote progress" tty.out "remote: Resolving deltas"
+		contains "$algo push on a terminal: local progress" tty.out "Writing objects: 100%"
+		contains "$algo push on a terminal: pack summary" tty.out "pack-reused 0"
 		git init -q --bare --object-format=$algo "ptq-$algo.git"
 		git -C "ptq-$algo.git" config receive.unpackLimit 1
 		on_tty "cd \"$T/ct-$algo\" && \"$PACKWIRE\" push -q \"$T/ptq-$algo.git\" main"
