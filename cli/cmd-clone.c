@@ -123,7 +123,7 @@ int cmd_clone(int argc, char **argv)
 		ARGVAL("--upload-pack", "-u", o.client.upload_pack)
 		if (!strcmp(a, "--"))
 			break;
-		return pw_cli_usage(usage_str);
+		return pw_cli_unknown_option(a, usage_str);
 	}
 #undef ARGVAL
 	if (depth) {

@@ -203,10 +203,11 @@ int cmd_push(int argc, char **argv)
 		} else {
 			free(popts);
 			free(specs);
-			return pw_cli_usage("packwire push [--force] [--delete] [--atomic] "
-			                    "[--tags] [--all] [--mirror] [--dry-run] "
-			                    "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
-			                    "[<remote> [<refspec>...]]");
+			return pw_cli_unknown_option(
+			        a, "packwire push [--force] [--delete] [--atomic] "
+			           "[--tags] [--all] [--mirror] [--dry-run] "
+			           "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
+			           "[<remote> [<refspec>...]]");
 		}
 	}
 	if (o.mirror && (o.all || o.tags || o.delete_refs)) {

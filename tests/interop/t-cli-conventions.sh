@@ -25,6 +25,17 @@ for c in $cmds; do
 	check "$c --no-such-option: exit 129" test "$rc" = 129
 	contains "$c --no-such-option: usage on stderr" err "usage: packwire $c"
 	check "$c --no-such-option: nothing on stdout" test ! -s out
+	# the first line names the option as git's does ("error: unknown option
+	# `x'", "unknown switch `J'"), or, where git prints only the usage
+	# (index-pack, rev-list), is the usage too
+	for opt in --no-such-option -J --bad=1; do
+		(cd inrepo && "$PACKWIRE" "$c" $opt) >out 2>err </dev/null && rc=0 || rc=$?
+		(cd inrepo && git "$c" $opt) >/dev/null 2>git.err </dev/null && grc=0 || grc=$?
+		check "$c $opt: exit $grc as git" test "$rc" = "$grc"
+		head -1 git.err | sed 's/^usage: git[ -]/usage: packwire /; s/^\(usage: packwire [a-z-]*\).*/\1/' >want
+		head -1 err | sed 's/^\(usage: packwire [a-z-]*\).*/\1/' >got
+		same_file "$c $opt: first line as git's" got want
+	done
 done
 # ls-remote: -h alone is the usage, with other arguments it is --heads (as git)
 make_repo srv-sha1 sha1 >/dev/null 2>&1
