@@ -116,12 +116,14 @@ static int print_result(const struct pw_push_result *res, int quiet, int verbose
 	for (i = 0; i < res->nr; i++)
 		if (res->refs[i].status != PW_PUSH_UPTODATE)
 			shown = 1;
-	if (!shown && ok) {
+	if (verbose)
+		fprintf(stderr, "Pushing to %s\n", res->url);
+	if (!shown && ok && !verbose) {
 		if (!quiet)
 			fprintf(stderr, "Everything up-to-date\n");
 		return 0;
 	}
-	if (!quiet || !ok) {
+	if (!quiet || !ok || verbose) {
 		int header = 0;
 
 		/* Git's order: up to date, then accepted, then the rest */
@@ -140,10 +142,17 @@ static int print_result(const struct pw_push_result *res, int quiet, int verbose
 				print_one(r, verbose);
 			}
 	}
+	if (verbose)
+		for (i = 0; i < res->nr; i++)
+			if (res->refs[i].tracking)
+				fprintf(stderr, "updating local tracking ref '%s'\n",
+				        res->refs[i].tracking);
 	if (!ok) {
 		fprintf(stderr, "error: failed to push some refs to '%s'\n", res->url);
 		return 1;
 	}
+	if (!shown && !quiet)
+		fprintf(stderr, "Everything up-to-date\n");
 	return 0;
 }
 

@@ -54,6 +54,7 @@ struct pw_push_ref {
 	int is_delete;
 	enum pw_push_status status;
 	char *remote_msg; /* "ng" reason */
+	char *tracking;   /* remote-tracking ref set (or deleted) for it, or NULL */
 };
 
 struct pw_push_result {

@@ -46,6 +46,7 @@ void pw_push_result_free(struct pw_push_result *res)
 		free(res->refs[i].src);
 		free(res->refs[i].dst);
 		free(res->refs[i].remote_msg);
+		free(res->refs[i].tracking);
 	}
 	free(res->refs);
 	free(res->url);
@@ -909,6 +910,8 @@ static int track_one(const struct pw_config_entry *e, void *data)
 	}
 	if (!pw_refname_is_storable(mapped))
 		return 0;
+	free(t->r->tracking);
+	t->r->tracking = strdup(mapped); /* only to be shown: may stay NULL */
 	if (pw_ref_tx_new(&tx, t->s->repo))
 		return 0;
 	if (t->r->is_delete)
