@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The summary a git user reads after `push` and `fetch`: the "To <url>" /
 # "From <url>" header and one line per ref (new branch, new tag, fast-forward,
-# forced update, rejections, deletions, "Everything up-to-date"). Each case
+# forced update, rejections, deletions, "Everything up-to-date"), and clone's
+# messages and stored URL. Each case
 # runs on two identical copies of one setup, once with stock git and once
 # with packwire, and stderr must be byte-identical (progress is off: stderr
 # is not a terminal). Git's advice hints are turned off, packwire has none.
@@ -117,6 +118,26 @@ for algo in sha1 sha256; do
 	run_both "fetch: nothing new" work '$TOOL fetch'
 	run_both "fetch --prune" work \
 		'git -C ../up.git update-ref -d refs/heads/newb && $TOOL fetch --prune'
+	run_both "fetch of a named branch" work '$TOOL fetch origin main'
+	run_both "fetch into a new local branch" work '$TOOL fetch origin topic:refs/heads/t2'
+	run_both "fetch by URL" work '$TOOL fetch ../up.git topic'
+	run_both "fetch of a missing ref" work '$TOOL fetch origin nope'
+	run_both "fetch of a missing ref by URL" work '$TOOL fetch ../up.git newb'
 	check "$algo fetch: same refs as git" same_refs "$G/work" "$P/work"
+
+	# clone's messages; a plain path is copied by git, which then says "done."
+	git init -q --bare --object-format=$algo "$G/empty.git"
+	git init -q --bare --object-format=$algo "$P/empty.git"
+	run_both "clone of a path" . '$TOOL clone up.git c1'
+	run_both "clone of a path with .. and a slash" . '$TOOL clone ../$(basename "$PWD")/up.git/ c2'
+	run_both "clone of a file:// URL" . '$TOOL clone "file://$PWD/up.git" c3'
+	run_both "clone --bare" . '$TOOL clone --bare up.git c4.git'
+	run_both "clone --no-local" . '$TOOL clone --no-local up.git c5'
+	run_both "clone of an empty repository" . '$TOOL clone empty.git c6'
+	for c in c1 c2 c3 c4.git c5 c6; do
+		check "$algo clone $c: remote.origin.url as git stores it" test \
+			"$(git -C "$P/$c" config remote.origin.url)" = \
+			"$(git -C "$G/$c" config remote.origin.url | sed "s|$algo-git|$algo-pw|g")"
+	done
 done
 finish
