@@ -294,7 +294,7 @@ int cmd_cat_file(int argc, char **argv)
 		} else if (!strcmp(a, "--unordered")) {
 			/* the sorted order is a valid unordered one */
 		} else if (a[0] == '-') {
-			return pw_cli_usage(usage_str);
+			return pw_cli_unknown_option(a, usage_str);
 		} else if (!mode && !batch && !want_type) {
 			want_type = pw_object_type_from_name(a, strlen(a));
 			if (!want_type)

@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/client.h"
 #include "packwire/packwire.h"
+#include "packwire/transport.h"
 
 static const char usage_str[] =
         "packwire clone [--bare] [--mirror] [--depth=<n>] [-b <branch>] [-o <name>] "
@@ -58,6 +60,21 @@ static char *global_config(const char *key)
 	return out;
 }
 
+/* A plain path (not file://): git clones it by copying, and says "done." */
+static int is_local_path(const char *url)
+{
+	struct pw_url u;
+	struct pw_error err = {0};
+	struct stat st;
+	int local;
+
+	if (pw_url_parse(&u, url, &err))
+		return 0;
+	local = u.scheme == PW_URL_LOCAL && !stat(url, &st) && S_ISDIR(st.st_mode);
+	pw_url_free(&u);
+	return local;
+}
+
 int cmd_clone(int argc, char **argv)
 {
 	struct pw_clone_opts o;
@@ -65,7 +82,7 @@ int cmd_clone(int argc, char **argv)
 	struct pw_error err = {0};
 	const char *dir = NULL, *depth = NULL;
 	char *guessed = NULL, *initial = NULL;
-	int i, quiet = 0, progress = -1, rc, found, verbose = 0;
+	int i, quiet = 0, progress = -1, rc, found, verbose = 0, no_local = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.single_branch = -1;
@@ -114,7 +131,11 @@ int cmd_clone(int argc, char **argv)
 			o.single_branch = 0;
 			continue;
 		}
-		if (!strcmp(a, "--no-local") || !strcmp(a, "-l") || !strcmp(a, "--local"))
+		if (!strcmp(a, "--no-local")) {
+			no_local = 1;
+			continue;
+		}
+		if (!strcmp(a, "-l") || !strcmp(a, "--local"))
 			continue;
 		ARGVAL("--depth", NULL, depth)
 		ARGVAL("--branch", "-b", o.branch)
@@ -123,7 +144,7 @@ int cmd_clone(int argc, char **argv)
 		ARGVAL("--upload-pack", "-u", o.client.upload_pack)
 		if (!strcmp(a, "--"))
 			break;
-		return pw_cli_usage(usage_str);
+		return pw_cli_unknown_option(a, usage_str);
 	}
 #undef ARGVAL
 	if (depth) {
@@ -178,6 +199,8 @@ int cmd_clone(int argc, char **argv)
 		        info.version, info.algo ? info.algo->name : "?", info.nr_objects);
 	if (info.empty && !quiet)
 		fprintf(stderr, "warning: You appear to have cloned an empty repository.\n");
+	if (!quiet && !no_local && is_local_path(o.url))
+		fputs("done.\n", stderr); /* git's line after copying a local repository */
 	free(guessed);
 	free(initial);
 	return 0;

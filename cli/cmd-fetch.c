@@ -25,6 +25,32 @@ static const char *pretty(const char *name)
 	return name;
 }
 
+/* git's "From <url>" header: credentials left out, trailing slashes and a
+ * trailing ".git" (after a name of at least two characters) dropped */
+static void print_from(const char *url)
+{
+	const char *scheme = strstr(url, "://"), *at = NULL, *end;
+	size_t len;
+
+	if (scheme) {
+		const char *host = scheme + 3;
+
+		at = memchr(host, '@', strcspn(host, "/"));
+		if (at)
+			fprintf(stderr, "From %.*s", (int)(host - url), url);
+	}
+	if (!at)
+		fputs("From ", stderr);
+	url = at ? at + 1 : url;
+	len = strlen(url);
+	while (len && url[len - 1] == '/')
+		len--;
+	end = url + len;
+	if (len > 5 && !memcmp(end - 4, ".git", 4))
+		len -= 4;
+	fprintf(stderr, "%.*s\n", (int)len, url);
+}
+
 static void report(const struct pw_fetch_report *rep, int quiet)
 {
 	size_t i, refcol = 10;
@@ -108,7 +134,7 @@ static void report(const struct pw_fetch_report *rep, int quiet)
 				break;
 			}
 			if (!header) {
-				fprintf(stderr, "From %s\n", rep->url);
+				print_from(rep->url);
 				header = 1;
 			}
 			fprintf(stderr, " %c %-*s %-*s -> %s%s%s%s\n", code, SUMMARY_WIDTH, summary,
@@ -151,7 +177,7 @@ int cmd_fetch(int argc, char **argv)
 		else if (!strcmp(a, "--"))
 			break;
 		else
-			return pw_cli_usage(usage_str);
+			return pw_cli_unknown_option(a, usage_str);
 	}
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;

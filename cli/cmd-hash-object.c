@@ -35,7 +35,7 @@ int cmd_hash_object(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--stdin")) {
 			from_stdin = 1;
 		} else if (argv[i][0] == '-') {
-			return pw_cli_usage(usage);
+			return pw_cli_unknown_option(argv[i], usage);
 		} else {
 			file = argv[i];
 		}

@@ -78,7 +78,7 @@ int cmd_init(int argc, char **argv)
 			if (i + 1 < argc)
 				dir = argv[++i];
 		} else if (a[0] == '-' || dir) {
-			return pw_cli_usage(usage);
+			return pw_cli_unknown_option(a, usage);
 		} else {
 			dir = a;
 		}

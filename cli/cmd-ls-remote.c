@@ -76,7 +76,7 @@ int cmd_ls_remote(int argc, char **argv)
 		else if (!strcmp(a, "--"))
 			break;
 		else
-			return pw_cli_usage(usage_str);
+			return pw_cli_unknown_option(a, usage_str);
 	}
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;

@@ -187,7 +187,7 @@ int cmd_pack_objects(int argc, char **argv)
 		           !strcmp(a, "--all-progress-implied"))
 			; /* accepted for compatibility; no effect here */
 		else if (a[0] == '-')
-			return pw_cli_usage(usage);
+			return pw_cli_unknown_option(a, usage);
 		else if (!base_name)
 			base_name = a;
 		else

@@ -10,6 +10,7 @@
 
 #include "client-util.h"
 #include "cmds.h"
+#include "revargs.h"
 #include "packwire/packwire.h"
 #include "packwire/push.h"
 
@@ -92,6 +93,15 @@ static void print_one(const struct pw_push_ref *r, int verbose)
 	}
 }
 
+/* git's pack-objects summary, printed with the progress */
+static void pack_done(void *data, const struct pw_pack_write_stats *st)
+{
+	(void)data;
+	fprintf(stderr, "Total %u (delta %u), reused %u (delta %u), pack-reused 0\n",
+	        (unsigned)st->written, (unsigned)st->deltas, (unsigned)st->reused,
+	        (unsigned)st->reused_deltas);
+}
+
 static int print_result(const struct pw_push_result *res, int quiet, int verbose)
 {
 	size_t i;
@@ -106,12 +116,14 @@ static int print_result(const struct pw_push_result *res, int quiet, int verbose
 	for (i = 0; i < res->nr; i++)
 		if (res->refs[i].status != PW_PUSH_UPTODATE)
 			shown = 1;
-	if (!shown && ok) {
+	if (verbose)
+		fprintf(stderr, "Pushing to %s\n", res->url);
+	if (!shown && ok && !verbose) {
 		if (!quiet)
 			fprintf(stderr, "Everything up-to-date\n");
 		return 0;
 	}
-	if (!quiet || !ok) {
+	if (!quiet || !ok || verbose) {
 		int header = 0;
 
 		/* Git's order: up to date, then accepted, then the rest */
@@ -130,10 +142,17 @@ static int print_result(const struct pw_push_result *res, int quiet, int verbose
 				print_one(r, verbose);
 			}
 	}
+	if (verbose)
+		for (i = 0; i < res->nr; i++)
+			if (res->refs[i].tracking)
+				fprintf(stderr, "updating local tracking ref '%s'\n",
+				        res->refs[i].tracking);
 	if (!ok) {
 		fprintf(stderr, "error: failed to push some refs to '%s'\n", res->url);
 		return 1;
 	}
+	if (!shown && !quiet)
+		fprintf(stderr, "Everything up-to-date\n");
 	return 0;
 }
 
@@ -193,10 +212,11 @@ int cmd_push(int argc, char **argv)
 		} else {
 			free(popts);
 			free(specs);
-			return pw_cli_usage("packwire push [--force] [--delete] [--atomic] "
-			                    "[--tags] [--all] [--mirror] [--dry-run] "
-			                    "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
-			                    "[<remote> [<refspec>...]]");
+			return pw_cli_unknown_option(
+			        a, "packwire push [--force] [--delete] [--atomic] "
+			           "[--tags] [--all] [--mirror] [--dry-run] "
+			           "[--push-option=<o>] [--receive-pack=<cmd>] [-q] "
+			           "[<remote> [<refspec>...]]");
 		}
 	}
 	if (o.mirror && (o.all || o.tags || o.delete_refs)) {
@@ -208,6 +228,10 @@ int cmd_push(int argc, char **argv)
 	/* progress by default only on a terminal, never with -q (as git push) */
 	if (!o.progress)
 		o.progress = pw_cli_progress_wanted(o.quiet);
+	if (o.progress) {
+		o.local_progress = pw_cli_progress;
+		o.local_pack_done = pack_done;
+	}
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

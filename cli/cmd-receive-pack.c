@@ -37,7 +37,7 @@ int cmd_receive_pack(int argc, char **argv)
 		else if (!strcmp(a, "--"))
 			continue;
 		else if (a[0] == '-')
-			return pw_cli_usage(usage_str);
+			return pw_cli_unknown_option(a, usage_str);
 		else if (!dir)
 			dir = a;
 		else

@@ -27,8 +27,8 @@ int cmd_show_index(int argc, char **argv)
 			if (!algo)
 				return pw_cli_fatal("unknown hash algorithm '%s'", v);
 		} else {
-			return pw_cli_usage(
-			        "packwire show-index [--object-format=<hash-algorithm>]");
+			return pw_cli_unknown_option(
+			        argv[i], "packwire show-index [--object-format=<hash-algorithm>]");
 		}
 	}
 	if (!algo) {

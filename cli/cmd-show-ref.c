@@ -107,7 +107,7 @@ int cmd_show_ref(int argc, char **argv)
 				o.patterns[o.nr_patterns++] = argv[i];
 		} else if (a[0] == '-') {
 			free(o.patterns);
-			return pw_cli_usage(usage);
+			return pw_cli_unknown_option(a, usage);
 		} else
 			o.patterns[o.nr_patterns++] = argv[i];
 	}

@@ -113,7 +113,7 @@ int cmd_update_ref(int argc, char **argv)
 		else if (!strncmp(a, "-m", 2) && a[2])
 			;
 		else if (a[0] == '-' && a[1])
-			return pw_cli_usage(usage);
+			return pw_cli_unknown_option(a, usage);
 		else if (nargs == 3)
 			return pw_cli_usage(usage);
 		else

@@ -45,7 +45,7 @@ int cmd_upload_pack(int argc, char **argv)
 		else if (!strcmp(a, "--"))
 			continue;
 		else if (a[0] == '-' && a[1])
-			return pw_cli_usage(usage_text);
+			return pw_cli_unknown_option(a, usage_text);
 		else if (!dir)
 			dir = a;
 		else

@@ -71,7 +71,7 @@ int cmd_verify_pack(int argc, char **argv)
 			if (!algo)
 				return pw_cli_fatal("unknown hash algorithm '%s'", a + 16);
 		} else
-			return pw_cli_usage(usage_str);
+			return pw_cli_unknown_option(a, usage_str);
 	}
 	if (!any)
 		return pw_cli_usage(usage_str);

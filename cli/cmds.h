@@ -44,6 +44,10 @@ int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pw_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "usage: <text>" on stderr (stdout for "packwire <cmd> -h"); returns 129. */
 int pw_cli_usage(const char *usage);
+/* An option the command does not know: git's "error: unknown option `name'"
+ * (or "unknown switch `c'" for a single dash), then the usage; returns 129.
+ * Arguments that are not options (and -h) get the usage alone. */
+int pw_cli_unknown_option(const char *arg, const char *usage);
 /* Is stderr a terminal (for progress), and was --quiet not given. */
 int pw_cli_progress_wanted(int quiet);
 

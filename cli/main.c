@@ -67,6 +67,17 @@ int pw_cli_usage(const char *usage)
 	return PW_EXIT_USAGE;
 }
 
+int pw_cli_unknown_option(const char *arg, const char *usage)
+{
+	if (arg[0] == '-' && arg[1] && strcmp(arg, "-h")) {
+		if (arg[1] == '-')
+			fprintf(stderr, "error: unknown option `%s'\n", arg + 2);
+		else
+			fprintf(stderr, "error: unknown switch `%c'\n", arg[1]);
+	}
+	return pw_cli_usage(usage);
+}
+
 int pw_cli_progress_wanted(int quiet)
 {
 	return !quiet && isatty(2);

@@ -11,12 +11,20 @@
 
 #include "packwire/error.h"
 #include "packwire/hash.h"
+#include "packwire/pack-write.h"
 
 struct pw_repo;
 
 struct pw_push_opts {
 	int force, delete_refs, atomic, tags, all, mirror, dry_run, quiet;
-	int progress;             /* show the server's progress (not sent by packwire servers) */
+	int progress; /* show the server's progress (not sent by packwire servers) */
+	/* Progress of building and sending the pack here ("Enumerating objects",
+	 * then the pack writer's phases); NULL = none. */
+	pw_progress_fn local_progress;
+	void *local_progress_data;
+	/* Called (when set, with local_progress_data) once the pack is sent,
+	 * before the server's report is read. */
+	void (*local_pack_done)(void *data, const struct pw_pack_write_stats *stats);
 	const char *receive_pack; /* command run on the server; NULL = remote config or
 	                             git-receive-pack */
 	const char *const *push_options;
@@ -46,6 +54,7 @@ struct pw_push_ref {
 	int is_delete;
 	enum pw_push_status status;
 	char *remote_msg; /* "ng" reason */
+	char *tracking;   /* remote-tracking ref set (or deleted) for it, or NULL */
 };
 
 struct pw_push_result {

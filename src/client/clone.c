@@ -181,7 +181,29 @@ static int absolute_url(const char *url, char **out, struct pw_error *err)
 	pw_url_free(&u);
 	if (!realpath(url, buf))
 		return pw_error_set(err, PW_ENOTFOUND, "repository '%s' does not exist", url);
-	*out = strdup(buf);
+	/* stored as git does: the path as given, made absolute but not
+	 * normalized ("/x/../srv" stays), so "From <url>" lines match */
+	if (url[0] != '/') {
+		const char *pwd = getenv("PWD");
+		struct stat a, b;
+
+		/* $PWD keeps the symbolic links the user sees, when it is "." */
+		if (!pwd || pwd[0] != '/' || stat(pwd, &a) || stat(".", &b) ||
+		    a.st_dev != b.st_dev || a.st_ino != b.st_ino || strlen(pwd) >= sizeof(buf))
+			pwd = getcwd(buf, sizeof(buf));
+		else
+			pwd = strcpy(buf, pwd);
+		if (!pwd)
+			return pw_error_set(err, PW_EIO, "cannot get the current directory: %s",
+			                    strerror(errno));
+		size_t n = strlen(buf) + strlen(url) + 2;
+
+		if (!(*out = malloc(n)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		snprintf(*out, n, "%s%s%s", buf, buf[strlen(buf) - 1] == '/' ? "" : "/", url);
+		return 0;
+	}
+	*out = strdup(url);
 	return *out ? 0 : pw_error_set(err, PW_ENOMEM, "out of memory");
 }
 

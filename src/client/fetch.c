@@ -616,6 +616,7 @@ struct progress {
 	int on;
 	int last_phase;
 	unsigned last_pct;
+	uint64_t last_done;
 };
 
 static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
@@ -623,19 +624,26 @@ static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
 	struct progress *p = ctx;
 	const char *title = phase == PW_IPACK_RECEIVING ? "Receiving objects" : "Resolving deltas";
 	unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
+	int same = phase == p->last_phase;
 
 	if (phase == PW_IPACK_RECEIVING)
 		p->received = total;
 	if (!p->on || !total)
 		return;
-	if (phase != p->last_phase && p->last_phase)
-		fputc('\n', stderr);
-	if (phase == p->last_phase && pct == p->last_pct && done != total)
+	if (same && pct == p->last_pct && done != total)
 		return;
+	/* the resolving threads and the final tally may both report the last
+	 * count: the "done." line is printed once */
+	if (same && done == total && p->last_done == done)
+		return;
+	if (!same && p->last_phase)
+		fputc('\n', stderr);
 	p->last_phase = phase;
 	p->last_pct = pct;
-	fprintf(stderr, "\r%s: %3u%% (%llu/%llu)%s", title, pct, (unsigned long long)done,
-	        (unsigned long long)total, done == total ? ", done." : "");
+	p->last_done = done;
+	fprintf(stderr, "%s%s: %3u%% (%llu/%llu)%s", same ? "\r" : "", title, pct,
+	        (unsigned long long)done, (unsigned long long)total,
+	        done == total ? ", done." : "");
 }
 
 /* "\nname\n" for every file in dir. */

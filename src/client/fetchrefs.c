@@ -20,6 +20,7 @@ struct fstate {
 	const char *remote_name;   /* NULL when a URL was given */
 	char *merge_ref;           /* branch.<cur>.merge */
 	size_t nr_named;           /* report entries the refspecs named */
+	size_t nr_cli_specs;       /* specs[0..n) came from the command line */
 	size_t opp_start, opp_end; /* entries in [start, end): tracking refs updated on the side */
 	struct pw_error *err;
 };
@@ -172,6 +173,33 @@ static int map_refs(struct fstate *f, const struct pw_adv *adv)
 			if (!r->glob)
 				break; /* a plain source names one ref */
 		}
+	}
+	return 0;
+}
+
+/* A ref named on the command line must exist (as git: a configured refspec
+ * that matches nothing is fine); an object id is asked for as such. */
+static int check_named(struct fstate *f, const struct pw_adv *adv)
+{
+	const struct pw_hash_algo *algo = pw_repo_algo(f->repo);
+	size_t i, k;
+
+	for (k = 0; k < f->nr_cli_specs; k++) {
+		const struct pw_refspec *r = &f->specs[k];
+		struct pw_oid oid;
+		int found = 0;
+
+		if (r->negative || r->glob ||
+		    (strlen(r->src) == algo->hexsz &&
+		     !pw_oid_from_hex(&oid, r->src, strlen(r->src), algo)))
+			continue;
+		for (i = 0; i < adv->nr && !found; i++)
+			found = !adv->refs[i].unborn && (!strcmp(r->src, adv->refs[i].name) ||
+			                                 (strncmp(r->src, "refs/", 5) &&
+			                                  dwim_match(r->src, adv->refs[i].name)));
+		if (!found)
+			return pw_error_set(f->err, PW_ENOTFOUND, "couldn't find remote ref %s",
+			                    r->src);
 	}
 	return 0;
 }
@@ -426,6 +454,7 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		for (i = 0; o->refspecs[i]; i++)
 			if ((rc = add_spec(&f, o->refspecs[i])))
 				goto out;
+		f.nr_cli_specs = f.nr_specs;
 	} else if (f.remote_name) {
 		snprintf(key, sizeof(key), "remote.%s.fetch", f.remote_name);
 		rc = pw_config_get_all(cfg, key, cfg_spec, &f);
@@ -489,7 +518,7 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		prefixes[np++] = "refs/tags/";
 	if ((rc = pw_session_list_refs(s, prefixes, PW_LSREFS_PEEL | PW_LSREFS_SYMREFS, &adv, err)))
 		goto out;
-	if ((rc = map_refs(&f, adv)))
+	if ((rc = map_refs(&f, adv)) || (rc = check_named(&f, adv)))
 		goto out;
 	f.nr_named = rep->nr;
 	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))

@@ -46,6 +46,7 @@ void pw_push_result_free(struct pw_push_result *res)
 		free(res->refs[i].src);
 		free(res->refs[i].dst);
 		free(res->refs[i].remote_msg);
+		free(res->refs[i].tracking);
 	}
 	free(res->refs);
 	free(res->url);
@@ -587,6 +588,8 @@ static int send_out(struct ps *s, struct pw_buf *b)
 
 struct pack_ctx {
 	struct pw_pack_writer *w;
+	const struct pw_push_opts *o;
+	uint64_t n; /* objects to send, for the progress */
 	int rc;
 };
 
@@ -598,6 +601,8 @@ static int pack_obj(const struct pw_revlist_obj *obj, void *data)
 
 	if (obj->excluded)
 		return pw_pack_writer_add_base(p->w, &obj->oid, obj->type, path, pl);
+	if (p->o->local_progress && ++p->n % 1024 == 0)
+		p->o->local_progress(p->o->local_progress_data, "Enumerating objects", p->n, 0, 0);
 	return pw_pack_writer_add(p->w, &obj->oid, obj->type, path, pl);
 }
 
@@ -634,11 +639,15 @@ static int send_pack_data(struct ps *s)
 	po.thin = 1;
 	po.ofs_delta = s->server_ofs;
 	po.objects_dir = pw_repo_objects_dir(s->repo);
+	po.progress = s->o->local_progress;
+	po.progress_data = s->o->local_progress_data;
 	if ((rc = pw_pack_writer_new(&w, s->odb, &po))) {
 		rc = pw_error_set(s->err, rc, "out of memory");
 		goto out;
 	}
 	pc.w = w;
+	pc.o = s->o;
+	pc.n = 0;
 	pc.rc = 0;
 	if ((rc = pw_revlist_run(rl, pack_obj, &pc))) {
 		if (pw_revlist_error(rl)->code)
@@ -647,9 +656,17 @@ static int send_pack_data(struct ps *s)
 			pw_error_copy(s->err, pw_pack_writer_error(w));
 		goto out;
 	}
+	if (s->o->local_progress)
+		s->o->local_progress(s->o->local_progress_data, "Enumerating objects",
+		                     pw_pack_writer_count(w), 0, 1);
 	if ((rc = pw_pack_writer_write(w, pack_out, &fd, NULL))) {
 		if (!s->err->msg[0])
 			pw_error_copy(s->err, pw_pack_writer_error(w));
+	} else if (s->o->local_pack_done) {
+		struct pw_pack_write_stats st;
+
+		pw_pack_writer_stats(w, &st);
+		s->o->local_pack_done(s->o->local_progress_data, &st);
 	}
 out:
 	pw_pack_writer_free(w);
@@ -893,6 +910,8 @@ static int track_one(const struct pw_config_entry *e, void *data)
 	}
 	if (!pw_refname_is_storable(mapped))
 		return 0;
+	free(t->r->tracking);
+	t->r->tracking = strdup(mapped); /* only to be shown: may stay NULL */
 	if (pw_ref_tx_new(&tx, t->s->repo))
 		return 0;
 	if (t->r->is_delete)

@@ -25,6 +25,17 @@ for c in $cmds; do
 	check "$c --no-such-option: exit 129" test "$rc" = 129
 	contains "$c --no-such-option: usage on stderr" err "usage: packwire $c"
 	check "$c --no-such-option: nothing on stdout" test ! -s out
+	# the first line names the option as git's does ("error: unknown option
+	# `x'", "unknown switch `J'"), or, where git prints only the usage
+	# (index-pack, rev-list), is the usage too
+	for opt in --no-such-option -J --bad=1; do
+		(cd inrepo && "$PACKWIRE" "$c" $opt) >out 2>err </dev/null && rc=0 || rc=$?
+		(cd inrepo && git "$c" $opt) >/dev/null 2>git.err </dev/null && grc=0 || grc=$?
+		check "$c $opt: exit $grc as git" test "$rc" = "$grc"
+		head -1 git.err | sed 's/^usage: git[ -]/usage: packwire /; s/^\(usage: packwire [a-z-]*\).*/\1/' >want
+		head -1 err | sed 's/^\(usage: packwire [a-z-]*\).*/\1/' >got
+		same_file "$c $opt: first line as git's" got want
+	done
 done
 # ls-remote: -h alone is the usage, with other arguments it is --heads (as git)
 make_repo srv-sha1 sha1 >/dev/null 2>&1
@@ -85,10 +96,23 @@ for algo in sha1 sha256; do
 	git -C "pp-$algo.git" config receive.unpackLimit 1
 	(cd "cp-$algo" && "$PACKWIRE" push --progress "$T/pp-$algo.git" main) 2>err
 	contains "$algo push --progress: remote progress relayed" err "remote: Resolving deltas"
+	for ph in "Enumerating objects: [0-9]*, done." "Counting objects: 100% .*done." \
+		"Writing objects: 100% .*done." "Total [0-9]* (delta [0-9]*), reused [0-9]* (delta [0-9]*), pack-reused 0"; do
+		n=$(tr '\r' '\n' <err | grep -c "^$ph\$") || true
+		check "$algo push --progress: '$ph' once" test "$n" = 1
+	done
+	git init -q --bare --object-format=$algo "pn-$algo.git"
+	(cd "cp-$algo" && "$PACKWIRE" push "$T/pn-$algo.git" main) 2>err
+	check_fails "$algo push, stderr not a terminal: no local progress" grep -q "Writing objects" err
+	check "$algo push, stderr not a terminal: pushed" test "$(git -C "pn-$algo.git" rev-parse main)" = "$(git -C "cp-$algo" rev-parse main)"
 	check "$algo push --progress: pushed" test "$(git -C "pp-$algo.git" rev-parse main)" = "$(git -C "cp-$algo" rev-parse main)"
 	if [ $has_script = 1 ]; then
 		on_tty "\"$PACKWIRE\" clone \"$u\" \"$T/ct-$algo\""
 		contains "$algo clone on a terminal: progress" tty.out "Receiving objects: 100%"
+		n=$(tr '\r' '\n' <tty.out | grep -c '^Resolving deltas: 100%.*done\.') || true
+		check "$algo clone on a terminal: one 'Resolving deltas ... done' line" test "$n" = 1
+		n=$(tr '\r' '\n' <tty.out | grep -c '^Receiving objects: 100%.*done\.') || true
+		check "$algo clone on a terminal: one 'Receiving objects ... done' line" test "$n" = 1
 		on_tty "\"$PACKWIRE\" clone -q \"$u\" \"$T/ctq-$algo\""
 		check "$algo clone -q on a terminal: silent" test ! -s tty.out
 		(cd "$S" && echo t >>a.txt && git commit -q -am "tty")
@@ -100,6 +124,8 @@ for algo in sha1 sha256; do
 		git -C "pt-$algo.git" config receive.unpackLimit 1
 		on_tty "cd \"$T/ct-$algo\" && \"$PACKWIRE\" push \"$T/pt-$algo.git\" main"
 		contains "$algo push on a terminal: remote progress" tty.out "remote: Resolving deltas"
+		contains "$algo push on a terminal: local progress" tty.out "Writing objects: 100%"
+		contains "$algo push on a terminal: pack summary" tty.out "pack-reused 0"
 		git init -q --bare --object-format=$algo "ptq-$algo.git"
 		git -C "ptq-$algo.git" config receive.unpackLimit 1
 		on_tty "cd \"$T/ct-$algo\" && \"$PACKWIRE\" push -q \"$T/ptq-$algo.git\" main"
