@@ -66,6 +66,32 @@ int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid)
 
 /* Is commit `want` reachable from a commit the client has, looking no
  * further back than the oldest have? */
+/* Push c's parents not yet marked in this epoch onto the stack (marking
+ * them); PW_ENOMEM when the stack cannot grow. */
+static int push_parents(struct pw_graph *g, uint32_t c, uint32_t epoch, uint32_t **stack,
+                        size_t *nr, size_t *alloc)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->v[c].nparents; i++) {
+		uint32_t p = pw_graph_parent(g, c, i);
+
+		if (g->v[p].mark == epoch)
+			continue;
+		g->v[p].mark = epoch;
+		if (*nr == *alloc) {
+			uint32_t *ns = realloc(*stack, *alloc * 2 * sizeof(*ns));
+
+			if (!ns)
+				return PW_ENOMEM;
+			*stack = ns;
+			*alloc *= 2;
+		}
+		(*stack)[(*nr)++] = p;
+	}
+	return 0;
+}
+
 static int reaches_have(struct pw_upload_session *s, uint32_t want)
 {
 	struct pw_graph *g = &s->graph;
@@ -79,7 +105,7 @@ static int reaches_have(struct pw_upload_session *s, uint32_t want)
 	alloc = 64;
 	stack[nr++] = want;
 	while (nr && !found) {
-		uint32_t c = stack[--nr], i;
+		uint32_t c = stack[--nr];
 
 		if (g->v[c].flags & (G_THEY_HAVE | G_COMMON_KNOWN)) {
 			found = 1;
@@ -94,23 +120,9 @@ static int reaches_have(struct pw_upload_session *s, uint32_t want)
 			break;
 		if (c != want && g->v[c].date < s->oldest_have)
 			continue;
-		for (i = 0; i < g->v[c].nparents; i++) {
-			uint32_t p = pw_graph_parent(g, c, i);
-
-			if (g->v[p].mark == epoch)
-				continue;
-			g->v[p].mark = epoch;
-			if (nr == alloc) {
-				uint32_t *ns = realloc(stack, alloc * 2 * sizeof(*ns));
-
-				if (!ns) {
-					rc = pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-					goto out;
-				}
-				stack = ns;
-				alloc *= 2;
-			}
-			stack[nr++] = p;
+		if (push_parents(g, c, epoch, &stack, &nr, &alloc)) {
+			rc = pw_error_set(&s->err, PW_ENOMEM, "out of memory");
+			goto out;
 		}
 	}
 out:
@@ -182,7 +194,7 @@ static int reachable_from_refs(struct pw_upload_session *s, uint32_t *todo, size
 		}
 	}
 	while (nr && left) {
-		uint32_t c = stack[--nr], j;
+		uint32_t c = stack[--nr];
 
 		rc = pw_graph_parse(g, c);
 		if (rc == PW_ENOTFOUND) {
@@ -197,23 +209,9 @@ static int reachable_from_refs(struct pw_upload_session *s, uint32_t *todo, size
 		}
 		if (g->v[c].date < cutoff)
 			continue;
-		for (j = 0; j < g->v[c].nparents; j++) {
-			uint32_t p = pw_graph_parent(g, c, j);
-
-			if (g->v[p].mark == epoch)
-				continue;
-			g->v[p].mark = epoch;
-			if (nr == alloc) {
-				uint32_t *ns = realloc(stack, alloc * 2 * sizeof(*ns));
-
-				if (!ns) {
-					rc = pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-					goto out;
-				}
-				stack = ns;
-				alloc *= 2;
-			}
-			stack[nr++] = p;
+		if (push_parents(g, c, epoch, &stack, &nr, &alloc)) {
+			rc = pw_error_set(&s->err, PW_ENOMEM, "out of memory");
+			goto out;
 		}
 	}
 out:
