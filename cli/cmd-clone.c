@@ -89,16 +89,6 @@ int cmd_clone(int argc, char **argv)
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 
-#define ARGVAL(longname, shortname, dst)                                                           \
-	if (!strncmp(a, longname "=", sizeof(longname))) {                                         \
-		dst = a + sizeof(longname);                                                        \
-		continue;                                                                          \
-	}                                                                                          \
-	if ((!strcmp(a, longname) || (shortname && !strcmp(a, shortname ? shortname : ""))) &&     \
-	    i + 1 < argc) {                                                                        \
-		dst = argv[++i];                                                                   \
-		continue;                                                                          \
-	}
 		if (!strcmp(a, "--bare")) {
 			o.bare = 1;
 			continue;
@@ -137,16 +127,20 @@ int cmd_clone(int argc, char **argv)
 		}
 		if (!strcmp(a, "-l") || !strcmp(a, "--local"))
 			continue;
-		ARGVAL("--depth", NULL, depth)
-		ARGVAL("--branch", "-b", o.branch)
-		ARGVAL("--origin", "-o", o.origin)
-		ARGVAL("--filter", NULL, o.filter)
-		ARGVAL("--upload-pack", "-u", o.client.upload_pack)
+		if (pw_cli_opt_value(argc, argv, &i, "--depth", NULL, &depth))
+			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--branch", "-b", &o.branch))
+			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--origin", "-o", &o.origin))
+			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--filter", NULL, &o.filter))
+			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--upload-pack", "-u", &o.client.upload_pack))
+			continue;
 		if (!strcmp(a, "--"))
 			break;
 		return pw_cli_unknown_option(a, usage_str);
 	}
-#undef ARGVAL
 	if (depth) {
 		char *end;
 		long n = strtol(depth, &end, 10);

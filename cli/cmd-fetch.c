@@ -166,14 +166,10 @@ int cmd_fetch(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(a, "--progress"))
 			progress = 1;
-		else if (!strncmp(a, "--depth=", 8))
-			depth = a + 8;
-		else if (!strcmp(a, "--depth") && i + 1 < argc)
-			depth = argv[++i];
-		else if (!strncmp(a, "--upload-pack=", 14))
-			o.client.upload_pack = a + 14;
-		else if (!strcmp(a, "--upload-pack") && i + 1 < argc)
-			o.client.upload_pack = argv[++i];
+		else if (pw_cli_opt_value(argc, argv, &i, "--depth", NULL, &depth) ||
+		         pw_cli_opt_value(argc, argv, &i, "--upload-pack", NULL,
+		                          &o.client.upload_pack))
+			continue;
 		else if (!strcmp(a, "--"))
 			break;
 		else

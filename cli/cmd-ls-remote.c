@@ -69,10 +69,8 @@ int cmd_ls_remote(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(a, "--exit-code"))
 			exit_code = 1;
-		else if (!strncmp(a, "--upload-pack=", 14))
-			upload_pack = a + 14;
-		else if (!strcmp(a, "--upload-pack") && i + 1 < argc)
-			upload_pack = argv[++i];
+		else if (pw_cli_opt_value(argc, argv, &i, "--upload-pack", NULL, &upload_pack))
+			continue;
 		else if (!strcmp(a, "--"))
 			break;
 		else

@@ -48,6 +48,11 @@ int pw_cli_usage(const char *usage);
  * (or "unknown switch `c'" for a single dash), then the usage; returns 129.
  * Arguments that are not options (and -h) get the usage alone. */
 int pw_cli_unknown_option(const char *arg, const char *usage);
+/* An option with a value, as "--name=V", "--name V" or (shortname, may be
+ * NULL) "-s V": 1 and *val set when argv[*i] is one (*i moves past the value),
+ * else 0. */
+int pw_cli_opt_value(int argc, char **argv, int *i, const char *name, const char *shortname,
+                     const char **val);
 /* Is stderr a terminal (for progress), and was --quiet not given. */
 int pw_cli_progress_wanted(int quiet);
 

@@ -67,6 +67,23 @@ int pw_cli_usage(const char *usage)
 	return PW_EXIT_USAGE;
 }
 
+int pw_cli_opt_value(int argc, char **argv, int *i, const char *name, const char *shortname,
+                     const char **val)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (!strncmp(a, name, n) && a[n] == '=') {
+		*val = a + n + 1;
+		return 1;
+	}
+	if ((!strcmp(a, name) || (shortname && !strcmp(a, shortname))) && *i + 1 < argc) {
+		*val = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
 int pw_cli_unknown_option(const char *arg, const char *usage)
 {
 	if (arg[0] == '-' && arg[1] && strcmp(arg, "-h")) {
