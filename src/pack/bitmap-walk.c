@@ -321,6 +321,33 @@ static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
 	return push(w, w->pack->nr + (uint32_t)k);
 }
 
+/* Queue what the commit or tag in w->buf points to. */
+static int push_links(struct pw_bitmap_walk *w, int type)
+{
+	const struct pw_hash_algo *algo = w->pack->algo;
+	int rc;
+
+	if (type == PW_OBJ_TAG) {
+		struct pw_tag_info ti;
+
+		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo, &w->err)))
+			return rc;
+		return push_oid(w, &ti.object);
+	} else {
+		struct pw_commit_info ci;
+		size_t j;
+
+		if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
+		                          &w->err)))
+			return rc;
+		rc = push_oid(w, &ci.tree);
+		for (j = 0; !rc && j < ci.nr_parents; j++)
+			rc = push_oid(w, &ci.parents[j]);
+		pw_commit_info_free(&ci);
+		return rc;
+	}
+}
+
 static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
 {
 	int type, rc;
@@ -355,26 +382,9 @@ static int drain_extra(struct pw_bitmap_walk *w, size_t k, int side)
 	}
 	w->extras[k].type = (uint8_t)type;
 	switch (type) {
-	case PW_OBJ_COMMIT: {
-		struct pw_commit_info ci;
-		size_t j;
-
-		if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
-		                          &w->err)))
-			return rc;
-		rc = push_oid(w, &ci.tree);
-		for (j = 0; !rc && j < ci.nr_parents; j++)
-			rc = push_oid(w, &ci.parents[j]);
-		pw_commit_info_free(&ci);
-		return rc;
-	}
-	case PW_OBJ_TAG: {
-		struct pw_tag_info ti;
-
-		if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo, &w->err)))
-			return rc;
-		return push_oid(w, &ti.object);
-	}
+	case PW_OBJ_COMMIT:
+	case PW_OBJ_TAG:
+		return push_links(w, type);
 	case PW_OBJ_TREE: {
 		struct pw_tree_entry te;
 		size_t off = 0;
@@ -413,42 +423,18 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 		if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
 			continue;
 		switch (type) {
-		case PW_OBJ_COMMIT: {
-			struct pw_commit_info ci;
-			size_t j;
-
-			if (pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry)) {
+		case PW_OBJ_COMMIT:
+		case PW_OBJ_TAG:
+			if (type == PW_OBJ_COMMIT &&
+			    pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry)) {
 				if ((rc = pw_bitmap_get(w->bm, entry, into, &w->tmp, &w->err)))
 					return rc;
 				break;
 			}
 			pw_bitset_set(into, pos);
-			if ((rc = read_at(w, pos, type)))
-				return rc;
-			if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
-			                          &w->err)))
-				return rc;
-			rc = push_oid(w, &ci.tree);
-			for (j = 0; !rc && j < ci.nr_parents; j++)
-				rc = push_oid(w, &ci.parents[j]);
-			pw_commit_info_free(&ci);
-			if (rc)
+			if ((rc = read_at(w, pos, type)) || (rc = push_links(w, type)))
 				return rc;
 			break;
-		}
-		case PW_OBJ_TAG: {
-			struct pw_tag_info ti;
-
-			pw_bitset_set(into, pos);
-			if ((rc = read_at(w, pos, type)))
-				return rc;
-			if ((rc = pw_tag_parse(&ti, (const char *)w->buf.data, w->buf.len, algo,
-			                       &w->err)))
-				return rc;
-			if ((rc = push_oid(w, &ti.object)))
-				return rc;
-			break;
-		}
 		case PW_OBJ_TREE: {
 			const uint8_t *raw = NULL;
 			unsigned mode = 0;
