@@ -181,6 +181,9 @@ struct pw_oid_array {
 	size_t nr, alloc;
 };
 
+/* Append oid (the array grows by doubling); 0 or PW_ENOMEM. */
+int pw_oid_array_push(struct pw_oid_array *arr, const struct pw_oid *oid);
+
 struct pw_str_array {
 	char **v; /* malloc'd, NUL-terminated */
 	size_t nr, alloc;

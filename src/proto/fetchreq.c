@@ -37,10 +37,8 @@ void pw_fetch_args_free(struct pw_fetch_args *a)
 	pw_fetch_args_init(a, algo);
 }
 
-static int oid_push(struct pw_oid_array *arr, const struct pw_oid *oid)
+int pw_oid_array_push(struct pw_oid_array *arr, const struct pw_oid *oid)
 {
-	if (arr->nr >= PW_FETCH_MAX_IDS)
-		return PW_ETOOBIG;
 	if (arr->nr == arr->alloc) {
 		size_t na = arr->alloc ? arr->alloc * 2 : 32;
 		struct pw_oid *nv = realloc(arr->v, na * sizeof(*nv));
@@ -52,6 +50,11 @@ static int oid_push(struct pw_oid_array *arr, const struct pw_oid *oid)
 	}
 	arr->v[arr->nr++] = *oid;
 	return 0;
+}
+
+static int oid_push(struct pw_oid_array *arr, const struct pw_oid *oid)
+{
+	return arr->nr >= PW_FETCH_MAX_IDS ? PW_ETOOBIG : pw_oid_array_push(arr, oid);
 }
 
 static int str_push(struct pw_str_array *arr, const char *p, size_t len)

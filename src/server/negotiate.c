@@ -8,17 +8,7 @@
 
 static int push_oid(struct pw_upload_session *s, struct pw_oid_array *arr, const struct pw_oid *oid)
 {
-	if (arr->nr == arr->alloc) {
-		size_t na = arr->alloc ? arr->alloc * 2 : 32;
-		struct pw_oid *nv = realloc(arr->v, na * sizeof(*nv));
-
-		if (!nv)
-			return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-		arr->v = nv;
-		arr->alloc = na;
-	}
-	arr->v[arr->nr++] = *oid;
-	return 0;
+	return pw_oid_array_push(arr, oid) ? pw_error_set(&s->err, PW_ENOMEM, "out of memory") : 0;
 }
 
 int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
