@@ -1,24 +1,7 @@
 # Helpers for the t-client-*.sh tests (sourced after lib.sh).
 
-# A stand-in for ssh that runs the remote command locally. It is called
-# "ssh" so that git and packwire both treat it as OpenSSH (-o SendEnv=...,
-# -p PORT) and speak protocol v2 through it; GIT_PROTOCOL reaches the
-# command through the environment.
-mkdir -p "$T/bin"
-FAKE_SSH=$T/bin/ssh
-cat >"$FAKE_SSH" <<'EOS'
-#!/bin/sh
-echo "$*" >>"${FAKE_SSH_LOG:-/dev/null}"
-while [ $# -gt 2 ]; do
-	case $1 in
-	-o | -p | -P) shift 2 ;;
-	*) shift ;;
-	esac
-done
-exec sh -c "$2"
-EOS
-chmod +x "$FAKE_SSH"
-export GIT_SSH_COMMAND=$FAKE_SSH
+# ssh runs the remote command locally (lib.sh: use_fake_ssh)
+use_fake_ssh
 
 # url TRANSPORT PATH: the address of a repository over file:// or ssh
 url() {

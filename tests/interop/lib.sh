@@ -127,6 +127,29 @@ need_data() { [ -f "$PW_SHARED/data/git-v1.5.0.bundle" ] && [ -x "$PW_SHARED/dat
 
 # data_repo small|large ALGO: path of a bare repository built once per build
 # tree from the real history (v1.5.0 = small, v2.0.0 = large).
+# use_fake_ssh: a stand-in for ssh that runs the remote command locally,
+# $FAKE_SSH, exported as GIT_SSH_COMMAND. It is called "ssh" so that git and
+# packwire both treat it as OpenSSH (-o SendEnv=..., -p PORT) and speak
+# protocol v2 through it; GIT_PROTOCOL reaches the command through the
+# environment. Each call's arguments go to $FAKE_SSH_LOG when that is set.
+use_fake_ssh() {
+	mkdir -p "$T/bin"
+	FAKE_SSH=$T/bin/ssh
+	cat >"$FAKE_SSH" <<'EOS'
+#!/bin/sh
+echo "$*" >>"${FAKE_SSH_LOG:-/dev/null}"
+while [ $# -gt 2 ]; do
+	case $1 in
+	-o | -p | -P) shift 2 ;;
+	*) shift ;;
+	esac
+done
+exec sh -c "$2"
+EOS
+	chmod +x "$FAKE_SSH"
+	export GIT_SSH_COMMAND=$FAKE_SSH
+}
+
 data_repo() {
 	local which=$1 algo=$2 bundle out
 	case $which in

@@ -9,13 +9,7 @@
 # git's message before anything is sent, also when the server is empty.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$T/fake-ssh" <<'EOF'
-#!/bin/sh
-for last; do :; done
-exec sh -c "$last"
-EOF
-chmod +x "$T/fake-ssh"
-export GIT_SSH_COMMAND="$T/fake-ssh"
+use_fake_ssh
 
 norm() { sed -e 's/srv-[ab]\.git/SRV/g' -e '/^hint:/d' "$1"; }
 

@@ -7,14 +7,7 @@
 # pass git fsck --strict, and the client's tracking refs must follow.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$T/fake-ssh" <<'EOF'
-#!/bin/sh
-# ssh [options] host command: run the command here
-for last; do :; done
-exec sh -c "$last"
-EOF
-chmod +x "$T/fake-ssh"
-export GIT_SSH_COMMAND="$T/fake-ssh"
+use_fake_ssh
 
 norm() { sed -e 's/srv-pw\.git/SRV/g' -e 's/srv-git\.git/SRV/g' "$1"; }
 
