@@ -2,6 +2,8 @@
 #ifndef PACKWIRE_BUF_H
 #define PACKWIRE_BUF_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "packwire/error.h"
@@ -17,20 +19,21 @@ struct pw_buf {
 	{                                                                                          \
 		pw_buf__empty, 0, 0, 0                                                             \
 	}
-extern char pw_buf__empty[1];
+PW_API extern char pw_buf__empty[1];
 
-void pw_buf_init(struct pw_buf *b, size_t max);
-void pw_buf_free(struct pw_buf *b);
-void pw_buf_reset(struct pw_buf *b); /* len = 0, keeps memory */
+PW_API void pw_buf_init(struct pw_buf *b, size_t max);
+PW_API void pw_buf_free(struct pw_buf *b);
+PW_API void pw_buf_reset(struct pw_buf *b); /* len = 0, keeps memory */
 /* Make room for `extra` more bytes (plus the terminating NUL). */
-int pw_buf_grow(struct pw_buf *b, size_t extra);
-int pw_buf_add(struct pw_buf *b, const void *data, size_t len);
-int pw_buf_adds(struct pw_buf *b, const char *s);
-int pw_buf_addch(struct pw_buf *b, char c);
-int pw_buf_addf(struct pw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int pw_buf_setlen(struct pw_buf *b, size_t len); /* len <= cap, re-terminates */
+PW_API int pw_buf_grow(struct pw_buf *b, size_t extra);
+PW_API int pw_buf_add(struct pw_buf *b, const void *data, size_t len);
+PW_API int pw_buf_adds(struct pw_buf *b, const char *s);
+PW_API int pw_buf_addch(struct pw_buf *b, char c);
+PW_API int pw_buf_addf(struct pw_buf *b, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+PW_API int pw_buf_setlen(struct pw_buf *b, size_t len); /* len <= cap, re-terminates */
 /* Hand the memory to the caller (malloc'd, NUL-terminated); b becomes empty. */
-char *pw_buf_detach(struct pw_buf *b, size_t *len);
+PW_API char *pw_buf_detach(struct pw_buf *b, size_t *len);
 
 /* A borrowed view into someone else's bytes. */
 struct pw_str {

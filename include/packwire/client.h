@@ -5,6 +5,8 @@
 #ifndef PACKWIRE_CLIENT_H
 #define PACKWIRE_CLIENT_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,8 +45,8 @@ struct pw_adv {
 	int state_; /* private */
 };
 
-void pw_adv_init(struct pw_adv *a);
-void pw_adv_free(struct pw_adv *a);
+PW_API void pw_adv_init(struct pw_adv *a);
+PW_API void pw_adv_free(struct pw_adv *a);
 /*
  * Feed one packet of a v0/v1 ref advertisement: PW_EMORE until the flush,
  * then 0. The algorithm is the first object-format capability, else guessed
@@ -52,12 +54,12 @@ void pw_adv_free(struct pw_adv *a);
  * (PW_EPROTO): "remote error: <msg>" for ERR lines, mixed id lengths, an
  * object-format that does not match the ids, malformed lines.
  */
-int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
+PW_API int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
 /* One line of a v2 ls-refs response for algo (set a->algo first); PW_EMORE
  * for lines, 0 at the flush. */
-int pw_adv_feed_ls_refs(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
+PW_API int pw_adv_feed_ls_refs(struct pw_adv *a, const struct pw_pkt *pkt, struct pw_error *err);
 /* Find a ref by name (NULL when absent). */
-const struct pw_remote_ref *pw_adv_find(const struct pw_adv *a, const char *name);
+PW_API const struct pw_remote_ref *pw_adv_find(const struct pw_adv *a, const char *name);
 
 /* ---- sessions ----------------------------------------------------------- */
 
@@ -72,19 +74,19 @@ struct pw_session;
 
 /* Connect and read the server's first words (v0/v1 ref advertisement or v2
  * capabilities). */
-int pw_session_open(struct pw_session **out, const char *url, const struct pw_client_opts *opts,
-                    struct pw_error *err);
+PW_API int pw_session_open(struct pw_session **out, const char *url,
+                           const struct pw_client_opts *opts, struct pw_error *err);
 /* End the session (v2: a flush), reap the server. Returns an error when the
  * server failed and nothing else was reported. NULL is fine. */
-int pw_session_close(struct pw_session *s, struct pw_error *err);
+PW_API int pw_session_close(struct pw_session *s, struct pw_error *err);
 
-int pw_session_version(const struct pw_session *s);
+PW_API int pw_session_version(const struct pw_session *s);
 /* The server's algorithm (sha1 when it said nothing). */
-const struct pw_hash_algo *pw_session_algo(const struct pw_session *s);
+PW_API const struct pw_hash_algo *pw_session_algo(const struct pw_session *s);
 /* Was object-format advertised (v2 line or v0 capability)? */
-int pw_session_algo_advertised(const struct pw_session *s);
+PW_API int pw_session_algo_advertised(const struct pw_session *s);
 /* The v0/v1 capability list or v2 capability lines joined by spaces. */
-const char *pw_session_caps(const struct pw_session *s);
+PW_API const char *pw_session_caps(const struct pw_session *s);
 
 /*
  * May a repository using `local` fetch from this server? v0/v1: PW_EUNSUPPORTED
@@ -92,8 +94,8 @@ const char *pw_session_caps(const struct pw_session *s);
  * "mismatched algorithms: client <L>; server <R>" or "the server does not
  * support algorithm '<L>'".
  */
-int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local,
-                          struct pw_error *err);
+PW_API int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local,
+                                 struct pw_error *err);
 
 /* Flags for pw_session_list_refs. */
 #define PW_LSREFS_SYMREFS 1 /* ask v2 for symref-target */
@@ -103,8 +105,8 @@ int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local
 /* The server's refs: v2 runs ls-refs with these prefixes (NULL-terminated,
  * NULL = all); v0/v1 return the advertisement unfiltered. Borrowed, valid
  * until the session is closed. */
-int pw_session_list_refs(struct pw_session *s, const char *const *prefixes, unsigned flags,
-                         const struct pw_adv **out, struct pw_error *err);
+PW_API int pw_session_list_refs(struct pw_session *s, const char *const *prefixes, unsigned flags,
+                                const struct pw_adv **out, struct pw_error *err);
 
 struct pw_fetch_request {
 	const struct pw_oid *wants;
@@ -133,21 +135,22 @@ struct pw_fetch_result {
  * that every wanted object is there (and, without depth or filter, that the
  * new history is connected). On failure no pack is left behind.
  */
-int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw_fetch_request *req,
-                     struct pw_fetch_result *res, struct pw_error *err);
+PW_API int pw_session_fetch(struct pw_session *s, struct pw_repo *repo,
+                            const struct pw_fetch_request *req, struct pw_fetch_result *res,
+                            struct pw_error *err);
 /* Remove the pack stored by a fetch whose refs could not be written. */
-void pw_fetch_result_rollback(struct pw_fetch_result *res);
+PW_API void pw_fetch_result_rollback(struct pw_fetch_result *res);
 /* Write $GIT_DIR/shallow from the result (when it changed). */
-int pw_fetch_result_write_shallow(struct pw_repo *repo, const struct pw_fetch_result *res,
-                                  struct pw_error *err);
-void pw_fetch_result_free(struct pw_fetch_result *res);
+PW_API int pw_fetch_result_write_shallow(struct pw_repo *repo, const struct pw_fetch_result *res,
+                                         struct pw_error *err);
+PW_API void pw_fetch_result_free(struct pw_fetch_result *res);
 
 /* ---- local history ----------------------------------------------------- */
 
 /* Is `anc` an ancestor of (or equal to) `desc`? 1, 0, or a negative error.
  * Missing objects (shallow history) count as "not an ancestor". */
-int pw_commit_is_ancestor(struct pw_repo *repo, const struct pw_oid *anc, const struct pw_oid *desc,
-                          struct pw_error *err);
+PW_API int pw_commit_is_ancestor(struct pw_repo *repo, const struct pw_oid *anc,
+                                 const struct pw_oid *desc, struct pw_error *err);
 
 /* ---- refspecs ---------------------------------------------------------- */
 
@@ -158,17 +161,18 @@ struct pw_refspec {
 	int glob;        /* both sides have one '*' */
 };
 
-int pw_refspec_parse(struct pw_refspec *out, const char *spec, struct pw_error *err);
-void pw_refspec_free(struct pw_refspec *r);
+PW_API int pw_refspec_parse(struct pw_refspec *out, const char *spec, struct pw_error *err);
+PW_API void pw_refspec_free(struct pw_refspec *r);
 /* Does name match src (or, reverse, dst)? *out (malloc'd, may be NULL) gets
  * the mapped name on the other side. 1, 0 or PW_ENOMEM. */
-int pw_refspec_match(const struct pw_refspec *r, const char *name, int reverse, char **out);
+PW_API int pw_refspec_match(const struct pw_refspec *r, const char *name, int reverse, char **out);
 
 /* ---- work tree --------------------------------------------------------- */
 
 /* Write the tree of `commit` into the (empty) work tree of repo and the
  * matching .git/index (v2, stat data filled in). */
-int pw_checkout_fresh(struct pw_repo *repo, const struct pw_oid *commit, struct pw_error *err);
+PW_API int pw_checkout_fresh(struct pw_repo *repo, const struct pw_oid *commit,
+                             struct pw_error *err);
 
 /* ---- clone -------------------------------------------------------------- */
 
@@ -195,7 +199,8 @@ struct pw_clone_info {
 
 /* Clone into opts->dir, which must not exist or be empty. On failure what
  * was created is removed again. */
-int pw_clone(const struct pw_clone_opts *opts, struct pw_clone_info *info, struct pw_error *err);
+PW_API int pw_clone(const struct pw_clone_opts *opts, struct pw_clone_info *info,
+                    struct pw_error *err);
 
 /* ---- fetch into an existing repository -------------------------------- */
 
@@ -239,8 +244,8 @@ struct pw_fetch_report {
 /* Fetch into repo: negotiate, receive, update refs (one transaction; on
  * failure nothing changes and the new pack is removed), FETCH_HEAD, shallow.
  * Rejected non-fast-forward updates are reported, not errors. */
-int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *opts, struct pw_fetch_report *rep,
-             struct pw_error *err);
-void pw_fetch_report_free(struct pw_fetch_report *rep);
+PW_API int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *opts,
+                    struct pw_fetch_report *rep, struct pw_error *err);
+PW_API void pw_fetch_report_free(struct pw_fetch_report *rep);
 
 #endif

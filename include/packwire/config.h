@@ -3,6 +3,8 @@
 #ifndef PACKWIRE_CONFIG_H
 #define PACKWIRE_CONFIG_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,65 +26,67 @@ struct pw_config_entry {
 /* Parse a config text into a new set (*out). On a syntax error nothing is
  * returned and err says "bad config line N in file <origin>". [include] and
  * [includeIf] sections are NOT followed: they are kept as ordinary keys. */
-int pw_config_parse(struct pw_config **out, const char *data, size_t len, const char *origin,
-                    struct pw_error *err);
+PW_API int pw_config_parse(struct pw_config **out, const char *data, size_t len, const char *origin,
+                           struct pw_error *err);
 /* Same, appending to an existing set (later entries win for single gets). */
-int pw_config_parse_into(struct pw_config *cfg, const char *data, size_t len, const char *origin,
-                         struct pw_error *err);
+PW_API int pw_config_parse_into(struct pw_config *cfg, const char *data, size_t len,
+                                const char *origin, struct pw_error *err);
 /* Read and parse a file. PW_ENOTFOUND when it does not exist. */
-int pw_config_load_file(struct pw_config **out, const char *path, struct pw_error *err);
+PW_API int pw_config_load_file(struct pw_config **out, const char *path, struct pw_error *err);
 /* Append the settings Git passes in the environment (GIT_CONFIG_PARAMETERS
  * as written by `git -c` / `packwire -c`, and GIT_CONFIG_COUNT with
  * GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>), so they win over the files.
  * PW_EINVAL with a message when they are malformed. */
-int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err);
+PW_API int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err);
 /* An empty set (to fill with pw_config_parse_into). */
-int pw_config_new(struct pw_config **out);
-void pw_config_free(struct pw_config *cfg);
+PW_API int pw_config_new(struct pw_config **out);
+PW_API void pw_config_free(struct pw_config *cfg);
 
 /* Getters take keys in any case ("Core.Bare", "remote.origin.URL"); the
  * subsection part stays case-sensitive. The last value wins. All return 0,
  * PW_ENOTFOUND when the key is absent, or PW_EINVAL (message in err, which
  * may be NULL) when the value cannot be read as the wanted type.
  * Returned strings are borrowed from cfg. */
-int pw_config_get_string(const struct pw_config *cfg, const char *key, const char **out,
-                         struct pw_error *err);
+PW_API int pw_config_get_string(const struct pw_config *cfg, const char *key, const char **out,
+                                struct pw_error *err);
 /* The entry itself (value may be NULL); NULL when absent. */
-const struct pw_config_entry *pw_config_get_entry(const struct pw_config *cfg, const char *key);
-int pw_config_get_bool(const struct pw_config *cfg, const char *key, int *out,
-                       struct pw_error *err);
+PW_API const struct pw_config_entry *pw_config_get_entry(const struct pw_config *cfg,
+                                                         const char *key);
+PW_API int pw_config_get_bool(const struct pw_config *cfg, const char *key, int *out,
+                              struct pw_error *err);
 /* Integers with optional k/m/g suffix (x1024^n); out-of-range is PW_EINVAL. */
-int pw_config_get_int64(const struct pw_config *cfg, const char *key, int64_t *out,
-                        struct pw_error *err);
-int pw_config_get_int(const struct pw_config *cfg, const char *key, int *out, struct pw_error *err);
+PW_API int pw_config_get_int64(const struct pw_config *cfg, const char *key, int64_t *out,
+                               struct pw_error *err);
+PW_API int pw_config_get_int(const struct pw_config *cfg, const char *key, int *out,
+                             struct pw_error *err);
 
 /* Call fn for every value of key, in file order; a non-zero return stops and
  * is returned. Returns PW_ENOTFOUND when there is none. */
-int pw_config_get_all(const struct pw_config *cfg, const char *key,
-                      int (*fn)(const struct pw_config_entry *e, void *data), void *data);
+PW_API int pw_config_get_all(const struct pw_config *cfg, const char *key,
+                             int (*fn)(const struct pw_config_entry *e, void *data), void *data);
 /* Call fn for every entry in file order (e.g. to scan "extensions.*"). */
-int pw_config_foreach(const struct pw_config *cfg,
-                      int (*fn)(const struct pw_config_entry *e, void *data), void *data);
-size_t pw_config_count(const struct pw_config *cfg);
-const struct pw_config_entry *pw_config_at(const struct pw_config *cfg, size_t i);
+PW_API int pw_config_foreach(const struct pw_config *cfg,
+                             int (*fn)(const struct pw_config_entry *e, void *data), void *data);
+PW_API size_t pw_config_count(const struct pw_config *cfg);
+PW_API const struct pw_config_entry *pw_config_at(const struct pw_config *cfg, size_t i);
 
 /* Value parsers, as Git reads them. bool: true/yes/on/1.., false/no/off/0/""
  * (NULL value = true; other integers = non-zero). 0 or PW_EINVAL. */
-int pw_config_parse_bool(const char *value, int *out);
-int pw_config_parse_int64(const char *value, int64_t *out);
+PW_API int pw_config_parse_bool(const char *value, int *out);
+PW_API int pw_config_parse_int64(const char *value, int64_t *out);
 
 /* Canonicalize a key as the parser does ("Remote.x.URL" -> "remote.x.url");
  * malloc'd, NULL when the key is malformed (no section or no name) or on ENOMEM. */
-char *pw_config_canonical_key(const char *key);
+PW_API char *pw_config_canonical_key(const char *key);
 
 /* Edit the config file at path under path.lock: set key to value (replacing
  * every existing value of key, keeping the position of the last one), or
  * add it to the last matching section, or append a new section. value ==
  * NULL removes the key. The file is created when missing. */
-int pw_config_set_in_file(const char *path, const char *key, const char *value,
-                          struct pw_error *err);
+PW_API int pw_config_set_in_file(const char *path, const char *key, const char *value,
+                                 struct pw_error *err);
 /* Like set, but adds one more value of a multi-valued key ("git config --add"). */
-int pw_config_add_in_file(const char *path, const char *key, const char *value,
-                          struct pw_error *err);
+PW_API int pw_config_add_in_file(const char *path, const char *key, const char *value,
+                                 struct pw_error *err);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef PACKWIRE_ERROR_H
 #define PACKWIRE_ERROR_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 
 /* Every fallible function returns 0 or one of these (negative). */
@@ -35,18 +37,19 @@ struct pw_error {
 
 /* Record an error and return its code, so callers can `return pw_error_set(...)`.
  * `err` may be NULL (the message is then dropped). */
-int pw_error_set(struct pw_error *err, int code, const char *fmt, ...)
+PW_API int pw_error_set(struct pw_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with more context ("reading x: <old>"). */
-int pw_error_wrap(struct pw_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+PW_API int pw_error_wrap(struct pw_error *err, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
-void pw_error_clear(struct pw_error *err);
+PW_API void pw_error_clear(struct pw_error *err);
 
 /* Copy src into dst (either may be NULL); returns src's code. */
-int pw_error_copy(struct pw_error *dst, const struct pw_error *src);
+PW_API int pw_error_copy(struct pw_error *dst, const struct pw_error *src);
 
 /* A fixed English name of a code, for messages ("out of memory"). */
-const char *pw_strerror(int code);
+PW_API const char *pw_strerror(int code);
 
 #endif

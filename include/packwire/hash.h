@@ -3,6 +3,8 @@
 #ifndef PACKWIRE_HASH_H
 #define PACKWIRE_HASH_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "packwire/error.h"
@@ -41,41 +43,43 @@ struct pw_hash_algo {
 	void (*final_raw)(struct pw_hash_ctx *ctx, uint8_t *out);
 };
 
-extern const struct pw_hash_algo pw_hash_sha1;
-extern const struct pw_hash_algo pw_hash_sha256;
+PW_API extern const struct pw_hash_algo pw_hash_sha1;
+PW_API extern const struct pw_hash_algo pw_hash_sha256;
 
 /* Registry look-ups; NULL when there is no such algorithm. */
-const struct pw_hash_algo *pw_hash_by_id(int id);
-const struct pw_hash_algo *pw_hash_by_name(const char *name, size_t len);
-const struct pw_hash_algo *pw_hash_by_format_id(uint32_t format_id);
-const struct pw_hash_algo *pw_hash_by_rawsz(size_t rawsz);
+PW_API const struct pw_hash_algo *pw_hash_by_id(int id);
+PW_API const struct pw_hash_algo *pw_hash_by_name(const char *name, size_t len);
+PW_API const struct pw_hash_algo *pw_hash_by_format_id(uint32_t format_id);
+PW_API const struct pw_hash_algo *pw_hash_by_rawsz(size_t rawsz);
 /* Only for places where the spec says to guess (dumb HTTP, bundle v2, v0
  * advertisements without object-format): 40 -> sha1, 64 -> sha256. */
-const struct pw_hash_algo *pw_hash_guess_from_hexlen(size_t hexlen);
+PW_API const struct pw_hash_algo *pw_hash_guess_from_hexlen(size_t hexlen);
 /* The algorithm of an id (NULL when unset). */
-const struct pw_hash_algo *pw_oid_algo(const struct pw_oid *oid);
+PW_API const struct pw_hash_algo *pw_oid_algo(const struct pw_oid *oid);
 
-void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
-void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
-void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
-void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
-void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len, struct pw_oid *out);
+PW_API void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
+PW_API void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
+PW_API void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
+PW_API void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
+PW_API void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len,
+                        struct pw_oid *out);
 
 /* Parse exactly algo->hexsz hex digits (case-insensitive) from `hex`;
  * `len` is how many bytes are available. PW_EINVAL on anything else. */
-int pw_oid_from_hex(struct pw_oid *out, const char *hex, size_t len,
-                    const struct pw_hash_algo *algo);
-void pw_oid_from_raw(struct pw_oid *out, const uint8_t *raw, const struct pw_hash_algo *algo);
+PW_API int pw_oid_from_hex(struct pw_oid *out, const char *hex, size_t len,
+                           const struct pw_hash_algo *algo);
+PW_API void pw_oid_from_raw(struct pw_oid *out, const uint8_t *raw,
+                            const struct pw_hash_algo *algo);
 /* Writes algo->hexsz digits and a NUL into buf (PW_MAX_HEXSZ + 1 bytes suffice);
  * returns buf. */
-char *pw_oid_to_hex(const struct pw_oid *oid, char *buf);
-int pw_oid_cmp(const struct pw_oid *a, const struct pw_oid *b);
-int pw_oid_equal(const struct pw_oid *a, const struct pw_oid *b);
-int pw_oid_is_zero(const struct pw_oid *oid);
-void pw_oid_zero(struct pw_oid *out, const struct pw_hash_algo *algo);
-size_t pw_oid_rawsz(const struct pw_oid *oid);
+PW_API char *pw_oid_to_hex(const struct pw_oid *oid, char *buf);
+PW_API int pw_oid_cmp(const struct pw_oid *a, const struct pw_oid *b);
+PW_API int pw_oid_equal(const struct pw_oid *a, const struct pw_oid *b);
+PW_API int pw_oid_is_zero(const struct pw_oid *oid);
+PW_API void pw_oid_zero(struct pw_oid *out, const struct pw_hash_algo *algo);
+PW_API size_t pw_oid_rawsz(const struct pw_oid *oid);
 
 /* Is c a hex digit; its value or -1. */
-int pw_hexval(int c);
+PW_API int pw_hexval(int c);
 
 #endif

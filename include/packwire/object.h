@@ -2,6 +2,8 @@
 #ifndef PACKWIRE_OBJECT_H
 #define PACKWIRE_OBJECT_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "packwire/hash.h"
@@ -18,14 +20,14 @@ enum pw_object_type {
 };
 
 /* "commit", "tree", "blob", "tag"; NULL for other values. */
-const char *pw_object_type_name(int type);
+PW_API const char *pw_object_type_name(int type);
 /* PW_OBJ_NONE when `name` (of `len` bytes) is not one of the four. */
-int pw_object_type_from_name(const char *name, size_t len);
+PW_API int pw_object_type_from_name(const char *name, size_t len);
 
 /* Writes "<type> <size>\0" into hdr (>= 32 bytes); returns its length incl. NUL. */
-size_t pw_object_header(char *hdr, int type, uint64_t size);
+PW_API size_t pw_object_header(char *hdr, int type, uint64_t size);
 /* The object id of a whole object's content. */
-void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
-                    struct pw_oid *out);
+PW_API void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
+                           struct pw_oid *out);
 
 #endif

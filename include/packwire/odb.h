@@ -4,6 +4,8 @@
 #ifndef PACKWIRE_ODB_H
 #define PACKWIRE_ODB_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,35 +18,37 @@ struct pw_odb;
 
 /* Open the object directory `objects_dir` (e.g. "repo.git/objects") holding
  * objects of `algo`; follows objects/info/alternates. */
-int pw_odb_open(struct pw_odb **out, const char *objects_dir, const struct pw_hash_algo *algo,
-                struct pw_error *err);
-void pw_odb_free(struct pw_odb *odb);
-const struct pw_hash_algo *pw_odb_algo(const struct pw_odb *odb);
+PW_API int pw_odb_open(struct pw_odb **out, const char *objects_dir,
+                       const struct pw_hash_algo *algo, struct pw_error *err);
+PW_API void pw_odb_free(struct pw_odb *odb);
+PW_API const struct pw_hash_algo *pw_odb_algo(const struct pw_odb *odb);
 /* The last error on this handle (borrowed). */
-const struct pw_error *pw_odb_error(const struct pw_odb *odb);
+PW_API const struct pw_error *pw_odb_error(const struct pw_odb *odb);
 
 /* Check every object read against its id (off by default, as in git
  * cat-file); a mismatch is PW_ECORRUPT. */
-void pw_odb_set_verify(struct pw_odb *odb, int on);
+PW_API void pw_odb_set_verify(struct pw_odb *odb, int on);
 /* Problems met while scanning (unreadable idx files, missing alternates), one
  * per line; "" when none. Borrowed. */
-const char *pw_odb_warnings(const struct pw_odb *odb);
+PW_API const char *pw_odb_warnings(const struct pw_odb *odb);
 
 /* Read a whole object: *type gets PW_OBJ_*, out the content (replaced).
  * PW_ENOTFOUND when absent; PW_ECORRUPT with a message naming the file. */
-int pw_odb_read(struct pw_odb *odb, const struct pw_oid *oid, int *type, struct pw_buf *out);
+PW_API int pw_odb_read(struct pw_odb *odb, const struct pw_oid *oid, int *type, struct pw_buf *out);
 /* Type and size without reading the content where the store allows it. */
-int pw_odb_read_header(struct pw_odb *odb, const struct pw_oid *oid, int *type, uint64_t *size);
+PW_API int pw_odb_read_header(struct pw_odb *odb, const struct pw_oid *oid, int *type,
+                              uint64_t *size);
 /* 1 when the object exists (loose, packed or in an alternate), else 0. */
-int pw_odb_exists(struct pw_odb *odb, const struct pw_oid *oid);
+PW_API int pw_odb_exists(struct pw_odb *odb, const struct pw_oid *oid);
 /* Write a loose object (zlib), returning its id; a no-op when it exists. */
-int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t len,
-                       struct pw_oid *out);
+PW_API int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t len,
+                              struct pw_oid *out);
 /* Look for packs added since the handle was opened (after index-pack). */
-int pw_odb_refresh(struct pw_odb *odb);
+PW_API int pw_odb_refresh(struct pw_odb *odb);
 /* Call fn for every object id once (packs and loose, alternates included),
  * in no particular order; a non-zero return from fn stops and is returned. */
-int pw_odb_foreach(struct pw_odb *odb, int (*fn)(const struct pw_oid *oid, void *data), void *data);
+PW_API int pw_odb_foreach(struct pw_odb *odb, int (*fn)(const struct pw_oid *oid, void *data),
+                          void *data);
 
 /* ---- object parsing for traversal ------------------------------------- */
 
@@ -56,9 +60,9 @@ struct pw_commit_info {
 };
 /* Parse a commit's header; PW_ECORRUPT on malformed input. Free with
  * pw_commit_info_free. */
-int pw_commit_parse(struct pw_commit_info *out, const char *data, size_t len,
-                    const struct pw_hash_algo *algo, struct pw_error *err);
-void pw_commit_info_free(struct pw_commit_info *c);
+PW_API int pw_commit_parse(struct pw_commit_info *out, const char *data, size_t len,
+                           const struct pw_hash_algo *algo, struct pw_error *err);
+PW_API void pw_commit_info_free(struct pw_commit_info *c);
 
 struct pw_tree_entry {
 	unsigned mode;    /* octal mode as stored, e.g. 0100644, 040000 */
@@ -68,8 +72,8 @@ struct pw_tree_entry {
 };
 /* Iterate a tree: *pos starts at 0; returns 1 with an entry, 0 at the end,
  * PW_ECORRUPT on malformed input. */
-int pw_tree_next(const char *data, size_t len, size_t *pos, const struct pw_hash_algo *algo,
-                 struct pw_tree_entry *out, struct pw_error *err);
+PW_API int pw_tree_next(const char *data, size_t len, size_t *pos, const struct pw_hash_algo *algo,
+                        struct pw_tree_entry *out, struct pw_error *err);
 
 struct pw_tag_info {
 	struct pw_oid object;
@@ -77,7 +81,7 @@ struct pw_tag_info {
 	const char *name; /* into the buffer */
 	size_t name_len;
 };
-int pw_tag_parse(struct pw_tag_info *out, const char *data, size_t len,
-                 const struct pw_hash_algo *algo, struct pw_error *err);
+PW_API int pw_tag_parse(struct pw_tag_info *out, const char *data, size_t len,
+                        const struct pw_hash_algo *algo, struct pw_error *err);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef PACKWIRE_PACK_WRITE_H
 #define PACKWIRE_PACK_WRITE_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,41 +40,42 @@ struct pw_pack_write_opts {
 };
 
 /* Fill opts with the defaults above. */
-void pw_pack_write_opts_init(struct pw_pack_write_opts *opts);
+PW_API void pw_pack_write_opts_init(struct pw_pack_write_opts *opts);
 
 /* `odb` is borrowed for the writer's lifetime; opts is copied (NULL = defaults). */
-int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
-                       const struct pw_pack_write_opts *opts);
-void pw_pack_writer_free(struct pw_pack_writer *w);
-const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w);
+PW_API int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
+                              const struct pw_pack_write_opts *opts);
+PW_API void pw_pack_writer_free(struct pw_pack_writer *w);
+PW_API const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w);
 
 /* Add an object to send. type PW_OBJ_NONE = look it up. path (may be NULL)
  * is where it was found in a tree, for the delta search's name hash.
  * Adding an object twice is harmless (the first path is kept). */
-int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
-                       const char *path, size_t path_len);
+PW_API int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                              const char *path, size_t path_len);
 /* Add an object the receiver has (thin packs): a possible delta base, never
  * sent. Ignored unless opts.thin. Missing bases are dropped silently. */
-int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
-                            const char *path, size_t path_len);
+PW_API int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
+                                   const char *path, size_t path_len);
 /* Objects to be sent so far. */
-size_t pw_pack_writer_count(const struct pw_pack_writer *w);
+PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
 
 /* Receives the pack's bytes in order; returns 0 or an error code (message in err). */
 typedef int (*pw_pack_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
 
 /* Count, search deltas and write the whole pack. `checksum` (optional,
  * algo->rawsz bytes) receives the trailing checksum. Can be called once. */
-int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx, uint8_t *checksum);
-int pw_pack_writer_write_fd(struct pw_pack_writer *w, int fd, uint8_t *checksum);
+PW_API int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx,
+                                uint8_t *checksum);
+PW_API int pw_pack_writer_write_fd(struct pw_pack_writer *w, int fd, uint8_t *checksum);
 
 /* After a successful write: the .idx of the pack (version 1 or 2). */
-int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version);
+PW_API int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version);
 
 /* Write "<base_name>-<hex>.pack" and ".idx" (through temporary files renamed
  * into place), hex being the pack checksum; hex_out gets it (PW_MAX_HEXSZ + 1). */
-int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, int idx_version,
-                               char *hex_out);
+PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name,
+                                      int idx_version, char *hex_out);
 
 /* Statistics of the last write. */
 struct pw_pack_write_stats {
@@ -84,10 +87,10 @@ struct pw_pack_write_stats {
 	uint32_t reuse_failures; /* reused entries that failed verification (rewritten) */
 	uint64_t bytes;          /* pack size including the trailer */
 };
-void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out);
+PW_API void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out);
 
 /* Git's path name hash used to group delta candidates: the last characters of
  * the path weigh most, whitespace is ignored. */
-uint32_t pw_pack_name_hash(const char *path, size_t len);
+PW_API uint32_t pw_pack_name_hash(const char *path, size_t len);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef PACKWIRE_H
 #define PACKWIRE_H
 
+#include "packwire/export.h"
+
 #define PW_VERSION "0.1.0"
 
 #include "packwire/error.h"

@@ -5,6 +5,8 @@
 #ifndef PACKWIRE_PKT_H
 #define PACKWIRE_PKT_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "packwire/buf.h"
@@ -42,37 +44,38 @@ struct pw_pkt {
  * Git's own reader tolerates lengths up to 65523 (its buffer size); we hold
  * to the documented maximum of 65520.
  */
-int pw_pkt_decode(const uint8_t *in, size_t avail, struct pw_pkt *out, size_t *used,
-                  struct pw_error *err);
+PW_API int pw_pkt_decode(const uint8_t *in, size_t avail, struct pw_pkt *out, size_t *used,
+                         struct pw_error *err);
 
 /* Strip one trailing LF from a data packet's view (what Git calls chomp). */
-void pw_pkt_chomp(struct pw_pkt *pkt);
+PW_API void pw_pkt_chomp(struct pw_pkt *pkt);
 
 /*
  * Encoders: append one packet to `out`. They fail only with PW_ENOMEM,
  * PW_ETOOBIG (payload over PW_PKT_DATA_MAX, or out->max reached) or PW_EINVAL
  * (bad format); on failure `out` is left as it was.
  */
-int pw_pkt_write(struct pw_buf *out, const void *data, size_t len);
-int pw_pkt_writes(struct pw_buf *out, const char *s);
-int pw_pkt_writef(struct pw_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int pw_pkt_flush(struct pw_buf *out);
-int pw_pkt_delim(struct pw_buf *out);
-int pw_pkt_response_end(struct pw_buf *out);
+PW_API int pw_pkt_write(struct pw_buf *out, const void *data, size_t len);
+PW_API int pw_pkt_writes(struct pw_buf *out, const char *s);
+PW_API int pw_pkt_writef(struct pw_buf *out, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+PW_API int pw_pkt_flush(struct pw_buf *out);
+PW_API int pw_pkt_delim(struct pw_buf *out);
+PW_API int pw_pkt_response_end(struct pw_buf *out);
 /* "ERR <message>" (no LF is added, as Git does). */
-int pw_pkt_write_err(struct pw_buf *out, const char *fmt, ...)
+PW_API int pw_pkt_write_err(struct pw_buf *out, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
 /* Is this a data packet "ERR <msg>"? Then *msg (may be NULL) gets the message
  * without one trailing LF. Returns 1 or 0. */
-int pw_pkt_is_err(const struct pw_pkt *pkt, struct pw_str *msg);
+PW_API int pw_pkt_is_err(const struct pw_pkt *pkt, struct pw_str *msg);
 
 /* Write all of data to fd, retrying on EINTR, EAGAIN (via poll) and short
  * writes. PW_EIO with strerror on failure (EPIPE included; SIGPIPE is the
  * process's business). */
-int pw_write_full(int fd, const void *data, size_t len, struct pw_error *err);
+PW_API int pw_write_full(int fd, const void *data, size_t len, struct pw_error *err);
 /* Write b to fd fully, then empty it (keeps memory). */
-int pw_pkt_send(int fd, struct pw_buf *b, struct pw_error *err);
+PW_API int pw_pkt_send(int fd, struct pw_buf *b, struct pw_error *err);
 
 /* Reader flags. */
 #define PW_PKT_READ_CHOMP    0x1 /* strip one trailing LF from data packets */
@@ -96,20 +99,20 @@ struct pw_pkt_reader {
 	size_t pkt_used;
 };
 
-int pw_pkt_reader_init(struct pw_pkt_reader *r, int fd, unsigned flags);
-void pw_pkt_reader_free(struct pw_pkt_reader *r);
+PW_API int pw_pkt_reader_init(struct pw_pkt_reader *r, int fd, unsigned flags);
+PW_API void pw_pkt_reader_free(struct pw_pkt_reader *r);
 /*
  * Read the next packet. Returns 0 with out->kind PW_PKT_EOF when the peer
  * closed the stream at a packet boundary; PW_EPROTO "the remote end hung up
  * unexpectedly" when it closed inside a packet (header or payload); PW_EPROTO
  * for a bad length; PW_EIO on read errors and timeouts.
  */
-int pw_pkt_read(struct pw_pkt_reader *r, struct pw_pkt *out, struct pw_error *err);
+PW_API int pw_pkt_read(struct pw_pkt_reader *r, struct pw_pkt *out, struct pw_error *err);
 /* Like pw_pkt_read but the packet stays to be returned by the next read. */
-int pw_pkt_peek(struct pw_pkt_reader *r, struct pw_pkt *out, struct pw_error *err);
+PW_API int pw_pkt_peek(struct pw_pkt_reader *r, struct pw_pkt *out, struct pw_error *err);
 /* Bytes read ahead past the last consumed packet (e.g. the start of a raw pack
  * stream that follows the pkt-lines). The view is valid until the next read. */
-void pw_pkt_reader_pending(const struct pw_pkt_reader *r, const uint8_t **data, size_t *len);
+PW_API void pw_pkt_reader_pending(const struct pw_pkt_reader *r, const uint8_t **data, size_t *len);
 
 /* ---- side-band ---------------------------------------------------------- */
 
@@ -128,19 +131,20 @@ enum pw_sideband_band {
 };
 
 /* Packet size limit (header included) of a mode; 0 for NONE. */
-size_t pw_sideband_max(enum pw_sideband_mode mode);
+PW_API size_t pw_sideband_max(enum pw_sideband_mode mode);
 
 /* Append data on `band` (1..3) as as many packets as needed, each at most
  * max_pkt bytes long (header and band byte included; 6..PW_PKT_MAX). Nothing
  * is written for len 0. PW_EINVAL for a bad band or size. */
-int pw_sideband_write(struct pw_buf *out, int band, const void *data, size_t len, size_t max_pkt);
+PW_API int pw_sideband_write(struct pw_buf *out, int band, const void *data, size_t len,
+                             size_t max_pkt);
 
 /* Split a data packet into band and payload. PW_EPROTO "protocol error: no
  * band designator" for an empty packet, "protocol error: bad band #N" for
  * band 0 or > 3. A band byte with an empty payload is accepted (Git does).
  * Flush and other control packets are the caller's to handle: PW_EINVAL. */
-int pw_sideband_demux(const struct pw_pkt *pkt, int *band, struct pw_str *payload,
-                      struct pw_error *err);
+PW_API int pw_sideband_demux(const struct pw_pkt *pkt, int *band, struct pw_str *payload,
+                             struct pw_error *err);
 
 /*
  * Relay band-2 text the way Git shows it: every line (ended by \n or \r) is
@@ -154,12 +158,12 @@ struct pw_progress_relay {
 	const char *suffix;
 	size_t partial; /* bytes at out's tail that belong to an unterminated line */
 };
-void pw_progress_relay_init(struct pw_progress_relay *r, const char *suffix);
-void pw_progress_relay_free(struct pw_progress_relay *r);
-int pw_progress_relay_feed(struct pw_progress_relay *r, const char *data, size_t len);
+PW_API void pw_progress_relay_init(struct pw_progress_relay *r, const char *suffix);
+PW_API void pw_progress_relay_free(struct pw_progress_relay *r);
+PW_API int pw_progress_relay_feed(struct pw_progress_relay *r, const char *data, size_t len);
 /* End of stream: terminate a pending partial line with "\n". */
-int pw_progress_relay_finish(struct pw_progress_relay *r);
+PW_API int pw_progress_relay_finish(struct pw_progress_relay *r);
 /* Write out whatever complete text is buffered to fd (partial line kept). */
-int pw_progress_relay_flush_fd(struct pw_progress_relay *r, int fd, struct pw_error *err);
+PW_API int pw_progress_relay_flush_fd(struct pw_progress_relay *r, int fd, struct pw_error *err);
 
 #endif

@@ -5,6 +5,8 @@
 #ifndef PACKWIRE_PROTO_H
 #define PACKWIRE_PROTO_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "packwire/buf.h"
@@ -22,34 +24,35 @@
 
 /* First occurrence of key. 0 and *val (may be NULL) set: val->p is NULL for
  * a bare `key`, points after '=' for `key=value`. PW_ENOTFOUND otherwise. */
-int pw_caps_get(const char *caps, size_t len, const char *key, struct pw_str *val);
+PW_API int pw_caps_get(const char *caps, size_t len, const char *key, struct pw_str *val);
 /* 1 when key occurs (bare or with a value), else 0. */
-int pw_caps_has(const char *caps, size_t len, const char *key);
+PW_API int pw_caps_has(const char *caps, size_t len, const char *key);
 
 struct pw_caps_iter {
 	const char *p, *end;
 };
-void pw_caps_iter_init(struct pw_caps_iter *it, const char *caps, size_t len);
+PW_API void pw_caps_iter_init(struct pw_caps_iter *it, const char *caps, size_t len);
 /* Next token; 1 with key/val set (val->p NULL when bare), 0 at the end. */
-int pw_caps_next(struct pw_caps_iter *it, struct pw_str *key, struct pw_str *val);
+PW_API int pw_caps_next(struct pw_caps_iter *it, struct pw_str *key, struct pw_str *val);
 /* Next occurrence of `key` (every symref=..., say); 1 or 0 at the end. */
-int pw_caps_next_value(struct pw_caps_iter *it, const char *key, struct pw_str *val);
+PW_API int pw_caps_next_value(struct pw_caps_iter *it, const char *key, struct pw_str *val);
 
 /* Append "key" or "key=value" (value may be NULL), preceded by a space unless
  * out is empty or ends in NUL (as after "<oid> HEAD\0"). */
-int pw_caps_add(struct pw_buf *out, const char *key, const char *value);
+PW_API int pw_caps_add(struct pw_buf *out, const char *key, const char *value);
 
 /* Split a v0 advertisement line at its NUL: head is "<oid> <refname>", caps
  * what follows (LF stripped). Returns 1 when there was a NUL, else 0 (caps
  * then empty). */
-int pw_adv_line_split(const char *line, size_t len, struct pw_str *head, struct pw_str *caps);
+PW_API int pw_adv_line_split(const char *line, size_t len, struct pw_str *head,
+                             struct pw_str *caps);
 
 /* ---- v2 capability advertisement ---------------------------------------- */
 
 #define PW_V2_CAPS_MAX 1024 /* lines in one advertisement */
 
 /* Split a v2 line at its first '=': key, and value (val->p NULL when none). */
-void pw_v2_split(struct pw_str line, struct pw_str *key, struct pw_str *val);
+PW_API void pw_v2_split(struct pw_str line, struct pw_str *key, struct pw_str *val);
 
 struct pw_v2_caps {
 	struct pw_str *lines; /* "key" or "key=value", LF stripped; valid once complete */
@@ -60,24 +63,24 @@ struct pw_v2_caps {
 	int state_;
 };
 
-void pw_v2_caps_init(struct pw_v2_caps *c);
-void pw_v2_caps_free(struct pw_v2_caps *c);
+PW_API void pw_v2_caps_init(struct pw_v2_caps *c);
+PW_API void pw_v2_caps_free(struct pw_v2_caps *c);
 /* Feed packets one by one (copied, so reader views may go away): PW_EMORE
  * until the closing flush, then 0. PW_EPROTO when the first line is not
  * "version 2" or on delim / response-end / empty lines, PW_ETOOBIG past
  * PW_V2_CAPS_MAX lines. */
-int pw_v2_caps_feed(struct pw_v2_caps *c, const struct pw_pkt *pkt, struct pw_error *err);
+PW_API int pw_v2_caps_feed(struct pw_v2_caps *c, const struct pw_pkt *pkt, struct pw_error *err);
 /* The same over a buffer of packets; *used = bytes up to and with the flush. */
-int pw_v2_caps_parse(struct pw_v2_caps *c, const uint8_t *in, size_t len, size_t *used,
-                     struct pw_error *err);
+PW_API int pw_v2_caps_parse(struct pw_v2_caps *c, const uint8_t *in, size_t len, size_t *used,
+                            struct pw_error *err);
 /* First line whose key is `key`: 0 with *val (may be NULL) or PW_ENOTFOUND. */
-int pw_v2_caps_get(const struct pw_v2_caps *c, const char *key, struct pw_str *val);
-int pw_v2_caps_has(const struct pw_v2_caps *c, const char *key);
+PW_API int pw_v2_caps_get(const struct pw_v2_caps *c, const char *key, struct pw_str *val);
+PW_API int pw_v2_caps_has(const struct pw_v2_caps *c, const char *key);
 /* Does `key`'s value list (space separated, "fetch=shallow wait-for-done")
  * contain `feature`? */
-int pw_v2_caps_has_feature(const struct pw_v2_caps *c, const char *key, const char *feature);
+PW_API int pw_v2_caps_has_feature(const struct pw_v2_caps *c, const char *key, const char *feature);
 /* Write "version 2\n", each line + "\n", and a flush. */
-int pw_v2_adv_write(struct pw_buf *out, const char *const *lines, size_t n);
+PW_API int pw_v2_adv_write(struct pw_buf *out, const char *const *lines, size_t n);
 
 /* ---- v2 command request ------------------------------------------------- */
 
@@ -99,8 +102,8 @@ struct pw_v2_request {
 	int state_, has_cmd_;
 };
 
-void pw_v2_request_init(struct pw_v2_request *req);
-void pw_v2_request_free(struct pw_v2_request *req);
+PW_API void pw_v2_request_init(struct pw_v2_request *req);
+PW_API void pw_v2_request_free(struct pw_v2_request *req);
 /*
  * Feed packets of one request: PW_EMORE until the closing flush, then 0 with
  * the fields set (views into the request's own storage; one trailing LF is
@@ -112,21 +115,22 @@ void pw_v2_request_free(struct pw_v2_request *req);
  *   large" past max_bytes or PW_V2_REQUEST_MAX_LINES lines.
  * After 0 or an error, pw_v2_request_free + init before the next request.
  */
-int pw_v2_request_feed(struct pw_v2_request *req, const struct pw_pkt *pkt, struct pw_error *err);
-int pw_v2_request_parse(struct pw_v2_request *req, const uint8_t *in, size_t len, size_t *used,
-                        struct pw_error *err);
+PW_API int pw_v2_request_feed(struct pw_v2_request *req, const struct pw_pkt *pkt,
+                              struct pw_error *err);
+PW_API int pw_v2_request_parse(struct pw_v2_request *req, const uint8_t *in, size_t len,
+                               size_t *used, struct pw_error *err);
 /* First capability line of the request with this key. */
-int pw_v2_request_cap(const struct pw_v2_request *req, const char *key, struct pw_str *val);
+PW_API int pw_v2_request_cap(const struct pw_v2_request *req, const char *key, struct pw_str *val);
 /* Check against what the server offers (NULL-terminated name lists):
  * "invalid command 'X'", "unknown capability 'X'" (PW_EPROTO). */
-int pw_v2_request_check(const struct pw_v2_request *req, const char *const *commands,
-                        const char *const *caps, struct pw_error *err);
+PW_API int pw_v2_request_check(const struct pw_v2_request *req, const char *const *commands,
+                               const char *const *caps, struct pw_error *err);
 
 /* ---- object-format ------------------------------------------------------ */
 
 /* Name -> algorithm; PW_EPROTO "unknown object format '<name>'". */
-int pw_object_format_lookup(const char *name, size_t len, const struct pw_hash_algo **out,
-                            struct pw_error *err);
+PW_API int pw_object_format_lookup(const char *name, size_t len, const struct pw_hash_algo **out,
+                                   struct pw_error *err);
 /*
  * Server side of a v2 request: `requested` is the client's object-format
  * value, NULL when it sent none (which means sha1). On success *client (may
@@ -134,26 +138,29 @@ int pw_object_format_lookup(const char *name, size_t len, const struct pw_hash_a
  * "mismatched object format: server <X>; client <Y>". Messages are ready to
  * go out as ERR packets.
  */
-int pw_object_format_server_check(const struct pw_hash_algo *server, const struct pw_str *requested,
-                                  const struct pw_hash_algo **client, struct pw_error *err);
+PW_API int pw_object_format_server_check(const struct pw_hash_algo *server,
+                                         const struct pw_str *requested,
+                                         const struct pw_hash_algo **client, struct pw_error *err);
 /* The same, taking the first object-format capability line of req. */
-int pw_v2_request_object_format(const struct pw_v2_request *req, const struct pw_hash_algo *server,
-                                const struct pw_hash_algo **client, struct pw_error *err);
+PW_API int pw_v2_request_object_format(const struct pw_v2_request *req,
+                                       const struct pw_hash_algo *server,
+                                       const struct pw_hash_algo **client, struct pw_error *err);
 /* v0/v1 advertisement: the algorithm of the first object-format capability,
  * sha1 when there is none; PW_EPROTO for an unknown name. */
-int pw_object_format_from_caps(const char *caps, size_t len, const struct pw_hash_algo **out,
-                               struct pw_error *err);
+PW_API int pw_object_format_from_caps(const char *caps, size_t len, const struct pw_hash_algo **out,
+                                      struct pw_error *err);
 /* Does a v0/v1 capability list allow `algo` (any object-format value equal;
  * no object-format at all allows sha1 only)? 1 or 0. */
-int pw_object_format_caps_supports(const char *caps, size_t len, const struct pw_hash_algo *algo);
+PW_API int pw_object_format_caps_supports(const char *caps, size_t len,
+                                          const struct pw_hash_algo *algo);
 /*
  * Client side of v2: the server advertised `advertised` (NULL when it did not
  * advertise object-format). PW_EMISMATCH "mismatched algorithms: client <L>;
  * server <R>" or PW_EUNSUPPORTED "the server does not support algorithm
  * '<L>'" (the wording of Git's fetch-pack).
  */
-int pw_object_format_client_check(const struct pw_hash_algo *local, const struct pw_str *advertised,
-                                  struct pw_error *err);
+PW_API int pw_object_format_client_check(const struct pw_hash_algo *local,
+                                         const struct pw_str *advertised, struct pw_error *err);
 
 /* ---- fetch request arguments -------------------------------------------- */
 
@@ -172,7 +179,8 @@ struct pw_filter {
 /* PW_EINVAL "invalid filter-spec '...'" for a malformed spec of a known kind,
  * PW_EUNSUPPORTED "unsupported filter-spec '...'" for other kinds
  * (sparse:, object:type=, combine:). */
-int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len, struct pw_error *err);
+PW_API int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len,
+                           struct pw_error *err);
 
 #define PW_FETCH_MAX_IDS (1u << 22) /* per list (wants, haves, shallows, ...) */
 
@@ -182,7 +190,7 @@ struct pw_oid_array {
 };
 
 /* Append oid (the array grows by doubling); 0 or PW_ENOMEM. */
-int pw_oid_array_push(struct pw_oid_array *arr, const struct pw_oid *oid);
+PW_API int pw_oid_array_push(struct pw_oid_array *arr, const struct pw_oid *oid);
 
 struct pw_str_array {
 	char **v; /* malloc'd, NUL-terminated */
@@ -207,8 +215,8 @@ struct pw_fetch_args {
 	char *v0_caps; /* capabilities of the first want line that had some, or NULL */
 };
 
-void pw_fetch_args_init(struct pw_fetch_args *a, const struct pw_hash_algo *algo);
-void pw_fetch_args_free(struct pw_fetch_args *a);
+PW_API void pw_fetch_args_init(struct pw_fetch_args *a, const struct pw_hash_algo *algo);
+PW_API void pw_fetch_args_free(struct pw_fetch_args *a);
 
 /*
  * One v2 fetch argument line (LF already stripped or not). Ids must be
@@ -217,19 +225,19 @@ void pw_fetch_args_free(struct pw_fetch_args *a);
  * for unknown lines; filter errors as pw_filter_parse. packfile-uris is
  * accepted and ignored (flag set).
  */
-int pw_fetch_args_v2_line(struct pw_fetch_args *a, const char *line, size_t len,
-                          struct pw_error *err);
+PW_API int pw_fetch_args_v2_line(struct pw_fetch_args *a, const char *line, size_t len,
+                                 struct pw_error *err);
 /* All argument lines of a parsed v2 fetch request, then pw_fetch_args_check. */
-int pw_fetch_args_v2_request(struct pw_fetch_args *a, const struct pw_v2_request *req,
-                             struct pw_error *err);
+PW_API int pw_fetch_args_v2_request(struct pw_fetch_args *a, const struct pw_v2_request *req,
+                                    struct pw_error *err);
 /* v0/v1, first phase (until the client's flush): want (capabilities after the
  * oid), shallow, deepen, deepen-since, deepen-not, filter. */
-int pw_fetch_args_v0_want_line(struct pw_fetch_args *a, const char *line, size_t len,
-                               struct pw_error *err);
+PW_API int pw_fetch_args_v0_want_line(struct pw_fetch_args *a, const char *line, size_t len,
+                                      struct pw_error *err);
 /* v0/v1 negotiation: have <oid> or done. */
-int pw_fetch_args_v0_have_line(struct pw_fetch_args *a, const char *line, size_t len,
-                               struct pw_error *err);
+PW_API int pw_fetch_args_v0_have_line(struct pw_fetch_args *a, const char *line, size_t len,
+                                      struct pw_error *err);
 /* Cross-line rules: deepen with deepen-since/deepen-not. */
-int pw_fetch_args_check(const struct pw_fetch_args *a, struct pw_error *err);
+PW_API int pw_fetch_args_check(const struct pw_fetch_args *a, struct pw_error *err);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef PACKWIRE_PUSH_H
 #define PACKWIRE_PUSH_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 
 #include "packwire/error.h"
@@ -74,11 +76,11 @@ struct pw_push_result {
  * failures, and PW_EUNSUPPORTED "the receiving end does not support this
  * repository's hash algorithm" before anything is sent.
  */
-int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
-            size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
-            struct pw_error *err);
-void pw_push_result_free(struct pw_push_result *res);
+PW_API int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
+                   size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
+                   struct pw_error *err);
+PW_API void pw_push_result_free(struct pw_push_result *res);
 /* Did every ref end well (ok or up to date)? */
-int pw_push_result_ok(const struct pw_push_result *res);
+PW_API int pw_push_result_ok(const struct pw_push_result *res);
 
 #endif

@@ -9,6 +9,8 @@
 #ifndef PACKWIRE_RECEIVE_H
 #define PACKWIRE_RECEIVE_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,7 +31,7 @@ struct pw_receive_opts {
 	const char *agent; /* NULL: "packwire/<version>" */
 };
 
-void pw_receive_opts_init(struct pw_receive_opts *opts);
+PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);
 
 /*
  * Serve one push of `repo` (borrowed; its algorithm is the session's). Returns
@@ -39,8 +41,8 @@ void pw_receive_opts_init(struct pw_receive_opts *opts);
  * request, wrong object format), with err set. Never crashes on any input.
  * The process should ignore SIGPIPE (hooks may exit without reading stdin).
  */
-int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw_receive_opts *opts,
-                    struct pw_error *err);
+PW_API int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd,
+                           const struct pw_receive_opts *opts, struct pw_error *err);
 
 /* ---- the command list, exposed for tests and fuzzing ------------------- */
 
@@ -60,8 +62,8 @@ struct pw_receive_cmds {
 	int seen_caps;
 };
 
-void pw_receive_cmds_init(struct pw_receive_cmds *c, const struct pw_hash_algo *algo);
-void pw_receive_cmds_free(struct pw_receive_cmds *c);
+PW_API void pw_receive_cmds_init(struct pw_receive_cmds *c, const struct pw_hash_algo *algo);
+PW_API void pw_receive_cmds_free(struct pw_receive_cmds *c);
 
 /* Limits on what one push may send. */
 #define PW_RECEIVE_MAX_CMDS         100000
@@ -73,7 +75,7 @@ void pw_receive_cmds_free(struct pw_receive_cmds *c);
  * of the session's length are parsed. *caps is a view into line; empty when
  * the line has no NUL.
  */
-void pw_receive_line_caps(const char *line, size_t len, struct pw_str *caps);
+PW_API void pw_receive_line_caps(const char *line, size_t len, struct pw_str *caps);
 
 /*
  * Parse one command line "<old> <new> <refname>" (LF stripped or not; the
@@ -82,9 +84,9 @@ void pw_receive_line_caps(const char *line, size_t len, struct pw_str *caps);
  * (whether the name is a valid ref is decided per command later);
  * PW_ETOOBIG past PW_RECEIVE_MAX_CMDS.
  */
-int pw_receive_cmds_add_line(struct pw_receive_cmds *c, const char *line, size_t len,
-                             struct pw_error *err);
+PW_API int pw_receive_cmds_add_line(struct pw_receive_cmds *c, const char *line, size_t len,
+                                    struct pw_error *err);
 /* After the last line: PW_EPROTO when a ref is named twice. */
-int pw_receive_cmds_finish(struct pw_receive_cmds *c, struct pw_error *err);
+PW_API int pw_receive_cmds_finish(struct pw_receive_cmds *c, struct pw_error *err);
 
 #endif

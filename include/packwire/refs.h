@@ -4,6 +4,8 @@
 #ifndef PACKWIRE_REFS_H
 #define PACKWIRE_REFS_H
 
+#include "packwire/export.h"
+
 #include "packwire/error.h"
 #include "packwire/hash.h"
 
@@ -15,20 +17,21 @@ struct pw_repo;
 /* git check-ref-format rules. With PW_REFNAME_ALLOW_ONELEVEL a name without
  * '/' is allowed (e.g. "HEAD", "main" for branch-name checks). */
 #define PW_REFNAME_ALLOW_ONELEVEL 1
-int pw_refname_is_valid(const char *name, unsigned flags);
+PW_API int pw_refname_is_valid(const char *name, unsigned flags);
 /* Names the ref store accepts: valid names under "refs/", or top-level
  * all-caps names like HEAD, FETCH_HEAD, ORIG_HEAD. */
-int pw_refname_is_storable(const char *name);
+PW_API int pw_refname_is_storable(const char *name);
 
 /* Read one ref without following it: either *oid is set and *symref NULL,
  * or *symref is the malloc'd target ("refs/heads/main") and *oid zeroed.
  * PW_ENOTFOUND when it does not exist; PW_ECORRUPT when its content is bad. */
-int pw_refs_read(struct pw_repo *repo, const char *name, struct pw_oid *oid, char **symref);
+PW_API int pw_refs_read(struct pw_repo *repo, const char *name, struct pw_oid *oid, char **symref);
 
 /* Follow symrefs to an oid. *final_name (optional, malloc'd) receives the
  * last name reached, also when that ref does not exist (an unborn branch:
  * return PW_ENOTFOUND with *final_name = "refs/heads/main"). */
-int pw_refs_resolve(struct pw_repo *repo, const char *name, struct pw_oid *oid, char **final_name);
+PW_API int pw_refs_resolve(struct pw_repo *repo, const char *name, struct pw_oid *oid,
+                           char **final_name);
 
 struct pw_ref {
 	const char *name;          /* full name, e.g. "refs/heads/main" */
@@ -46,11 +49,11 @@ struct pw_ref {
 /* Every ref whose name starts with prefix (NULL = "refs/"), loose and packed
  * merged (loose wins), sorted by name. Refs with invalid names or unreadable
  * values are skipped. A non-zero return from fn stops and is returned. */
-int pw_refs_foreach(struct pw_repo *repo, const char *prefix, unsigned flags,
-                    int (*fn)(const struct pw_ref *ref, void *data), void *data);
+PW_API int pw_refs_foreach(struct pw_repo *repo, const char *prefix, unsigned flags,
+                           int (*fn)(const struct pw_ref *ref, void *data), void *data);
 
 /* Write "ref: <target>" into name (e.g. HEAD) under its lock. */
-int pw_refs_create_symref(struct pw_repo *repo, const char *name, const char *target);
+PW_API int pw_refs_create_symref(struct pw_repo *repo, const char *name, const char *target);
 
 /* ---- transactions ------------------------------------------------------ */
 
@@ -59,17 +62,17 @@ struct pw_ref_tx;
 /* Flags for updates. */
 #define PW_REF_NO_DEREF 1 /* update a symref itself instead of its target */
 
-int pw_ref_tx_new(struct pw_ref_tx **out, struct pw_repo *repo);
+PW_API int pw_ref_tx_new(struct pw_ref_tx **out, struct pw_repo *repo);
 /* Queue an update. old: NULL = don't check; zero oid = must not exist; else
  * must currently be that value. Nothing happens before commit. */
-int pw_ref_tx_update(struct pw_ref_tx *tx, const char *name, const struct pw_oid *new_oid,
-                     const struct pw_oid *old_oid, unsigned flags);
+PW_API int pw_ref_tx_update(struct pw_ref_tx *tx, const char *name, const struct pw_oid *new_oid,
+                            const struct pw_oid *old_oid, unsigned flags);
 /* Deletes the named ref itself (a symref is removed, not its target). */
-int pw_ref_tx_delete(struct pw_ref_tx *tx, const char *name, const struct pw_oid *old_oid);
+PW_API int pw_ref_tx_delete(struct pw_ref_tx *tx, const char *name, const struct pw_oid *old_oid);
 /* Lock everything, verify every old value, then write: all or nothing.
  * PW_ELOCKED when a lock is held, PW_EMISMATCH on an old-value mismatch. */
-int pw_ref_tx_commit(struct pw_ref_tx *tx);
-const struct pw_error *pw_ref_tx_error(const struct pw_ref_tx *tx);
-void pw_ref_tx_free(struct pw_ref_tx *tx);
+PW_API int pw_ref_tx_commit(struct pw_ref_tx *tx);
+PW_API const struct pw_error *pw_ref_tx_error(const struct pw_ref_tx *tx);
+PW_API void pw_ref_tx_free(struct pw_ref_tx *tx);
 
 #endif

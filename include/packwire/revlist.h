@@ -5,6 +5,8 @@
 #ifndef PACKWIRE_REVLIST_H
 #define PACKWIRE_REVLIST_H
 
+#include "packwire/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,23 +36,24 @@ struct pw_revlist_obj {
 typedef int (*pw_revlist_fn)(const struct pw_revlist_obj *obj, void *data);
 
 /* `odb` is borrowed for the walk's lifetime. */
-int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags);
-void pw_revlist_free(struct pw_revlist *rl);
+PW_API int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags);
+PW_API void pw_revlist_free(struct pw_revlist *rl);
 /* The message of the last failure (borrowed). */
-const struct pw_error *pw_revlist_error(const struct pw_revlist *rl);
+PW_API const struct pw_error *pw_revlist_error(const struct pw_revlist *rl);
 
 /* Add a tip (exclude = 0) or an exclusion (^oid, exclude = 1). Annotated tags
  * are peeled (and listed themselves when included). `name` (may be NULL)
  * names a tree or blob tip in the output. PW_ENOTFOUND for a missing object. */
-int pw_revlist_add(struct pw_revlist *rl, const struct pw_oid *oid, const char *name, int exclude);
+PW_API int pw_revlist_add(struct pw_revlist *rl, const struct pw_oid *oid, const char *name,
+                          int exclude);
 
 /* Walk and report: commits first (newest first, roughly), then tags, then
  * trees and blobs in traversal order. Can be called once. PW_ENOTFOUND (with
  * the object's id and path in the message) when something reachable is
  * missing, PW_ECORRUPT for objects that do not parse. */
-int pw_revlist_run(struct pw_revlist *rl, pw_revlist_fn fn, void *data);
+PW_API int pw_revlist_run(struct pw_revlist *rl, pw_revlist_fn fn, void *data);
 
 /* Number of commits listed by the last run. */
-size_t pw_revlist_commit_count(const struct pw_revlist *rl);
+PW_API size_t pw_revlist_commit_count(const struct pw_revlist *rl);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef PACKWIRE_SERVER_H
 #define PACKWIRE_SERVER_H
 
+#include "packwire/export.h"
+
 #include "packwire/error.h"
 #include "packwire/repo.h"
 
@@ -20,37 +22,38 @@ struct pw_upload_pack_opts {
 	const char *agent;  /* NULL = "packwire/<version>" */
 };
 
-void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);
+PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);
 
 /* The protocol version requested by a GIT_PROTOCOL value (colon-separated
  * "key=value" items; the highest "version=N" Git knows, N in 0..2). NULL or
  * nothing usable gives 0. */
-int pw_protocol_version_from_env(const char *git_protocol);
+PW_API int pw_protocol_version_from_env(const char *git_protocol);
 
 struct pw_upload_session;
 
 /* `repo` is borrowed for the session's lifetime; in_fd/out_fd are not closed. */
-int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, int in_fd,
-                          int out_fd, const struct pw_upload_pack_opts *opts, struct pw_error *err);
-void pw_upload_session_free(struct pw_upload_session *s);
+PW_API int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, int in_fd,
+                                 int out_fd, const struct pw_upload_pack_opts *opts,
+                                 struct pw_error *err);
+PW_API void pw_upload_session_free(struct pw_upload_session *s);
 /*
  * Serve until the client is done. 0 on success; on failure a negative code
  * with the message in pw_session_error(s). The message has already gone to
  * the client as an ERR packet (or on side-band 3 once a pack was started)
  * where the protocol allows it.
  */
-int pw_upload_session_run(struct pw_upload_session *s);
-const struct pw_error *pw_session_error(const struct pw_upload_session *s);
+PW_API int pw_upload_session_run(struct pw_upload_session *s);
+PW_API const struct pw_error *pw_session_error(const struct pw_upload_session *s);
 
 /* Statistics of the pack sent by the last fetch in a session. */
 struct pw_upload_stats {
 	unsigned long long objects, bytes;
 	int shallow; /* a shallow walk was used */
 };
-void pw_upload_session_stats(const struct pw_upload_session *s, struct pw_upload_stats *out);
+PW_API void pw_upload_session_stats(const struct pw_upload_session *s, struct pw_upload_stats *out);
 
 /* new + run + free in one; the error (if any) is copied to err. */
-int pw_upload_pack(struct pw_repo *repo, int in_fd, int out_fd,
-                   const struct pw_upload_pack_opts *opts, struct pw_error *err);
+PW_API int pw_upload_pack(struct pw_repo *repo, int in_fd, int out_fd,
+                          const struct pw_upload_pack_opts *opts, struct pw_error *err);
 
 #endif

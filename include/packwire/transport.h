@@ -11,6 +11,8 @@
 #ifndef PACKWIRE_TRANSPORT_H
 #define PACKWIRE_TRANSPORT_H
 
+#include "packwire/export.h"
+
 #include "packwire/error.h"
 
 enum pw_url_scheme {
@@ -37,15 +39,15 @@ struct pw_url {
 /* Parse the way Git classifies remote addresses: "<helper>::addr",
  * "scheme://", scp-like "[user@]host:path" (no '/' before the ':'), else a
  * local path. PW_EINVAL with a message for malformed addresses. */
-int pw_url_parse(struct pw_url *out, const char *url, struct pw_error *err);
-void pw_url_free(struct pw_url *u);
+PW_API int pw_url_parse(struct pw_url *out, const char *url, struct pw_error *err);
+PW_API void pw_url_free(struct pw_url *u);
 /* Is this address a local repository path or file:// URL? */
-int pw_url_is_local(const char *url);
+PW_API int pw_url_is_local(const char *url);
 
 /* Quote s for a POSIX shell the way Git does ('...', with ' and ! escaped),
  * appended to out. */
 struct pw_buf;
-int pw_sq_quote(struct pw_buf *out, const char *s);
+PW_API int pw_sq_quote(struct pw_buf *out, const char *s);
 
 struct pw_transport_opts {
 	const char *service;  /* "git-upload-pack" (NULL) or "git-receive-pack" */
@@ -71,18 +73,18 @@ struct pw_conn {
 /* Connect to the service at url. The child's stderr is inherited (Git shows
  * the server's messages). PW_EUNSUPPORTED for transports not built yet,
  * PW_EIO when the command cannot be started. */
-int pw_transport_connect(struct pw_conn **out, const char *url,
-                         const struct pw_transport_opts *opts, struct pw_error *err);
+PW_API int pw_transport_connect(struct pw_conn **out, const char *url,
+                                const struct pw_transport_opts *opts, struct pw_error *err);
 /* Stateless transports: the request written to out_fd is complete; the
  * response can be read from in_fd. A no-op for stateful ones. */
-int pw_conn_end_request(struct pw_conn *c, struct pw_error *err);
+PW_API int pw_conn_end_request(struct pw_conn *c, struct pw_error *err);
 /* Close our side of the stream so the server sees end of input. */
-void pw_conn_close_write(struct pw_conn *c);
+PW_API void pw_conn_close_write(struct pw_conn *c);
 /* Close both ends and reap the server process. *status (may be NULL) gets
  * its exit code (128 + signal when killed). Returns 0, or PW_EIO when
  * waiting failed. Safe to call twice. */
-int pw_conn_finish(struct pw_conn *c, int *status, struct pw_error *err);
+PW_API int pw_conn_finish(struct pw_conn *c, int *status, struct pw_error *err);
 /* Finish (if not yet done) and free. NULL is fine. */
-void pw_conn_free(struct pw_conn *c);
+PW_API void pw_conn_free(struct pw_conn *c);
 
 #endif
