@@ -1,4 +1,4 @@
-/* The public API of libpackwire. */
+/* The public API of libpackwire: including this header includes them all. */
 #ifndef PACKWIRE_H
 #define PACKWIRE_H
 
@@ -13,5 +13,15 @@
 #include "packwire/config.h"
 #include "packwire/repo.h"
 #include "packwire/refs.h"
+#include "packwire/odb.h"
+#include "packwire/revlist.h"
+#include "packwire/pack-write.h"
+#include "packwire/pkt.h"
+#include "packwire/proto.h"
+#include "packwire/transport.h"
+#include "packwire/client.h"
+#include "packwire/push.h"
+#include "packwire/server.h"
+#include "packwire/receive.h"
 
 #endif
