@@ -1,12 +1,14 @@
 # Thin wrapper over CMake. `make` builds, `make check` runs every test,
 # `make asan` runs them under AddressSanitizer + UBSan, `make demo` runs the
-# main job, `make bench` the benchmarks against stock git.
+# main job, `make bench` the benchmarks against stock git, `make install
+# PREFIX=...` installs the library, headers, packwire.pc and the CLI.
 BUILD ?= build
+PREFIX ?= /usr/local
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build check unit interop asan demo bench format clean fuzz
+.PHONY: all build check unit interop asan demo bench format clean fuzz install
 
 all: build
 
@@ -15,6 +17,10 @@ $(BUILD)/CMakeCache.txt:
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
+
+# DESTDIR=... stages the install (packwire.pc still names PREFIX).
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix $(PREFIX)
 
 check: build
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
