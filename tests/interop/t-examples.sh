@@ -45,7 +45,7 @@ fi
 cflags=(-std=c11 -Wall -Wextra -Werror)
 # a sanitizer build installs an instrumented library: its users need the runtime
 if grep -q '^PW_SANITIZE:BOOL=ON' "$PW_BUILD/CMakeCache.txt" 2>/dev/null; then
-	cflags+=(-fsanitize=address,undefined)
+	cflags+=("-fsanitize=address,undefined")
 fi
 for ex in clone-refs serve-upload-pack; do
 	# shellcheck disable=SC2046 # pkg-config output is meant to be split
