@@ -6,6 +6,16 @@
 
 #include <stddef.h>
 
+/*
+ * Contract of every call in the library: 0 (or a documented count or
+ * boolean) on success, a negative code below on failure, with the message
+ * either in the handle the call worked on (pw_repo_error, pw_session_error,
+ * ...) or in the struct pw_error the caller passed (NULL drops it). The
+ * message is for people; decide on the code. A record is plain data owned
+ * by whoever declared it: no allocation, nothing to free, and the functions
+ * below may run on different records in different threads at once.
+ */
+
 /* Every fallible function returns 0 or one of these (negative). */
 enum pw_errcode {
 	PW_OK = 0,
@@ -41,15 +51,19 @@ PW_API int pw_error_set(struct pw_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with more context ("reading x: <old>"). */
+/* Returns err's code (PW_ERROR when it has none or err is NULL). */
 PW_API int pw_error_wrap(struct pw_error *err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* code 0, empty message; NULL is fine. */
 PW_API void pw_error_clear(struct pw_error *err);
 
 /* Copy src into dst (either may be NULL); returns src's code. */
+/* (PW_ERROR when src is NULL.) */
 PW_API int pw_error_copy(struct pw_error *dst, const struct pw_error *src);
 
 /* A fixed English name of a code, for messages ("out of memory"). */
+/* Static storage, never NULL, any thread. */
 PW_API const char *pw_strerror(int code);
 
 #endif
