@@ -9,6 +9,14 @@
 #include <stdint.h>
 #include "packwire/error.h"
 
+/*
+ * Threads: the algorithm descriptors (pw_hash_sha1, pw_hash_sha256 and what
+ * the look-ups return) are immutable static data, shared freely between
+ * threads and never freed. A struct pw_oid is a plain value (copy it with
+ * =). A struct pw_hash_ctx belongs to one computation: one thread at a time.
+ * None of these functions allocates; none can fail unless it returns int.
+ */
+
 typedef enum { PW_HASH_UNKNOWN = 0, PW_HASH_SHA1 = 1, PW_HASH_SHA256 = 2 } pw_hash_id;
 
 #define PW_MAX_RAWSZ    32
@@ -43,6 +51,7 @@ struct pw_hash_algo {
 	void (*final_raw)(struct pw_hash_ctx *ctx, uint8_t *out);
 };
 
+/* The two algorithms (static, never freed). */
 PW_API extern const struct pw_hash_algo pw_hash_sha1;
 PW_API extern const struct pw_hash_algo pw_hash_sha256;
 
@@ -57,6 +66,8 @@ PW_API const struct pw_hash_algo *pw_hash_guess_from_hexlen(size_t hexlen);
 /* The algorithm of an id (NULL when unset). */
 PW_API const struct pw_hash_algo *pw_oid_algo(const struct pw_oid *oid);
 
+/* Incremental hashing: init, any number of updates, then one final
+ * (the context may be reused after another init). Never fail. */
 PW_API void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
 PW_API void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
 PW_API void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
@@ -73,10 +84,12 @@ PW_API void pw_oid_from_raw(struct pw_oid *out, const uint8_t *raw,
 /* Writes algo->hexsz digits and a NUL into buf (PW_MAX_HEXSZ + 1 bytes suffice);
  * returns buf. */
 PW_API char *pw_oid_to_hex(const struct pw_oid *oid, char *buf);
+/* Order: by algorithm, then bytes (memcmp); equal only for the same algorithm. */
 PW_API int pw_oid_cmp(const struct pw_oid *a, const struct pw_oid *b);
 PW_API int pw_oid_equal(const struct pw_oid *a, const struct pw_oid *b);
 PW_API int pw_oid_is_zero(const struct pw_oid *oid);
 PW_API void pw_oid_zero(struct pw_oid *out, const struct pw_hash_algo *algo);
+/* sha256 ids: 32; anything else (sha1, unset): 20. */
 PW_API size_t pw_oid_rawsz(const struct pw_oid *oid);
 
 /* Is c a hex digit; its value or -1. */
