@@ -10,6 +10,21 @@
 
 #include "packwire/error.h"
 
+/*
+ * A struct pw_config is a parsed set of entries, owned by whoever created it
+ * (pw_config_parse / _load_file / _new) and freed with pw_config_free
+ * (NULL is fine); entries, keys and values returned by the getters are
+ * borrowed from it and stay valid until it is freed or parsed into again.
+ * The set a repository holds (pw_repo_config) is the repository's: do not
+ * free it. Errors: the message goes to err when one is taken (err may be
+ * NULL); PW_ENOMEM, PW_EINVAL for syntax or bad values, PW_ENOTFOUND for a
+ * missing key or file, PW_EIO for file errors. Threads: reading one set from
+ * several threads at once is safe (the getters only read); parsing into it
+ * or freeing it is not. The file editors are safe between threads and
+ * processes on different files; on the same file one of them gets
+ * PW_ELOCKED.
+ */
+
 struct pw_config;
 
 /* One "key = value" line. key is canonical: "section.name" or
@@ -39,6 +54,7 @@ PW_API int pw_config_load_file(struct pw_config **out, const char *path, struct 
  * PW_EINVAL with a message when they are malformed. */
 PW_API int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err);
 /* An empty set (to fill with pw_config_parse_into). */
+/* (Returns 0 or PW_ENOMEM.) */
 PW_API int pw_config_new(struct pw_config **out);
 PW_API void pw_config_free(struct pw_config *cfg);
 
@@ -77,12 +93,15 @@ PW_API int pw_config_parse_int64(const char *value, int64_t *out);
 
 /* Canonicalize a key as the parser does ("Remote.x.URL" -> "remote.x.url");
  * malloc'd, NULL when the key is malformed (no section or no name) or on ENOMEM. */
+/* The caller frees the result with free(). */
 PW_API char *pw_config_canonical_key(const char *key);
 
 /* Edit the config file at path under path.lock: set key to value (replacing
  * every existing value of key, keeping the position of the last one), or
  * add it to the last matching section, or append a new section. value ==
  * NULL removes the key. The file is created when missing. */
+/* PW_ELOCKED when path.lock exists, PW_EINVAL for a malformed key,
+ * PW_EIO when the file cannot be read or written; the message is in err. */
 PW_API int pw_config_set_in_file(const char *path, const char *key, const char *value,
                                  struct pw_error *err);
 /* Like set, but adds one more value of a multi-valued key ("git config --add"). */
