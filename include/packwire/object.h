@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include "packwire/hash.h"
 
+/* Pure functions on caller data: no allocation, no errors, any thread. */
+
 /* The numbers are the pack entry type codes. */
 enum pw_object_type {
 	PW_OBJ_NONE = 0,
