@@ -9,6 +9,20 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 
+/*
+ * Contract: a struct pw_repo is created by the open and init calls below and
+ * owned by the caller, who frees it with pw_repo_free (NULL is fine); *out
+ * is NULL after a failure. Strings, the config and the algorithm it returns
+ * are borrowed: valid while the handle lives (the config until the next
+ * pw_repo_reload_config or pw_repo_set_object_format). Errors of open/init
+ * go to err (may be NULL); calls on a handle (refs, fetch, push, ...) leave
+ * their message in pw_repo_error(repo) unless they take an err of their own.
+ * Threads: one thread at a time per handle, including calls that borrow it
+ * (an upload session, a fetch). Handles opened on the same repository are
+ * independent and may be used in parallel; on-disk updates between them
+ * (and other processes, Git included) go through lock files.
+ */
+
 struct pw_repo;
 
 /* Discover the repository containing `path` (a work tree or any directory
@@ -25,6 +39,7 @@ PW_API int pw_repo_open_gitdir(struct pw_repo **out, const char *git_dir, struct
 PW_API void pw_repo_free(struct pw_repo *repo);
 
 /* Is `path` a git directory (HEAD naming a ref or an oid, objects/, refs/)? */
+/* (1 or 0; reads the file system only, any thread.) */
 PW_API int pw_repo_is_git_dir(const char *path);
 
 PW_API const struct pw_hash_algo *pw_repo_algo(const struct pw_repo *repo);
@@ -35,6 +50,8 @@ PW_API const char *pw_repo_objects_dir(const struct pw_repo *repo);
 PW_API int pw_repo_is_bare(const struct pw_repo *repo);
 /* The repository's config (borrowed; reloaded by pw_repo_reload_config). */
 PW_API const struct pw_config *pw_repo_config(const struct pw_repo *repo);
+/* Re-reads the config and the repository format; 0 or a code with the
+ * message in pw_repo_error(repo). Invalidates the pointer pw_repo_config gave. */
 PW_API int pw_repo_reload_config(struct pw_repo *repo);
 /* The error record of the handle: calls taking a repo put messages here. */
 PW_API struct pw_error *pw_repo_error(struct pw_repo *repo);
@@ -49,12 +66,14 @@ struct pw_repo_init_opts {
 };
 PW_API int pw_repo_init(struct pw_repo **out, const char *path, int bare,
                         const struct pw_hash_algo *algo, struct pw_error *err);
+/* opts is read, and opts->reinitialized written. */
 PW_API int pw_repo_init_ext(struct pw_repo **out, const char *path, struct pw_repo_init_opts *opts,
                             struct pw_error *err);
 
 /* Rewrite the repository format for algo (sha1: version 0 and no
  * extensions.objectFormat; sha256: version 1 + objectFormat) and switch the
  * handle to it. Only sensible before any object or ref is written (clone). */
+/* The message goes to err; the config pointer of the handle is replaced. */
 PW_API int pw_repo_set_object_format(struct pw_repo *repo, const struct pw_hash_algo *algo,
                                      struct pw_error *err);
 
