@@ -11,12 +11,21 @@
 
 struct pw_repo;
 
+/*
+ * Contract: calls taking a repo use it (one thread at a time, see repo.h)
+ * and leave their message in pw_repo_error(repo); strings they return
+ * through char ** are malloc'd and freed by the caller with free(). Another
+ * process (Git included) may change refs at any time: reads see a
+ * consistent value per ref, and transactions lock what they write.
+ */
+
 /* Symrefs are followed at most this deep (as Git: 5). */
 #define PW_REFS_MAX_DEPTH 5
 
 /* git check-ref-format rules. With PW_REFNAME_ALLOW_ONELEVEL a name without
  * '/' is allowed (e.g. "HEAD", "main" for branch-name checks). */
 #define PW_REFNAME_ALLOW_ONELEVEL 1
+/* (1 or 0; pure, any thread.) */
 PW_API int pw_refname_is_valid(const char *name, unsigned flags);
 /* Names the ref store accepts: valid names under "refs/", or top-level
  * all-caps names like HEAD, FETCH_HEAD, ORIG_HEAD. */
@@ -49,6 +58,7 @@ struct pw_ref {
 /* Every ref whose name starts with prefix (NULL = "refs/"), loose and packed
  * merged (loose wins), sorted by name. Refs with invalid names or unreadable
  * values are skipped. A non-zero return from fn stops and is returned. */
+/* The struct pw_ref and its strings are valid during the callback only. */
 PW_API int pw_refs_foreach(struct pw_repo *repo, const char *prefix, unsigned flags,
                            int (*fn)(const struct pw_ref *ref, void *data), void *data);
 
@@ -62,6 +72,10 @@ struct pw_ref_tx;
 /* Flags for updates. */
 #define PW_REF_NO_DEREF 1 /* update a symref itself instead of its target */
 
+/* A transaction borrows repo (which must outlive it) and is used by one
+ * thread. Its own failures (queueing, commit) are in pw_ref_tx_error(tx);
+ * PW_ENOMEM from _new goes to pw_repo_error(repo). Free with pw_ref_tx_free
+ * (NULL is fine; uncommitted updates are dropped, locks released). */
 PW_API int pw_ref_tx_new(struct pw_ref_tx **out, struct pw_repo *repo);
 /* Queue an update. old: NULL = don't check; zero oid = must not exist; else
  * must currently be that value. Nothing happens before commit. */
@@ -71,7 +85,9 @@ PW_API int pw_ref_tx_update(struct pw_ref_tx *tx, const char *name, const struct
 PW_API int pw_ref_tx_delete(struct pw_ref_tx *tx, const char *name, const struct pw_oid *old_oid);
 /* Lock everything, verify every old value, then write: all or nothing.
  * PW_ELOCKED when a lock is held, PW_EMISMATCH on an old-value mismatch. */
+/* Once only: a second commit is PW_EINVAL. */
 PW_API int pw_ref_tx_commit(struct pw_ref_tx *tx);
+/* Borrowed, valid until pw_ref_tx_free. */
 PW_API const struct pw_error *pw_ref_tx_error(const struct pw_ref_tx *tx);
 PW_API void pw_ref_tx_free(struct pw_ref_tx *tx);
 
