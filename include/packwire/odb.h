@@ -14,6 +14,17 @@
 #include "packwire/hash.h"
 #include "packwire/object.h"
 
+/*
+ * Contract: pw_odb_open gives the caller a handle (errors in err, *out NULL
+ * on failure), freed with pw_odb_free (NULL is fine). Calls on a handle leave
+ * their message in pw_odb_error(odb), overwritten by the next failure.
+ * Objects read go into a pw_buf the caller owns. Threads: a handle keeps
+ * caches and open files, so one thread uses it at a time; open one handle
+ * per thread (they share nothing). Other processes may add objects
+ * meanwhile: loose ones are seen at once, new packs after pw_odb_refresh.
+ * The parsers below are pure and may run on any thread.
+ */
+
 struct pw_odb;
 
 /* Open the object directory `objects_dir` (e.g. "repo.git/objects") holding
@@ -41,6 +52,8 @@ PW_API int pw_odb_read_header(struct pw_odb *odb, const struct pw_oid *oid, int 
 /* 1 when the object exists (loose, packed or in an alternate), else 0. */
 PW_API int pw_odb_exists(struct pw_odb *odb, const struct pw_oid *oid);
 /* Write a loose object (zlib), returning its id; a no-op when it exists. */
+/* (Written to a temporary file and renamed into place: safe against
+ * concurrent writers of the same object.) */
 PW_API int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t len,
                               struct pw_oid *out);
 /* Look for packs added since the handle was opened (after index-pack). */
@@ -60,6 +73,7 @@ struct pw_commit_info {
 };
 /* Parse a commit's header; PW_ECORRUPT on malformed input. Free with
  * pw_commit_info_free. */
+/* Pure: any thread; the message goes to err. */
 PW_API int pw_commit_parse(struct pw_commit_info *out, const char *data, size_t len,
                            const struct pw_hash_algo *algo, struct pw_error *err);
 PW_API void pw_commit_info_free(struct pw_commit_info *c);
@@ -81,6 +95,7 @@ struct pw_tag_info {
 	const char *name; /* into the buffer */
 	size_t name_len;
 };
+/* PW_ECORRUPT on malformed input, message in err; name points into data. */
 PW_API int pw_tag_parse(struct pw_tag_info *out, const char *data, size_t len,
                         const struct pw_hash_algo *algo, struct pw_error *err);
 
