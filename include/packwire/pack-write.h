@@ -20,6 +20,8 @@ struct pw_pack_writer;
 
 /* Progress of one phase ("Counting objects", "Compressing objects",
  * "Writing objects"): total 0 means unknown; done = 1 on the last call. */
+/* Calls never overlap, but "Compressing objects" may come from the pack
+ * writer's delta-search threads: touch only what data points at. */
 typedef void (*pw_progress_fn)(void *data, const char *title, uint64_t n, uint64_t total, int done);
 
 struct pw_pack_write_opts {
@@ -43,6 +45,10 @@ struct pw_pack_write_opts {
 PW_API void pw_pack_write_opts_init(struct pw_pack_write_opts *opts);
 
 /* `odb` is borrowed for the writer's lifetime; opts is copied (NULL = defaults). */
+/* 0 or PW_ENOMEM (no message); the writer is the caller's, freed with
+ * pw_pack_writer_free (NULL is fine). Later failures leave their message
+ * in pw_pack_writer_error(w) (borrowed). The writer reads through odb:
+ * nobody else may use that odb handle until the writer is freed. */
 PW_API int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
                               const struct pw_pack_write_opts *opts);
 PW_API void pw_pack_writer_free(struct pw_pack_writer *w);
@@ -61,6 +67,7 @@ PW_API int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid
 PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
 
 /* Receives the pack's bytes in order; returns 0 or an error code (message in err). */
+/* Called on the writing thread, in order; data is valid during the call. */
 typedef int (*pw_pack_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
 
 /* Count, search deltas and write the whole pack. `checksum` (optional,

@@ -36,6 +36,9 @@ struct pw_revlist_obj {
 typedef int (*pw_revlist_fn)(const struct pw_revlist_obj *obj, void *data);
 
 /* `odb` is borrowed for the walk's lifetime. */
+/* 0 or PW_ENOMEM (no message). The walk is the caller's: pw_revlist_free
+ * (NULL is fine). Later failures are in pw_revlist_error(rl). The walk
+ * reads through odb, so nobody else may use that odb handle meanwhile. */
 PW_API int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags);
 PW_API void pw_revlist_free(struct pw_revlist *rl);
 /* The message of the last failure (borrowed). */
