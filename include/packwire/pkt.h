@@ -12,6 +12,14 @@
 #include "packwire/buf.h"
 #include "packwire/error.h"
 
+/*
+ * Contract: the decoders and encoders are pure (any thread, on data each
+ * thread owns); encoders append to a pw_buf the caller owns. Messages go to
+ * the err given (may be NULL). A reader or a relay belongs to its caller
+ * (init, then _free, which releases only what init allocated) and is used
+ * by one thread at a time; a reader never closes its fd.
+ */
+
 /* Largest packet on the wire, 4-byte length header included. */
 #define PW_PKT_MAX 65520
 /* Largest payload of a data packet. */
@@ -99,6 +107,7 @@ struct pw_pkt_reader {
 	size_t pkt_used;
 };
 
+/* 0 or PW_ENOMEM; flags are PW_PKT_READ_*. */
 PW_API int pw_pkt_reader_init(struct pw_pkt_reader *r, int fd, unsigned flags);
 PW_API void pw_pkt_reader_free(struct pw_pkt_reader *r);
 /*

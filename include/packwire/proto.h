@@ -14,6 +14,15 @@
 #include "packwire/hash.h"
 #include "packwire/pkt.h"
 
+/*
+ * Contract: everything here is pure: no I/O, no global state, any thread on
+ * data that thread owns. Structs with an _init/_free pair (pw_v2_caps,
+ * pw_v2_request, pw_fetch_args) are the caller's: _init before use, _free
+ * after (also after a failure), views they hand out live until _free.
+ * Messages go to the err given (may be NULL) and are worded for the peer
+ * (they can be sent as an ERR packet as they are).
+ */
+
 /* ---- v0/v1 capability lists --------------------------------------------- */
 /*
  * The text after the NUL of the first advertisement line (or after the oid of
@@ -190,6 +199,7 @@ struct pw_oid_array {
 };
 
 /* Append oid (the array grows by doubling); 0 or PW_ENOMEM. */
+/* The array is the caller's: start it zeroed, free(arr->v) when done. */
 PW_API int pw_oid_array_push(struct pw_oid_array *arr, const struct pw_oid *oid);
 
 struct pw_str_array {
