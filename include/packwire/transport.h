@@ -39,6 +39,8 @@ struct pw_url {
 /* Parse the way Git classifies remote addresses: "<helper>::addr",
  * "scheme://", scp-like "[user@]host:path" (no '/' before the ':'), else a
  * local path. PW_EINVAL with a message for malformed addresses. */
+/* On failure *out holds nothing to free; on success free it with
+ * pw_url_free (which frees the strings, not the struct). Pure: any thread. */
 PW_API int pw_url_parse(struct pw_url *out, const char *url, struct pw_error *err);
 PW_API void pw_url_free(struct pw_url *u);
 /* Is this address a local repository path or file:// URL? */
@@ -47,6 +49,7 @@ PW_API int pw_url_is_local(const char *url);
 /* Quote s for a POSIX shell the way Git does ('...', with ' and ! escaped),
  * appended to out. */
 struct pw_buf;
+/* (0 or PW_ENOMEM/PW_ETOOBIG from the buffer.) */
 PW_API int pw_sq_quote(struct pw_buf *out, const char *s);
 
 struct pw_transport_opts {
@@ -73,6 +76,10 @@ struct pw_conn {
 /* Connect to the service at url. The child's stderr is inherited (Git shows
  * the server's messages). PW_EUNSUPPORTED for transports not built yet,
  * PW_EIO when the command cannot be started. */
+/* The connection is the caller's (pw_conn_free; *out NULL on failure) and
+ * is used by one thread at a time; messages go to err. The child process
+ * is the connection's: pw_conn_finish/pw_conn_free reap it, and nothing
+ * else in the process should wait for it. */
 PW_API int pw_transport_connect(struct pw_conn **out, const char *url,
                                 const struct pw_transport_opts *opts, struct pw_error *err);
 /* Stateless transports: the request written to out_fd is complete; the
