@@ -17,6 +17,15 @@
 #include "packwire/proto.h"
 #include "packwire/transport.h"
 
+/*
+ * Contract: messages go to the err each call takes (may be NULL). Sessions,
+ * results and reports are the caller's and are used by one thread at a time;
+ * a repo passed in is borrowed for the call and must not be used by another
+ * thread meanwhile. Separate sessions and clones run in parallel. The
+ * parsers (pw_adv_feed_*, refspecs) are pure. Transports spawn the server
+ * (git-upload-pack, ssh) as a child process and reap it on close.
+ */
+
 struct pw_repo;
 
 /* One ref the server offered. */
@@ -45,6 +54,9 @@ struct pw_adv {
 	int state_; /* private */
 };
 
+/* The struct is the caller's; pw_adv_free releases the refs and strings
+ * the feeds stored (names, symref targets), which pw_adv_find's results and
+ * the refs array borrow. */
 PW_API void pw_adv_init(struct pw_adv *a);
 PW_API void pw_adv_free(struct pw_adv *a);
 /*
@@ -74,12 +86,15 @@ struct pw_session;
 
 /* Connect and read the server's first words (v0/v1 ref advertisement or v2
  * capabilities). */
+/* *out is the caller's, ended and freed by pw_session_close. */
 PW_API int pw_session_open(struct pw_session **out, const char *url,
                            const struct pw_client_opts *opts, struct pw_error *err);
 /* End the session (v2: a flush), reap the server. Returns an error when the
  * server failed and nothing else was reported. NULL is fine. */
+/* (The session is freed in any case.) */
 PW_API int pw_session_close(struct pw_session *s, struct pw_error *err);
 
+/* The getters below return values or borrowed strings valid until close. */
 PW_API int pw_session_version(const struct pw_session *s);
 /* The server's algorithm (sha1 when it said nothing). */
 PW_API const struct pw_hash_algo *pw_session_algo(const struct pw_session *s);
@@ -135,6 +150,8 @@ struct pw_fetch_result {
  * that every wanted object is there (and, without depth or filter, that the
  * new history is connected). On failure no pack is left behind.
  */
+/* res is (re)initialised first; free it with pw_fetch_result_free in any
+ * case. repo is borrowed for the call. */
 PW_API int pw_session_fetch(struct pw_session *s, struct pw_repo *repo,
                             const struct pw_fetch_request *req, struct pw_fetch_result *res,
                             struct pw_error *err);
@@ -161,6 +178,7 @@ struct pw_refspec {
 	int glob;        /* both sides have one '*' */
 };
 
+/* On success free *out with pw_refspec_free; on failure nothing is held. */
 PW_API int pw_refspec_parse(struct pw_refspec *out, const char *spec, struct pw_error *err);
 PW_API void pw_refspec_free(struct pw_refspec *r);
 /* Does name match src (or, reverse, dst)? *out (malloc'd, may be NULL) gets
@@ -199,6 +217,8 @@ struct pw_clone_info {
 
 /* Clone into opts->dir, which must not exist or be empty. On failure what
  * was created is removed again. */
+/* info holds no allocation (algo is static). The caller's process sees the
+ * server's and ssh's stderr (the child inherits it). */
 PW_API int pw_clone(const struct pw_clone_opts *opts, struct pw_clone_info *info,
                     struct pw_error *err);
 
@@ -244,6 +264,8 @@ struct pw_fetch_report {
 /* Fetch into repo: negotiate, receive, update refs (one transaction; on
  * failure nothing changes and the new pack is removed), FETCH_HEAD, shallow.
  * Rejected non-fast-forward updates are reported, not errors. */
+/* rep is zeroed first; free it with pw_fetch_report_free whatever the
+ * result. repo is borrowed for the call. */
 PW_API int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *opts,
                     struct pw_fetch_report *rep, struct pw_error *err);
 PW_API void pw_fetch_report_free(struct pw_fetch_report *rep);
