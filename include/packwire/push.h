@@ -76,6 +76,10 @@ struct pw_push_result {
  * failures, and PW_EUNSUPPORTED "the receiving end does not support this
  * repository's hash algorithm" before anything is sent.
  */
+/* repo is borrowed for the call (one thread, see repo.h); res is zeroed
+ * first and freed with pw_push_result_free whatever the result. The
+ * callbacks run during the call (local_progress possibly from the pack
+ * writer's delta-search threads, never two at once). */
 PW_API int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
                    size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
                    struct pw_error *err);

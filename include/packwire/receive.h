@@ -41,6 +41,11 @@ PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);
  * request, wrong object format), with err set. Never crashes on any input.
  * The process should ignore SIGPIPE (hooks may exit without reading stdin).
  */
+/* Threads: one call per repo handle at a time (the handle is borrowed and
+ * read through). Concurrent pushes to one repository (other handles, other
+ * processes) are safe: each one's ref updates go through Git's ref locks.
+ * Hooks run as child processes the call waits for; in_fd/out_fd (and
+ * err_fd) are not closed. */
 PW_API int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd,
                            const struct pw_receive_opts *opts, struct pw_error *err);
 
@@ -62,6 +67,8 @@ struct pw_receive_cmds {
 	int seen_caps;
 };
 
+/* Caller-owned; _free releases the names and caps. Pure parsing, any
+ * thread; messages go to err. */
 PW_API void pw_receive_cmds_init(struct pw_receive_cmds *c, const struct pw_hash_algo *algo);
 PW_API void pw_receive_cmds_free(struct pw_receive_cmds *c);
 

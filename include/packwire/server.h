@@ -32,6 +32,10 @@ PW_API int pw_protocol_version_from_env(const char *git_protocol);
 struct pw_upload_session;
 
 /* `repo` is borrowed for the session's lifetime; in_fd/out_fd are not closed. */
+/* The session is the caller's (pw_upload_session_free, NULL is fine;
+ * *out NULL on failure, message in err). One thread runs a session; each
+ * concurrent session needs its own repo handle, since the session reads
+ * refs through it. */
 PW_API int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, int in_fd,
                                  int out_fd, const struct pw_upload_pack_opts *opts,
                                  struct pw_error *err);
@@ -43,6 +47,7 @@ PW_API void pw_upload_session_free(struct pw_upload_session *s);
  * where the protocol allows it.
  */
 PW_API int pw_upload_session_run(struct pw_upload_session *s);
+/* Borrowed, valid until the session is freed. */
 PW_API const struct pw_error *pw_session_error(const struct pw_upload_session *s);
 
 /* Statistics of the pack sent by the last fetch in a session. */
@@ -53,6 +58,9 @@ struct pw_upload_stats {
 PW_API void pw_upload_session_stats(const struct pw_upload_session *s, struct pw_upload_stats *out);
 
 /* new + run + free in one; the error (if any) is copied to err. */
+/* The same ownership and threading rules: repo borrowed for the call, fds
+ * left open. Writing to a client that hung up gives EPIPE only when the
+ * process ignores SIGPIPE, which is the caller's to set. */
 PW_API int pw_upload_pack(struct pw_repo *repo, int in_fd, int out_fd,
                           const struct pw_upload_pack_opts *opts, struct pw_error *err);
 
