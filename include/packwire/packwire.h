@@ -1,4 +1,7 @@
 /* The public API of libpackwire: including this header includes them all. */
+/* Each header states its contract (who owns what, where errors go, what
+ * may be shared between threads); error.h has the rules common to all, and
+ * docs/api.md is a tour. */
 #ifndef PACKWIRE_H
 #define PACKWIRE_H
 
