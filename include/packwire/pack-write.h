@@ -15,12 +15,12 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 #include "packwire/odb.h"
+#include "packwire/report.h"
 
 struct pw_pack_writer;
 
-/* Progress of one phase ("Counting objects", "Compressing objects",
- * "Writing objects"): total 0 means unknown; done = 1 on the last call. */
-typedef void (*pw_progress_fn)(void *data, const char *title, uint64_t n, uint64_t total, int done);
+/* Progress of the phases ("Counting objects", "Compressing objects",
+ * "Writing objects") goes to a pw_progress_fn (packwire/report.h). */
 
 struct pw_pack_write_opts {
 	int window;       /* objects tried as delta bases (0 = no search); 10 */

@@ -164,7 +164,8 @@ static const struct pw_remote_ref *remote_head(const struct pw_adv *adv, const c
 	return head;
 }
 
-static int absolute_url(const char *url, char **out, struct pw_error *err)
+/* cwd: the caller's logical working directory ($PWD), or NULL */
+static int absolute_url(const char *url, const char *cwd, char **out, struct pw_error *err)
 {
 	char buf[PATH_MAX];
 	struct pw_url u;
@@ -184,10 +185,10 @@ static int absolute_url(const char *url, char **out, struct pw_error *err)
 	/* stored as git does: the path as given, made absolute but not
 	 * normalized ("/x/../srv" stays), so "From <url>" lines match */
 	if (url[0] != '/') {
-		const char *pwd = getenv("PWD");
+		const char *pwd = cwd;
 		struct stat a, b;
 
-		/* $PWD keeps the symbolic links the user sees, when it is "." */
+		/* cwd ($PWD) keeps the symbolic links the user sees, when it is "." */
 		if (!pwd || pwd[0] != '/' || stat(pwd, &a) || stat(".", &b) ||
 		    a.st_dev != b.st_dev || a.st_ino != b.st_ino || strlen(pwd) >= sizeof(buf))
 			pwd = getcwd(buf, sizeof(buf));
@@ -494,10 +495,11 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 		                    "destination path '%s' already exists and is not an empty "
 		                    "directory.",
 		                    o->dir);
-	if ((rc = absolute_url(o->url, &url, err)))
+	if ((rc = absolute_url(o->url, o->cwd, &url, err)))
 		return rc;
 	iopts.bare = o->bare || o->mirror;
 	iopts.initial_branch = o->initial_branch;
+	iopts.config = o->config;
 	if ((rc = pw_repo_init_ext(&c.repo, o->dir, &iopts, err)))
 		goto cleanup;
 	rc = do_clone(&c, url, info);

@@ -589,7 +589,8 @@ static int send_out(struct ps *s, struct pw_buf *b)
 struct pack_ctx {
 	struct pw_pack_writer *w;
 	const struct pw_push_opts *o;
-	uint64_t n; /* objects to send, for the progress */
+	pw_progress_fn progress; /* NULL: none wanted */
+	uint64_t n;              /* objects to send, for the progress */
 	int rc;
 };
 
@@ -601,8 +602,8 @@ static int pack_obj(const struct pw_revlist_obj *obj, void *data)
 
 	if (obj->excluded)
 		return pw_pack_writer_add_base(p->w, &obj->oid, obj->type, path, pl);
-	if (p->o->local_progress && ++p->n % 1024 == 0)
-		p->o->local_progress(p->o->local_progress_data, "Enumerating objects", p->n, 0, 0);
+	if (p->progress && ++p->n % 1024 == 0)
+		p->progress(p->o->report.data, "Enumerating objects", p->n, 0, 0);
 	return pw_pack_writer_add(p->w, &obj->oid, obj->type, path, pl);
 }
 
@@ -639,14 +640,15 @@ static int send_pack_data(struct ps *s)
 	po.thin = 1;
 	po.ofs_delta = s->server_ofs;
 	po.objects_dir = pw_repo_objects_dir(s->repo);
-	po.progress = s->o->local_progress;
-	po.progress_data = s->o->local_progress_data;
+	po.progress = s->o->progress ? s->o->report.progress : NULL;
+	po.progress_data = s->o->report.data;
 	if ((rc = pw_pack_writer_new(&w, s->odb, &po))) {
 		rc = pw_error_set(s->err, rc, "out of memory");
 		goto out;
 	}
 	pc.w = w;
 	pc.o = s->o;
+	pc.progress = po.progress;
 	pc.n = 0;
 	pc.rc = 0;
 	if ((rc = pw_revlist_run(rl, pack_obj, &pc))) {
@@ -656,9 +658,9 @@ static int send_pack_data(struct ps *s)
 			pw_error_copy(s->err, pw_pack_writer_error(w));
 		goto out;
 	}
-	if (s->o->local_progress)
-		s->o->local_progress(s->o->local_progress_data, "Enumerating objects",
-		                     pw_pack_writer_count(w), 0, 1);
+	if (pc.progress)
+		pc.progress(s->o->report.data, "Enumerating objects", pw_pack_writer_count(w), 0,
+		            1);
 	if ((rc = pw_pack_writer_write(w, pack_out, &fd, NULL))) {
 		if (!s->err->msg[0])
 			pw_error_copy(s->err, pw_pack_writer_error(w));
@@ -666,7 +668,7 @@ static int send_pack_data(struct ps *s)
 		struct pw_pack_write_stats st;
 
 		pw_pack_writer_stats(w, &st);
-		s->o->local_pack_done(s->o->local_progress_data, &st);
+		s->o->local_pack_done(s->o->report.data, &st);
 	}
 out:
 	pw_pack_writer_free(w);
@@ -784,13 +786,12 @@ static int report_line(struct ps *s, const char *p, size_t len)
 static int read_report(struct ps *s)
 {
 	struct pw_buf band1 = PW_BUF_INIT;
-	struct pw_progress_relay relay;
+	const struct pw_report *rep = &s->o->report;
 	struct pw_pkt pkt;
 	int rc = 0;
 
-	/* band payloads keep their LF: the relay needs the line ends */
+	/* band payloads keep their LF: the caller needs the line ends */
 	s->rd.flags &= ~(unsigned)PW_PKT_READ_CHOMP;
-	pw_progress_relay_init(&relay, isatty(2) ? "\033[K" : "        ");
 	for (;;) {
 		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
 			break;
@@ -819,8 +820,8 @@ static int read_report(struct ps *s)
 					break;
 				}
 			} else if (band == PW_BAND_PROGRESS) {
-				pw_progress_relay_feed(&relay, payload.p, payload.len);
-				pw_progress_relay_flush_fd(&relay, 2, NULL);
+				if (rep->remote)
+					rep->remote(rep->data, payload.p, payload.len);
 			} else {
 				rc = pw_error_set(
 				        s->err, PW_ERROR, "remote error: %.*s",
@@ -842,9 +843,8 @@ static int read_report(struct ps *s)
 				break;
 		}
 	}
-	pw_progress_relay_finish(&relay);
-	pw_progress_relay_flush_fd(&relay, 2, NULL);
-	pw_progress_relay_free(&relay);
+	if (rep->remote)
+		rep->remote(rep->data, NULL, 0);
 	if (!rc && s->sideband) {
 		size_t pos = 0, used;
 
@@ -918,9 +918,13 @@ static int track_one(const struct pw_config_entry *e, void *data)
 		pw_ref_tx_delete(tx, mapped, NULL);
 	else
 		pw_ref_tx_update(tx, mapped, &t->r->new_oid, NULL, 0);
-	if (pw_ref_tx_commit(tx))
-		fprintf(stderr, "warning: could not update %s: %s\n", mapped,
-		        pw_ref_tx_error(tx)->msg);
+	if (pw_ref_tx_commit(tx) && t->s->o->report.warning) {
+		struct pw_buf msg = PW_BUF_INIT;
+
+		if (!pw_buf_addf(&msg, "could not update %s: %s", mapped, pw_ref_tx_error(tx)->msg))
+			t->s->o->report.warning(t->s->o->report.data, msg.data);
+		pw_buf_free(&msg);
+	}
 	pw_ref_tx_free(tx);
 	return 0;
 }
@@ -1034,6 +1038,7 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 		to.command = cfgf(&s, key, sizeof(key), "remote.%s.receivepack", res->remote_name);
 	to.protocol_version = 0;
 	to.quiet = opts->quiet;
+	to.ssh = opts->ssh;
 	if ((rc = pw_transport_connect(&s.conn, res->url, &to, err)))
 		goto out;
 	if ((rc = pw_pkt_reader_init(&s.rd, s.conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR))) {
