@@ -1008,15 +1008,113 @@ static int read_advertisement(struct ps *s)
 	}
 }
 
+/* Start receive-pack on the remote and read its advertisement. */
+static int connect_remote(struct ps *s)
+{
+	const struct pw_push_opts *opts = s->o;
+	struct pw_transport_opts to;
+	char key[512];
+	int rc;
+
+	memset(&to, 0, sizeof(to));
+	to.service = "git-receive-pack";
+	to.command = opts->receive_pack;
+	if (!to.command && s->res->remote_name)
+		to.command =
+		        cfgf(s, key, sizeof(key), "remote.%s.receivepack", s->res->remote_name);
+	to.protocol_version = 0;
+	to.quiet = opts->quiet;
+	to.ssh = opts->ssh;
+	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
+		return rc;
+	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
+		return pw_error_set(s->err, rc, "out of memory");
+	s->rd_init = 1;
+	return read_advertisement(s);
+}
+
+/* The seed patch's rule: the server must support our algorithm (no
+ * object-format capability means sha1 only) before anything is sent; a
+ * refusal ends the session with a flush. */
+static int check_algo(struct ps *s)
+{
+	struct pw_buf b = PW_BUF_INIT;
+
+	if (s->adv.algo_advertised
+	            ? pw_object_format_caps_supports(s->adv.caps, s->adv.caps_len, s->algo)
+	            : !((s->adv.algo && s->adv.algo != s->algo) ||
+	                (!s->adv.algo && s->algo != &pw_hash_sha1)))
+		return 0;
+	if (!pw_pkt_flush(&b))
+		pw_write_full(s->conn->out_fd, b.data, b.len, NULL);
+	pw_buf_free(&b);
+	return pw_error_set(s->err, PW_EUNSUPPORTED,
+	                    "the receiving end does not support this repository's hash "
+	                    "algorithm");
+}
+
+/* The server's capabilities, and whether the options asked for are there. */
+static int read_caps(struct ps *s)
+{
+	const char *caps = s->adv.caps;
+	size_t clen = s->adv.caps_len;
+
+	s->server_report = pw_caps_has(caps, clen, "report-status");
+	s->server_report_v2 = pw_caps_has(caps, clen, "report-status-v2");
+	s->server_sideband = pw_caps_has(caps, clen, "side-band-64k");
+	s->server_delete = pw_caps_has(caps, clen, "delete-refs");
+	s->server_atomic = pw_caps_has(caps, clen, "atomic");
+	s->server_options = pw_caps_has(caps, clen, "push-options");
+	s->server_ofs = pw_caps_has(caps, clen, "ofs-delta");
+	s->sideband = s->server_sideband;
+	if (s->o->atomic && !s->server_atomic)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "the receiving end does not support --atomic push");
+	if (s->o->nr_push_options && !s->server_options)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "the receiving end does not support push options");
+	return 0;
+}
+
+/* Send the commands and the pack, read the report; every ref gets its
+ * outcome. */
+static int exchange(struct ps *s)
+{
+	struct pw_push_result *res = s->res;
+	struct pw_error e2;
+	size_t i;
+	int rc, rc2;
+
+	rc = send_request(s);
+	if (rc && !res->sent)
+		return rc;
+	/* even when sending the pack failed, the server may say why */
+	e2 = *s->err;
+	rc2 = read_report(s);
+	if (rc2 && rc)
+		*s->err = e2;
+	else if (rc2)
+		rc = rc2;
+	else if (rc && res->unpack_error)
+		rc = 0;
+	if (!s->server_report)
+		for (i = 0; i < res->nr; i++)
+			if (res->refs[i].status == PW_PUSH_PENDING)
+				res->refs[i].status = PW_PUSH_OK;
+	for (i = 0; i < res->nr; i++)
+		if (res->refs[i].status == PW_PUSH_PENDING)
+			res->refs[i].status = PW_PUSH_NO_REPORT;
+	if (!rc)
+		update_tracking(s);
+	return rc;
+}
+
 int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
             size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
             struct pw_error *err)
 {
-	struct pw_transport_opts to;
 	struct ps s;
-	char key[512];
-	const char *caps;
-	size_t clen, i;
+	size_t i;
 	int rc, any = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1031,60 +1129,10 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 		goto out;
 	if ((rc = pw_odb_open(&s.odb, pw_repo_objects_dir(repo), s.algo, err)))
 		goto out;
-	memset(&to, 0, sizeof(to));
-	to.service = "git-receive-pack";
-	to.command = opts->receive_pack;
-	if (!to.command && res->remote_name)
-		to.command = cfgf(&s, key, sizeof(key), "remote.%s.receivepack", res->remote_name);
-	to.protocol_version = 0;
-	to.quiet = opts->quiet;
-	to.ssh = opts->ssh;
-	if ((rc = pw_transport_connect(&s.conn, res->url, &to, err)))
+	if ((rc = connect_remote(&s)) || (rc = check_algo(&s)))
 		goto out;
-	if ((rc = pw_pkt_reader_init(&s.rd, s.conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR))) {
-		rc = pw_error_set(err, rc, "out of memory");
-		goto out;
-	}
-	s.rd_init = 1;
-	if ((rc = read_advertisement(&s)))
-		goto out;
-	caps = s.adv.caps;
-	clen = s.adv.caps_len;
-	/* the seed patch's rule: the server must support our algorithm (no
-	 * object-format capability means sha1 only) before anything is sent */
-	if (s.adv.algo_advertised ? !pw_object_format_caps_supports(caps, clen, s.algo)
-	                          : (s.adv.algo && s.adv.algo != s.algo) ||
-	                                    (!s.adv.algo && s.algo != &pw_hash_sha1)) {
-		struct pw_buf b = PW_BUF_INIT;
-
-		if (!pw_pkt_flush(&b))
-			pw_write_full(s.conn->out_fd, b.data, b.len, NULL);
-		pw_buf_free(&b);
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support this repository's hash "
-		                  "algorithm");
-		goto out;
-	}
-	s.server_report = pw_caps_has(caps, clen, "report-status");
-	s.server_report_v2 = pw_caps_has(caps, clen, "report-status-v2");
-	s.server_sideband = pw_caps_has(caps, clen, "side-band-64k");
-	s.server_delete = pw_caps_has(caps, clen, "delete-refs");
-	s.server_atomic = pw_caps_has(caps, clen, "atomic");
-	s.server_options = pw_caps_has(caps, clen, "push-options");
-	s.server_ofs = pw_caps_has(caps, clen, "ofs-delta");
-	s.sideband = s.server_sideband;
-	if (opts->atomic && !s.server_atomic) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support --atomic push");
-		goto polite;
-	}
-	if (opts->nr_push_options && !s.server_options) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support push options");
-		goto polite;
-	}
-	if ((rc = build_updates(&s, refspecs, nr_refspecs)) || (rc = sort_updates(&s)) ||
-	    (rc = decide(&s)))
+	if ((rc = read_caps(&s)) || (rc = build_updates(&s, refspecs, nr_refspecs)) ||
+	    (rc = sort_updates(&s)) || (rc = decide(&s)))
 		goto polite;
 	for (i = 0; i < res->nr; i++)
 		if (res->refs[i].status == PW_PUSH_PENDING)
@@ -1096,32 +1144,7 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
 	}
-	rc = send_request(&s);
-	if (rc && !s.res->sent)
-		goto out;
-	{
-		/* even when sending the pack failed, the server may say why */
-		struct pw_error e2;
-		int rc2;
-
-		e2 = *err;
-		rc2 = read_report(&s);
-		if (rc2 && rc)
-			*err = e2;
-		else if (rc2)
-			rc = rc2;
-		else if (rc && res->unpack_error)
-			rc = 0;
-	}
-	if (!s.server_report)
-		for (i = 0; i < res->nr; i++)
-			if (res->refs[i].status == PW_PUSH_PENDING)
-				res->refs[i].status = PW_PUSH_OK;
-	for (i = 0; i < res->nr; i++)
-		if (res->refs[i].status == PW_PUSH_PENDING)
-			res->refs[i].status = PW_PUSH_NO_REPORT;
-	if (!rc)
-		update_tracking(&s);
+	rc = exchange(&s);
 	goto out;
 polite:
 	if (s.conn && s.conn->out_fd >= 0) {
