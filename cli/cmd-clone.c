@@ -9,6 +9,7 @@
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/client.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/transport.h"
 
@@ -40,23 +41,6 @@ static char *guess_dir(const char *url, int bare)
 		return NULL;
 	memcpy(out, url + start, len - start);
 	strcpy(out + (len - start), bare ? ".git" : "");
-	return out;
-}
-
-static char *global_config(const char *key)
-{
-	const char *home = getenv("HOME"), *v;
-	struct pw_config *cfg = NULL;
-	char path[4096];
-	char *out = NULL;
-
-	if (!home || snprintf(path, sizeof(path), "%s/.gitconfig", home) >= (int)sizeof(path))
-		return NULL;
-	if (pw_config_load_file(&cfg, path, NULL))
-		return NULL;
-	if (!pw_config_get_string(cfg, key, &v, NULL) && v)
-		out = strdup(v);
-	pw_config_free(cfg);
 	return out;
 }
 
@@ -170,10 +154,14 @@ int cmd_clone(int argc, char **argv)
 	o.client.protocol_version = pw_cli_protocol_version(NULL);
 	o.client.quiet = quiet;
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
+	o.client.ssh = pw_cli_env()->ssh;
+	pw_cli_report(&o.client.report, NULL);
+	o.cwd = pw_cli_env()->pwd;
+	o.config = &pw_cli_env()->config;
 	{
 		const char *v = pw_cli_config_get(NULL, "init.defaultbranch", &found);
 
-		initial = found && v ? strdup(v) : global_config("init.defaultbranch");
+		initial = found && v ? strdup(v) : NULL;
 		o.initial_branch = initial;
 	}
 	if (!quiet) {

@@ -7,6 +7,7 @@
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/client.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] = "packwire fetch [--depth=<n>] [--prune] [--tags] [--no-tags] [-q] "
@@ -195,6 +196,8 @@ int cmd_fetch(int argc, char **argv)
 	o.client.protocol_version = pw_cli_protocol_version(repo);
 	o.client.quiet = quiet;
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
+	o.client.ssh = pw_cli_env()->ssh;
+	pw_cli_report(&o.client.report, NULL);
 	if (!o.client.upload_pack && o.remote) {
 		char key[1024];
 		int found;

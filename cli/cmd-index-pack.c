@@ -149,8 +149,8 @@ int cmd_index_pack(int argc, char **argv)
 	{
 		const char *gd = getenv("GIT_DIR");
 
-		rc = gd && *gd ? pw_repo_open_gitdir(&repo, gd, &err)
-		               : pw_repo_open(&repo, ".", &err);
+		rc = gd && *gd ? pw_repo_open_gitdir_opts(&repo, gd, pw_cli_repo_opts(), &err)
+		               : pw_repo_open_opts(&repo, ".", pw_cli_repo_opts(), &err);
 		if (rc == PW_ENOTFOUND && !(gd && *gd))
 			repo = NULL;
 		else if (rc)

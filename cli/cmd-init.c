@@ -7,41 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client-util.h"
 #include "cmds.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 
-/* init.defaultBranch from the global config files, last one wins. */
+/* init.defaultBranch from the config layers (system, global, -c), as git. */
 static char *default_branch(void)
 {
-	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
-	const char *global = getenv("GIT_CONFIG_GLOBAL");
-	char paths[2][4096];
-	char *found = NULL;
-	int i, n = 0;
+	const char *v;
+	int found;
 
-	if (global) {
-		snprintf(paths[n++], sizeof(paths[0]), "%s", global);
-	} else {
-		if (xdg && *xdg)
-			snprintf(paths[n++], sizeof(paths[0]), "%s/git/config", xdg);
-		else if (home)
-			snprintf(paths[n++], sizeof(paths[0]), "%s/.config/git/config", home);
-		if (home)
-			snprintf(paths[n++], sizeof(paths[0]), "%s/.gitconfig", home);
-	}
-	for (i = 0; i < n; i++) {
-		struct pw_config *cfg;
-		const char *v;
-
-		if (pw_config_load_file(&cfg, paths[i], NULL))
-			continue;
-		if (!pw_config_get_string(cfg, "init.defaultBranch", &v, NULL) && *v) {
-			free(found);
-			found = strdup(v);
-		}
-		pw_config_free(cfg);
-	}
-	return found;
+	v = pw_cli_config_get(NULL, "init.defaultBranch", &found);
+	return found && v && *v ? strdup(v) : NULL;
 }
 
 int cmd_init(int argc, char **argv)
@@ -91,6 +69,7 @@ int cmd_init(int argc, char **argv)
 	if (!branch)
 		branch = dflt = default_branch();
 	opts.initial_branch = branch;
+	opts.config = &pw_cli_env()->config;
 	rc = pw_repo_init_ext(&repo, dir ? dir : ".", &opts, &err);
 	free(dflt);
 	if (rc)

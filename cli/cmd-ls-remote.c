@@ -10,6 +10,7 @@
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/client.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] =
@@ -85,7 +86,7 @@ int cmd_ls_remote(int argc, char **argv)
 	patterns = argv + i;
 	npat = argc - i;
 	pw_cli_client_signals();
-	if (pw_repo_open(&repo, ".", NULL))
+	if (pw_repo_open_opts(&repo, ".", pw_cli_repo_opts(), NULL))
 		repo = NULL;
 	{
 		const char *remote = remote_name;
@@ -113,6 +114,8 @@ int cmd_ls_remote(int argc, char **argv)
 	copts.upload_pack = upload_pack;
 	copts.protocol_version = pw_cli_protocol_version(repo);
 	copts.quiet = 1;
+	copts.ssh = pw_cli_env()->ssh;
+	pw_cli_report(&copts.report, NULL);
 	if ((rc = pw_session_open(&s, url, &copts, &err))) {
 		pw_repo_free(repo);
 		return pw_cli_fatal("%s", err.msg);

@@ -11,6 +11,7 @@
 #include "client-util.h"
 #include "cmds.h"
 #include "revargs.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/push.h"
 
@@ -228,10 +229,10 @@ int cmd_push(int argc, char **argv)
 	/* progress by default only on a terminal, never with -q (as git push) */
 	if (!o.progress)
 		o.progress = pw_cli_progress_wanted(o.quiet);
-	if (o.progress) {
-		o.local_progress = pw_cli_progress;
+	pw_cli_report(&o.report, pw_cli_progress);
+	if (o.progress)
 		o.local_pack_done = pack_done;
-	}
+	o.ssh = pw_cli_env()->ssh;
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client-util.h"
 #include "cmds.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/receive.h"
 
@@ -19,6 +21,7 @@ int cmd_receive_pack(int argc, char **argv)
 	struct pw_receive_opts opts;
 	struct pw_repo *repo = NULL;
 	struct pw_error err = {0};
+	struct pw_repo_opts ro = {0};
 	const char *dir = NULL, *proto = getenv("GIT_PROTOCOL");
 	int i, rc;
 
@@ -50,7 +53,8 @@ int cmd_receive_pack(int argc, char **argv)
 	if (proto && strstr(proto, "version=1"))
 		opts.protocol_version = 1;
 	signal(SIGPIPE, SIG_IGN);
-	if (pw_repo_open_exact(&repo, dir, &err))
+	ro.config = &pw_cli_env()->config;
+	if (pw_repo_open_exact_opts(&repo, dir, &ro, &err))
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
 	rc = pw_receive_pack(repo, 0, 1, &opts, &err);
 	pw_repo_free(repo);

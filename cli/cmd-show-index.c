@@ -36,8 +36,8 @@ int cmd_show_index(int argc, char **argv)
 		struct pw_repo *repo = NULL;
 		const char *gd = getenv("GIT_DIR");
 
-		if (!(gd && *gd ? pw_repo_open_gitdir(&repo, gd, NULL)
-		                : pw_repo_open(&repo, ".", NULL)))
+		if (!(gd && *gd ? pw_repo_open_gitdir_opts(&repo, gd, pw_cli_repo_opts(), NULL)
+		                : pw_repo_open_opts(&repo, ".", pw_cli_repo_opts(), NULL)))
 			algo = pw_repo_algo(repo);
 		pw_repo_free(repo);
 		if (!algo)

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client-util.h"
 #include "cmds.h"
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/server.h"
 
@@ -20,6 +22,7 @@ int cmd_upload_pack(int argc, char **argv)
 	struct pw_upload_pack_opts opts;
 	struct pw_repo *repo;
 	struct pw_error err;
+	struct pw_repo_opts ro = {0};
 	const char *dir = NULL;
 	int i, rc;
 
@@ -59,11 +62,14 @@ int cmd_upload_pack(int argc, char **argv)
 	if (opts.agent && (!*opts.agent || strlen(opts.agent) > 60 || strpbrk(opts.agent, " \n")))
 		opts.agent = NULL;
 
+	/* the config layers of the environment; no work tree, no ceilings */
+	ro.config = &pw_cli_env()->config;
 	/* --strict: exactly this directory is the git dir (as Git's enter_repo) */
 	if (opts.strict)
-		rc = pw_repo_is_git_dir(dir) ? pw_repo_open_gitdir(&repo, dir, &err) : PW_ENOTFOUND;
+		rc = pw_repo_is_git_dir(dir) ? pw_repo_open_gitdir_opts(&repo, dir, &ro, &err)
+		                             : PW_ENOTFOUND;
 	else
-		rc = pw_repo_open_exact(&repo, dir, &err);
+		rc = pw_repo_open_exact_opts(&repo, dir, &ro, &err);
 	if (rc)
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
 

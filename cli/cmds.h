@@ -33,6 +33,9 @@ struct pw_oid;
 /* Open the repository of the current directory (or $GIT_DIR); on failure
  * prints Git's fatal message and returns 128. */
 int pw_cli_open_repo(struct pw_repo **out);
+/* Options for opening a repository as git would in this environment: config
+ * layers, GIT_CEILING_DIRECTORIES, GIT_WORK_TREE (client-util.c). */
+const struct pw_repo_opts *pw_cli_repo_opts(void);
 /* A full hex oid, or a ref name in Git's DWIM order (HEAD, main, tags,
  * remotes); *full_name (optional, malloc'd) gets the ref it matched.
  * PW_ENOTFOUND when nothing matches. */

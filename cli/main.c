@@ -1,5 +1,7 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,18 +119,86 @@ static void list_commands(FILE *f)
 		fprintf(f, "   %-14s %s\n", commands[i].name, commands[i].help);
 }
 
+static const char global_usage[] =
+        "usage: packwire [-C <path>] [-c <name>=<value>] [--git-dir=<path>] "
+        "[--work-tree=<path>]\n"
+        "                <command> [<args>]\n";
+
+/* "--name=V" or "--name V" at argv[*i]; *val NULL when the value is missing. */
+static int global_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=') {
+		*val = argv[*i] + n + 1;
+		return 1;
+	}
+	if (strcmp(argv[*i], name))
+		return 0;
+	*val = *i + 1 < argc ? argv[++*i] : NULL;
+	return 1;
+}
+
+static int missing_value(const char *what)
+{
+	fprintf(stderr, "%s\n%s", what, global_usage);
+	return PW_EXIT_USAGE;
+}
+
+/* Git's options before the command: -C <path> (each relative to the one
+ * before), -c <name>[=<value>], --git-dir[=]<path>, --work-tree[=]<path>.
+ * Like git they become the process state its children inherit: the
+ * directory, GIT_CONFIG_PARAMETERS, GIT_DIR and GIT_WORK_TREE (read back
+ * by pw_cli_env()). *first gets the index of the command; returns -1 when
+ * all went well, else an exit code. */
+static int global_options(int argc, char **argv, int *first)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i], *v;
+
+		if (!strcmp(a, "-C")) {
+			if (i + 1 >= argc)
+				return missing_value("no directory given for '-C' option");
+			v = argv[++i];
+			if (*v && chdir(v))
+				return pw_cli_fatal("cannot change to '%s': %s", v,
+				                    strerror(errno));
+		} else if (!strcmp(a, "-c")) {
+			if (i + 1 >= argc)
+				return missing_value("-c expects a configuration string");
+			v = argv[++i];
+			if (!v[0] || v[0] == '=' || pw_cli_config_override(v))
+				return pw_cli_fatal("bad -c option '%s'", v);
+		} else if (global_value(argc, argv, &i, "--git-dir", &v)) {
+			if (!v)
+				return missing_value("no directory given for '--git-dir' option");
+			if (setenv("GIT_DIR", v, 1))
+				return pw_cli_fatal("out of memory");
+		} else if (global_value(argc, argv, &i, "--work-tree", &v)) {
+			if (!v)
+				return missing_value("no directory given for '--work-tree' option");
+			if (setenv("GIT_WORK_TREE", v, 1))
+				return pw_cli_fatal("out of memory");
+		} else {
+			break; /* --version, --help, -h, or an unknown option */
+		}
+	}
+	*first = i;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
+	int first = 1, rc;
 
-	/* global "-c key=value" options, as git -c */
-	while (argc >= 3 && !strcmp(argv[1], "-c")) {
-		if (!argv[2][0] || argv[2][0] == '=' || pw_cli_config_override(argv[2]))
-			return pw_cli_fatal("bad -c option '%s'", argv[2]);
-		argv[2] = argv[0];
-		argc -= 2;
-		argv += 2;
-	}
+	if ((rc = global_options(argc, argv, &first)) >= 0)
+		return rc;
+	argv[first - 1] = argv[0];
+	argc -= first - 1;
+	argv += first - 1;
 	if (argc < 2) {
 		list_commands(stderr);
 		return 1;

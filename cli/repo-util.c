@@ -15,9 +15,9 @@ int pw_cli_open_repo(struct pw_repo **out)
 	int rc;
 
 	if (gd && *gd)
-		rc = pw_repo_open_gitdir(out, gd, &err);
+		rc = pw_repo_open_gitdir_opts(out, gd, pw_cli_repo_opts(), &err);
 	else
-		rc = pw_repo_open(out, ".", &err);
+		rc = pw_repo_open_opts(out, ".", pw_cli_repo_opts(), &err);
 	if (!rc)
 		return 0;
 	if (rc == PW_ENOTFOUND && !(gd && *gd))

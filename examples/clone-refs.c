@@ -46,6 +46,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* The library reads no environment variable by itself. A command-line
+	 * tool that wants Git's GIT_* behaviour (here: GIT_SSH_COMMAND for
+	 * ssh:// urls) asks for it explicitly; a server simply does not. */
+	struct pw_env_options env;
+	if (pw_options_from_env(&env, &err)) {
+		fprintf(stderr, "clone-refs: %s\n", err.msg);
+		pw_env_options_free(&env);
+		return 1;
+	}
+
 	/* Options are plain structs: name the fields you set, the rest stay
 	 * zero (= the defaults). single_branch -1 is Git's default (only with
 	 * a depth). The object format is not an option: the clone learns it
@@ -55,9 +65,10 @@ int main(int argc, char **argv)
 	        .dir = argv[2 + bare],
 	        .bare = bare,
 	        .single_branch = -1,
-	        .client = {.protocol_version = 2, .quiet = 1},
+	        .client = {.protocol_version = 2, .quiet = 1, .ssh = env.ssh},
 	};
 	rc = pw_clone(&opts, &info, &err);
+	pw_env_options_free(&env);
 	if (rc) {
 		/* on failure the clone removed what it had created */
 		fprintf(stderr, "clone-refs: %s (%s)\n", err.msg, pw_strerror(rc));

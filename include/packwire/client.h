@@ -15,6 +15,7 @@
 #include "packwire/hash.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
+#include "packwire/report.h"
 #include "packwire/transport.h"
 
 /*
@@ -78,8 +79,12 @@ PW_API const struct pw_remote_ref *pw_adv_find(const struct pw_adv *a, const cha
 struct pw_client_opts {
 	const char *upload_pack; /* --upload-pack command, NULL = git-upload-pack */
 	int protocol_version;    /* wanted: 0, 1 or 2 (the server may answer v0) */
-	int quiet;
-	int progress; /* relay the server's progress (band 2) to stderr */
+	int quiet;               /* no warnings through report.warning */
+	/* ask for the server's progress (band 2, to report.remote) and report
+	 * our own (receiving, resolving) to report.progress */
+	int progress;
+	struct pw_ssh_opts ssh;  /* how to run ssh (none: "ssh") */
+	struct pw_report report; /* where progress and warnings go (none: dropped) */
 };
 
 struct pw_session;
@@ -204,6 +209,11 @@ struct pw_clone_opts {
 	const char *origin;         /* NULL = "origin" */
 	const char *filter;         /* --filter */
 	const char *initial_branch; /* HEAD of an empty clone (init.defaultBranch) */
+	/* the working directory as the user sees it (symbolic links kept, as
+	 * $PWD), to make a relative local url absolute; NULL = getcwd() */
+	const char *cwd;
+	/* config layers for the new repository's handle (pw_repo_opts.config) */
+	const struct pw_config_layers *config;
 	struct pw_client_opts client;
 };
 

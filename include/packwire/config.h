@@ -48,11 +48,42 @@ PW_API int pw_config_parse_into(struct pw_config *cfg, const char *data, size_t 
                                 const char *origin, struct pw_error *err);
 /* Read and parse a file. PW_ENOTFOUND when it does not exist. */
 PW_API int pw_config_load_file(struct pw_config **out, const char *path, struct pw_error *err);
-/* Append the settings Git passes in the environment (GIT_CONFIG_PARAMETERS
- * as written by `git -c` / `packwire -c`, and GIT_CONFIG_COUNT with
- * GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>), so they win over the files.
- * PW_EINVAL with a message when they are malformed. */
-PW_API int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err);
+/*
+ * The layers of Git's configuration, lowest first: system, global (the XDG
+ * file, then ~/.gitconfig), the repository's file, then command-line
+ * settings. The caller says where each comes from; the library reads no
+ * environment variable (pw_options_from_env in packwire/env.h fills this
+ * from GIT_CONFIG_*, HOME and XDG_CONFIG_HOME as Git does). Every member
+ * may be NULL / 0: that layer is absent. Strings are borrowed.
+ */
+struct pw_config_layers {
+	const char *system; /* "/etc/gitconfig" */
+	const char *xdg;    /* "$XDG_CONFIG_HOME/git/config" or "~/.config/git/config" */
+	const char *global; /* "~/.gitconfig" (or $GIT_CONFIG_GLOBAL) */
+	/* command-line settings in the form of GIT_CONFIG_PARAMETERS, as
+	 * written by `git -c` ('key=value' words, shell-quoted; a bare 'key'
+	 * is true) */
+	const char *parameters;
+	/* GIT_CONFIG_COUNT pairs: keys[i] = values[i], after parameters */
+	const char *const *keys;
+	const char *const *values;
+	size_t nr_pairs;
+};
+
+/* Load every layer into a new set (*out): the files that exist (a missing
+ * file is no error; a syntax error is), repo_config (may be NULL, e.g.
+ * outside a repository) between global and the command line, then the
+ * command-line settings, which win. PW_EINVAL "bogus format in
+ * GIT_CONFIG_PARAMETERS" / "bogus config key K" for malformed settings. */
+PW_API int pw_config_load_layers(struct pw_config **out, const struct pw_config_layers *layers,
+                                 const char *repo_config, struct pw_error *err);
+/* Append only the command-line settings of layers (NULL is fine). */
+PW_API int pw_config_apply_overrides(struct pw_config *cfg, const struct pw_config_layers *layers,
+                                     struct pw_error *err);
+/* Quote one "key=value" (or bare "key") setting and append it to params (a
+ * GIT_CONFIG_PARAMETERS value; may be NULL or ""): the malloc'd result is
+ * what a child process should get, as `git -c` passes it on. NULL on ENOMEM. */
+PW_API char *pw_config_parameters_add(const char *params, const char *kv);
 /* An empty set (to fill with pw_config_parse_into). */
 /* (Returns 0 or PW_ENOMEM.) */
 PW_API int pw_config_new(struct pw_config **out);

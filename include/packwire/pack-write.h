@@ -15,14 +15,14 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 #include "packwire/odb.h"
+#include "packwire/report.h"
 
 struct pw_pack_writer;
 
-/* Progress of one phase ("Counting objects", "Compressing objects",
- * "Writing objects"): total 0 means unknown; done = 1 on the last call. */
-/* Calls never overlap, but "Compressing objects" may come from the pack
+/* Progress of the phases ("Counting objects", "Compressing objects",
+ * "Writing objects") goes to a pw_progress_fn (packwire/report.h).
+ * Calls never overlap, but "Compressing objects" may come from the pack
  * writer's delta-search threads: touch only what data points at. */
-typedef void (*pw_progress_fn)(void *data, const char *title, uint64_t n, uint64_t total, int done);
 
 struct pw_pack_write_opts {
 	int window;       /* objects tried as delta bases (0 = no search); 10 */

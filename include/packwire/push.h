@@ -14,19 +14,25 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 #include "packwire/pack-write.h"
+#include "packwire/report.h"
+#include "packwire/transport.h"
 
 struct pw_repo;
 
 struct pw_push_opts {
 	int force, delete_refs, atomic, tags, all, mirror, dry_run, quiet;
-	int progress; /* show the server's progress (not sent by packwire servers) */
-	/* Progress of building and sending the pack here ("Enumerating objects",
-	 * then the pack writer's phases); NULL = none. */
-	pw_progress_fn local_progress;
-	void *local_progress_data;
-	/* Called (when set, with local_progress_data) once the pack is sent,
-	 * before the server's report is read. */
+	/* Ask for the server's progress (band 2, to report.remote; not sent by
+	 * packwire servers) and report building and sending the pack here
+	 * ("Enumerating objects", then the pack writer's phases) to
+	 * report.progress. */
+	int progress;
+	/* Where progress, warnings and the server's band-2 text go; members
+	 * NULL = dropped. */
+	struct pw_report report;
+	/* Called (when set, with report.data) once the pack is sent, before the
+	 * server's report is read. */
 	void (*local_pack_done)(void *data, const struct pw_pack_write_stats *stats);
+	struct pw_ssh_opts ssh;   /* how to run ssh (none: "ssh") */
 	const char *receive_pack; /* command run on the server; NULL = remote config or
 	                             git-receive-pack */
 	const char *const *push_options;
@@ -78,7 +84,7 @@ struct pw_push_result {
  */
 /* repo is borrowed for the call (one thread, see repo.h); res is zeroed
  * first and freed with pw_push_result_free whatever the result. The
- * callbacks run during the call (local_progress possibly from the pack
+ * callbacks run during the call (report.progress possibly from the pack
  * writer's delta-search threads, never two at once). */
 PW_API int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
                    size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,

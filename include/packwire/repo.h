@@ -36,6 +36,30 @@ PW_API int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error 
 PW_API int pw_repo_open_exact(struct pw_repo **out, const char *path, struct pw_error *err);
 /* Open `git_dir` as the git directory itself (GIT_DIR), no discovery. */
 PW_API int pw_repo_open_gitdir(struct pw_repo **out, const char *git_dir, struct pw_error *err);
+
+/* What a caller may add to an open; the library reads no environment
+ * variable (pw_options_from_env in packwire/env.h reads Git's). A zeroed
+ * struct (or NULL) is what the functions above use. */
+struct pw_repo_opts {
+	/* System, global and command-line config around the repository's own
+	 * file: pw_repo_config then shows all of them, as Git's config does.
+	 * Command-line settings also apply to the repository format, the other
+	 * layers never do. Borrowed: must outlive the handle. NULL = the
+	 * repository's file alone. */
+	const struct pw_config_layers *config;
+	/* Discovery stops below these (absolute paths separated by ':', as
+	 * GIT_CEILING_DIRECTORIES). NULL = none. */
+	const char *ceiling_dirs;
+	/* The work tree (GIT_WORK_TREE / --work-tree), replacing the one found
+	 * (a git dir opened directly has none); NULL = as found. */
+	const char *work_tree;
+};
+PW_API int pw_repo_open_opts(struct pw_repo **out, const char *path, const struct pw_repo_opts *o,
+                             struct pw_error *err);
+PW_API int pw_repo_open_exact_opts(struct pw_repo **out, const char *path,
+                                   const struct pw_repo_opts *o, struct pw_error *err);
+PW_API int pw_repo_open_gitdir_opts(struct pw_repo **out, const char *git_dir,
+                                    const struct pw_repo_opts *o, struct pw_error *err);
 PW_API void pw_repo_free(struct pw_repo *repo);
 
 /* Is `path` a git directory (HEAD naming a ref or an oid, objects/, refs/)? */
@@ -63,6 +87,8 @@ struct pw_repo_init_opts {
 	const struct pw_hash_algo *algo; /* NULL = sha1 (or the existing one on re-init) */
 	const char *initial_branch;      /* NULL = "master", as Git 2.39 */
 	int reinitialized;               /* out: 1 when the repository already existed */
+	/* config layers of the handle returned (see pw_repo_opts.config); NULL = none */
+	const struct pw_config_layers *config;
 };
 PW_API int pw_repo_init(struct pw_repo **out, const char *path, int bare,
                         const struct pw_hash_algo *algo, struct pw_error *err);

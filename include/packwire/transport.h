@@ -52,11 +52,22 @@ struct pw_buf;
 /* (0 or PW_ENOMEM/PW_ETOOBIG from the buffer.) */
 PW_API int pw_sq_quote(struct pw_buf *out, const char *s);
 
+/* How to reach ssh:// and host:path servers, as Git's GIT_SSH_COMMAND,
+ * GIT_SSH and GIT_SSH_VARIANT say (the library reads no environment: see
+ * pw_options_from_env). All NULL: run "ssh", an OpenSSH. */
+struct pw_ssh_opts {
+	const char *command; /* a shell command ("ssh -i key"), run through sh -c */
+	const char *program; /* else this program */
+	const char *variant; /* "ssh", "plink", "putty", "tortoiseplink", "simple";
+	                        NULL = guessed from the program's name */
+};
+
 struct pw_transport_opts {
 	const char *service;  /* "git-upload-pack" (NULL) or "git-receive-pack" */
 	const char *command;  /* replaces the service command (--upload-pack=...) */
 	int protocol_version; /* 0, 1 or 2: what to ask the server for */
 	int quiet;
+	struct pw_ssh_opts ssh;
 };
 
 struct pw_conn_ops;

@@ -164,7 +164,8 @@ static const struct pw_remote_ref *remote_head(const struct pw_adv *adv, const c
 	return head;
 }
 
-static int absolute_url(const char *url, char **out, struct pw_error *err)
+/* cwd: the caller's logical working directory ($PWD), or NULL */
+static int absolute_url(const char *url, const char *cwd, char **out, struct pw_error *err)
 {
 	char buf[PATH_MAX];
 	struct pw_url u;
@@ -184,10 +185,10 @@ static int absolute_url(const char *url, char **out, struct pw_error *err)
 	/* stored as git does: the path as given, made absolute but not
 	 * normalized ("/x/../srv" stays), so "From <url>" lines match */
 	if (url[0] != '/') {
-		const char *pwd = getenv("PWD");
+		const char *pwd = cwd;
 		struct stat a, b;
 
-		/* $PWD keeps the symbolic links the user sees, when it is "." */
+		/* cwd ($PWD) keeps the symbolic links the user sees, when it is "." */
 		if (!pwd || pwd[0] != '/' || stat(pwd, &a) || stat(".", &b) ||
 		    a.st_dev != b.st_dev || a.st_ino != b.st_ino || strlen(pwd) >= sizeof(buf))
 			pwd = getcwd(buf, sizeof(buf));
@@ -260,34 +261,25 @@ out:
 	return rc;
 }
 
-static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info *info)
+/* What the clone is going to do, decided from the remote's refs. */
+struct clone_plan {
+	const struct pw_remote_ref *head;         /* the remote's HEAD, or NULL */
+	const char *head_branch;                  /* the branch HEAD points at */
+	const struct pw_remote_ref *checkout_ref; /* what to check out / point HEAD at */
+	const char *branch_ref;                   /* its name */
+	int single_branch;
+};
+
+/* Which branch to check out and point HEAD at: -b, else the remote's HEAD. */
+static int plan_branch(struct clone_state *c, struct clone_plan *p)
 {
 	const struct pw_clone_opts *o = c->o;
-	const char *prefixes[] = {"HEAD", "refs/heads/", "refs/tags/", NULL};
-	const struct pw_remote_ref *head, *checkout_ref = NULL;
-	const char *head_branch = NULL, *branch_ref = NULL;
-	struct pw_fetch_request req = {0};
-	struct pw_fetch_result res = {0};
-	struct pw_oid *wants = NULL;
-	struct pw_ref_tx *tx = NULL;
-	struct pw_odb *odb = NULL;
 	char buf[1024];
-	int single_branch = o->single_branch < 0 ? (o->depth > 0) : o->single_branch;
-	size_t i, nw = 0;
-	int rc;
 
+	p->single_branch = o->single_branch < 0 ? (o->depth > 0) : o->single_branch;
 	if (o->mirror)
-		single_branch = 0;
-	if ((rc = pw_session_open(&c->s, url, &o->client, c->err)))
-		return rc;
-	info->version = pw_session_version(c->s);
-	info->algo = pw_session_algo(c->s);
-	if ((rc = pw_session_list_refs(c->s, o->mirror ? NULL : prefixes,
-	                               PW_LSREFS_SYMREFS | PW_LSREFS_PEEL | PW_LSREFS_UNBORN,
-	                               &c->adv, c->err)))
-		return rc;
-	head = remote_head(c->adv, &head_branch);
-	/* which branch to check out / point HEAD at */
+		p->single_branch = 0;
+	p->head = remote_head(c->adv, &p->head_branch);
 	if (o->branch) {
 		const struct pw_remote_ref *r;
 
@@ -301,13 +293,26 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 			return pw_error_set(c->err, PW_ENOTFOUND,
 			                    "Remote branch %s not found in upstream %s", o->branch,
 			                    c->origin);
-		checkout_ref = r;
-		branch_ref = r->name;
-	} else if (head && !head->unborn) {
-		checkout_ref = head;
-		branch_ref = head_branch;
+		p->checkout_ref = r;
+		p->branch_ref = r->name;
+	} else if (p->head && !p->head->unborn) {
+		p->checkout_ref = p->head;
+		p->branch_ref = p->head_branch;
 	}
-	/* config */
+	return 0;
+}
+
+/* The remote's section (url, fetch refspec, mirror, promisor) and the
+ * server's object format, before any object arrives (after the remote
+ * section, where git clone puts it too). */
+static int write_remote_config(struct clone_state *c, const char *url, const struct clone_plan *p,
+                               const struct pw_hash_algo *algo)
+{
+	const struct pw_clone_opts *o = c->o;
+	const char *branch_ref = p->branch_ref;
+	char buf[1024];
+	int rc;
+
 	if ((rc = set_configf(c, url, 0, "remote.%s.url", c->origin)))
 		return rc;
 	if (o->mirror) {
@@ -315,20 +320,18 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 		    (rc = set_configf(c, "true", 0, "remote.%s.mirror", c->origin)))
 			return rc;
 	} else if (!o->bare) {
-		if (single_branch && branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
+		if (p->single_branch && branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
 			snprintf(buf, sizeof(buf), "+%s:refs/remotes/%s/%s", branch_ref, c->origin,
 			         branch_ref + 11);
-		else if (single_branch && branch_ref)
+		else if (p->single_branch && branch_ref)
 			snprintf(buf, sizeof(buf), "+%s:%s", branch_ref, branch_ref);
 		else
 			snprintf(buf, sizeof(buf), "+refs/heads/*:refs/remotes/%s/*", c->origin);
 		if ((rc = set_configf(c, buf, 0, "remote.%s.fetch", c->origin)))
 			return rc;
 	}
-	/* the server's object format, before any object arrives (after the
-	 * remote section, where git clone puts it too) */
-	if (info->algo != pw_repo_algo(c->repo) &&
-	    (rc = pw_repo_set_object_format(c->repo, info->algo, c->err)))
+	if (algo != pw_repo_algo(c->repo) &&
+	    (rc = pw_repo_set_object_format(c->repo, algo, c->err)))
 		return rc;
 	if (o->filter) {
 		/* remote.<name>.promisor is a repository extension: format 1, as git */
@@ -337,11 +340,23 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 		    (rc = set_configf(c, o->filter, 0, "remote.%s.partialclonefilter", c->origin)))
 			return rc;
 	}
-	/* map the remote's refs to ours */
+	return 0;
+}
+
+/* Map the remote's refs to ours (c->m): everything for a mirror, branches
+ * to refs/remotes/<origin>/ (or refs/heads/ when bare), and tags. */
+static int map_remote_refs(struct clone_state *c, const struct clone_plan *p)
+{
+	const struct pw_clone_opts *o = c->o;
+	char buf[1024];
+	size_t i;
+	int rc;
+
 	for (i = 0; i < c->adv->nr; i++) {
 		const struct pw_remote_ref *r = &c->adv->refs[i];
 		int is_head = !strncmp(r->name, "refs/heads/", 11);
 		int is_tag = !strncmp(r->name, "refs/tags/", 10);
+		int other = p->single_branch && (!p->branch_ref || strcmp(r->name, p->branch_ref));
 
 		if (r->unborn || !strcmp(r->name, "HEAD") || strncmp(r->name, "refs/", 5))
 			continue;
@@ -349,7 +364,7 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 			if ((rc = add_mapped(c, r->name, &r->oid, 0)))
 				return rc;
 		} else if (is_head) {
-			if (single_branch && (!branch_ref || strcmp(r->name, branch_ref)))
+			if (other)
 				continue;
 			if (o->bare)
 				snprintf(buf, sizeof(buf), "%s", r->name);
@@ -359,15 +374,26 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 			if ((rc = add_mapped(c, buf, &r->oid, 0)))
 				return rc;
 		} else if (is_tag) {
-			if (single_branch && (!branch_ref || strcmp(r->name, branch_ref)))
+			if (other)
 				continue; /* followed below when their objects arrive */
 			if ((rc = add_mapped(c, r->name, &r->oid, 1)))
 				return rc;
 		}
 	}
-	info->empty = c->adv->nr == 0 || (c->adv->empty && !c->nr) || !c->nr;
-	/* fetch */
-	wants = calloc(c->nr + 1, sizeof(*wants));
+	return 0;
+}
+
+/* Fetch what the mapped refs point at (nothing to negotiate), mark a
+ * partial clone's pack, store the shallow list. */
+static int fetch_mapped(struct clone_state *c, struct pw_clone_info *info,
+                        struct pw_fetch_result *res)
+{
+	const struct pw_clone_opts *o = c->o;
+	struct pw_fetch_request req = {0};
+	struct pw_oid *wants = calloc(c->nr + 1, sizeof(*wants));
+	size_t i, nw = 0;
+	int rc = 0;
+
 	if (!wants)
 		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
 	for (i = 0; i < c->nr; i++) {
@@ -384,34 +410,53 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 	req.filter = o->filter;
 	req.include_tag = 1;
 	req.no_haves = 1;
-	if (nw && (rc = pw_session_fetch(c->s, c->repo, &req, &res, c->err)))
-		goto out;
-	info->nr_objects = res.nr_objects;
-	if (o->filter && (rc = mark_promisor(c, &res)))
-		goto out;
-	if ((rc = pw_fetch_result_write_shallow(c->repo, &res, c->err)))
-		goto out;
-	/* tags that came along with a single branch */
-	if (single_branch && !o->mirror) {
-		if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(c->repo), pw_repo_algo(c->repo),
-		                      c->err)))
-			goto out;
-		for (i = 0; i < c->adv->nr; i++) {
-			const struct pw_remote_ref *r = &c->adv->refs[i];
+	if (nw)
+		rc = pw_session_fetch(c->s, c->repo, &req, res, c->err);
+	if (!rc)
+		info->nr_objects = res->nr_objects;
+	if (!rc && o->filter)
+		rc = mark_promisor(c, res);
+	if (!rc)
+		rc = pw_fetch_result_write_shallow(c->repo, res, c->err);
+	free(wants);
+	return rc;
+}
 
-			if (strncmp(r->name, "refs/tags/", 10) || r->unborn ||
-			    !pw_odb_exists(odb, &r->oid))
-				continue;
-			if ((rc = add_mapped(c, r->name, &r->oid, 1)))
-				goto out;
-		}
+/* Tags that came along with a single branch: those whose objects arrived. */
+static int add_arrived_tags(struct clone_state *c)
+{
+	struct pw_odb *odb = NULL;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(c->repo), pw_repo_algo(c->repo), c->err)))
+		return rc;
+	for (i = 0; i < c->adv->nr && !rc; i++) {
+		const struct pw_remote_ref *r = &c->adv->refs[i];
+
+		if (strncmp(r->name, "refs/tags/", 10) || r->unborn || !pw_odb_exists(odb, &r->oid))
+			continue;
+		rc = add_mapped(c, r->name, &r->oid, 1);
 	}
-	/* refs */
+	pw_odb_free(odb);
+	return rc;
+}
+
+/* The mapped refs, the checked-out branch (or a detached HEAD at a tag) in
+ * one transaction. */
+static int write_refs(struct clone_state *c, const struct clone_plan *p)
+{
+	const struct pw_remote_ref *checkout_ref = p->checkout_ref;
+	const char *branch_ref = p->branch_ref;
+	struct pw_ref_tx *tx = NULL;
+	size_t i;
+	int rc;
+
 	if ((rc = pw_ref_tx_new(&tx, c->repo)))
-		goto out;
+		return rc;
 	for (i = 0; i < c->nr && !rc; i++)
 		rc = pw_ref_tx_update(tx, c->m[i].name, &c->m[i].oid, NULL, 0);
-	if (!rc && checkout_ref && !o->bare && branch_ref &&
+	if (!rc && checkout_ref && !c->o->bare && branch_ref &&
 	    !strncmp(branch_ref, "refs/heads/", 11))
 		rc = pw_ref_tx_update(tx, branch_ref, &checkout_ref->oid, NULL, 0);
 	if (!rc && checkout_ref && branch_ref && strncmp(branch_ref, "refs/heads/", 11))
@@ -421,56 +466,85 @@ static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info
 		                      NULL, PW_REF_NO_DEREF);
 	if (!rc)
 		rc = pw_ref_tx_commit(tx);
-	if (rc) {
+	if (rc)
 		pw_error_copy(c->err, pw_ref_tx_error(tx));
+	pw_ref_tx_free(tx);
+	return rc;
+}
+
+/* HEAD, refs/remotes/<origin>/HEAD and the branch's upstream config. */
+static int write_head(struct clone_state *c, const struct clone_plan *p)
+{
+	const struct pw_clone_opts *o = c->o;
+	const struct pw_remote_ref *head = p->head;
+	const char *branch_ref = p->branch_ref, *head_branch = p->head_branch, *target = NULL;
+	int rc;
+
+	if (branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
+		target = branch_ref;
+	else if (!branch_ref && head && head->unborn && head->symref_target)
+		target = head->symref_target;
+	if (target && (rc = pw_refs_create_symref(c->repo, "HEAD", target)))
+		return rc;
+	if (!o->bare && head && head_branch && !head->unborn &&
+	    !strncmp(head_branch, "refs/heads/", 11)) {
+		char name[1024], tgt[1024];
+
+		snprintf(name, sizeof(name), "refs/remotes/%s/HEAD", c->origin);
+		snprintf(tgt, sizeof(tgt), "refs/remotes/%s/%s", c->origin, head_branch + 11);
+		if (!p->single_branch || (branch_ref && !strcmp(branch_ref, head_branch)))
+			if ((rc = pw_refs_create_symref(c->repo, name, tgt)))
+				return rc;
+	}
+	if (!o->bare && branch_ref && !strncmp(branch_ref, "refs/heads/", 11)) {
+		if ((rc = set_configf(c, c->origin, 0, "branch.%s.remote", branch_ref + 11)) ||
+		    (rc = set_configf(c, branch_ref, 0, "branch.%s.merge", branch_ref + 11)))
+			return rc;
+	}
+	return 0;
+}
+
+static int do_clone(struct clone_state *c, const char *url, struct pw_clone_info *info)
+{
+	const struct pw_clone_opts *o = c->o;
+	const char *prefixes[] = {"HEAD", "refs/heads/", "refs/tags/", NULL};
+	struct pw_fetch_result res = {0};
+	struct clone_plan p = {0};
+	int rc;
+
+	if ((rc = pw_session_open(&c->s, url, &o->client, c->err)))
+		return rc;
+	info->version = pw_session_version(c->s);
+	info->algo = pw_session_algo(c->s);
+	if ((rc = pw_session_list_refs(c->s, o->mirror ? NULL : prefixes,
+	                               PW_LSREFS_SYMREFS | PW_LSREFS_PEEL | PW_LSREFS_UNBORN,
+	                               &c->adv, c->err)))
+		return rc;
+	if ((rc = plan_branch(c, &p)) || (rc = write_remote_config(c, url, &p, info->algo)) ||
+	    (rc = map_remote_refs(c, &p)))
+		return rc;
+	info->empty = c->adv->nr == 0 || (c->adv->empty && !c->nr) || !c->nr;
+	if ((rc = fetch_mapped(c, info, &res)))
 		goto out;
-	}
+	if (p.single_branch && !o->mirror && (rc = add_arrived_tags(c)))
+		goto out;
+	if ((rc = write_refs(c, &p)))
+		goto out;
 	info->nr_refs = c->nr;
-	/* HEAD */
-	{
-		const char *target = NULL;
-
-		if (branch_ref && !strncmp(branch_ref, "refs/heads/", 11))
-			target = branch_ref;
-		else if (!branch_ref && head && head->unborn && head->symref_target)
-			target = head->symref_target;
-		if (target && (rc = pw_refs_create_symref(c->repo, "HEAD", target)))
-			goto out;
-		if (!o->bare && head && head_branch && !head->unborn &&
-		    !strncmp(head_branch, "refs/heads/", 11)) {
-			char name[1024], tgt[1024];
-
-			snprintf(name, sizeof(name), "refs/remotes/%s/HEAD", c->origin);
-			snprintf(tgt, sizeof(tgt), "refs/remotes/%s/%s", c->origin,
-			         head_branch + 11);
-			if (!single_branch || (branch_ref && !strcmp(branch_ref, head_branch)))
-				if ((rc = pw_refs_create_symref(c->repo, name, tgt)))
-					goto out;
-		}
-		if (!o->bare && branch_ref && !strncmp(branch_ref, "refs/heads/", 11)) {
-			if ((rc = set_configf(c, c->origin, 0, "branch.%s.remote",
-			                      branch_ref + 11)) ||
-			    (rc = set_configf(c, branch_ref, 0, "branch.%s.merge",
-			                      branch_ref + 11)))
-				goto out;
-		}
-	}
+	if ((rc = write_head(c, &p)))
+		goto out;
 	/* work tree */
-	if (!o->bare && !o->no_checkout && checkout_ref) {
-		struct pw_oid commit = checkout_ref->oid;
+	if (!o->bare && !o->no_checkout && p.checkout_ref) {
+		struct pw_oid commit = p.checkout_ref->oid;
 
-		if (!strncmp(checkout_ref->name, "refs/tags/", 10) && checkout_ref->has_peeled)
-			commit = checkout_ref->peeled;
+		if (!strncmp(p.checkout_ref->name, "refs/tags/", 10) && p.checkout_ref->has_peeled)
+			commit = p.checkout_ref->peeled;
 		if (o->filter && (rc = fetch_checkout_blobs(c, url, &commit)))
 			goto out;
-		if ((rc = pw_checkout_fresh(c->repo, &commit, c->err)))
-			goto out;
+		rc = pw_checkout_fresh(c->repo, &commit, c->err);
 	}
 out:
-	pw_ref_tx_free(tx);
-	pw_odb_free(odb);
 	pw_fetch_result_free(&res);
-	free(wants);
 	return rc;
 }
 
@@ -494,10 +568,11 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 		                    "destination path '%s' already exists and is not an empty "
 		                    "directory.",
 		                    o->dir);
-	if ((rc = absolute_url(o->url, &url, err)))
+	if ((rc = absolute_url(o->url, o->cwd, &url, err)))
 		return rc;
 	iopts.bare = o->bare || o->mirror;
 	iopts.initial_branch = o->initial_branch;
+	iopts.config = o->config;
 	if ((rc = pw_repo_init_ext(&c.repo, o->dir, &iopts, err)))
 		goto cleanup;
 	rc = do_clone(&c, url, info);

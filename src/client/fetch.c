@@ -228,6 +228,13 @@ static int give_up(struct neg *n)
 
 /* ---- protocol v2 -------------------------------------------------------- */
 
+/* A warning for the caller, unless it asked for quiet. */
+static void warn(const struct pw_session *s, const char *msg)
+{
+	if (!s->opts.quiet && s->opts.report.warning)
+		s->opts.report.warning(s->opts.report.data, msg);
+}
+
 static int v2_negotiate(struct neg *n, struct pw_error *err)
 {
 	struct pw_session *s = n->s;
@@ -255,9 +262,8 @@ static int v2_negotiate(struct neg *n, struct pw_error *err)
 		if (!rc && n->req->filter) {
 			if (pw_v2_caps_has_feature(&s->caps2, "fetch", "filter"))
 				rc = pw_pkt_writef(&s->out, "filter %s\n", n->req->filter);
-			else if (!s->opts.quiet)
-				fprintf(stderr,
-				        "warning: filtering not recognized by server, ignoring\n");
+			else
+				warn(s, "filtering not recognized by server, ignoring");
 		}
 		if (!rc)
 			rc = write_wants(n, NULL);
@@ -403,8 +409,8 @@ static int v0_caps(struct neg *n, struct pw_buf *caps, struct pw_error *err)
 	if (!rc && n->req->filter) {
 		if (HAS("filter"))
 			rc = pw_caps_add(caps, "filter", NULL);
-		else if (!n->s->opts.quiet)
-			fprintf(stderr, "warning: filtering not recognized by server, ignoring\n");
+		else
+			warn(n->s, "filtering not recognized by server, ignoring");
 	}
 	if (!rc)
 		rc = pw_caps_add(caps, "agent", "packwire/" PW_VERSION);
@@ -518,11 +524,10 @@ static void *demux_main(void *arg)
 {
 	struct demux *d = arg;
 	struct pw_session *s = d->s;
-	struct pw_progress_relay relay;
+	const struct pw_report *rep = &s->opts.report;
 	struct pw_pkt pkt;
 	int rc = 0;
 
-	pw_progress_relay_init(&relay, isatty(2) ? "\033[K" : "        ");
 	if (d->sideband == PW_SIDEBAND_NONE) {
 		const uint8_t *p;
 		size_t len;
@@ -579,8 +584,8 @@ static void *demux_main(void *arg)
 			if ((rc = pw_write_full(d->out_fd, payload.p, payload.len, &d->err)))
 				break;
 		} else if (band == PW_BAND_PROGRESS) {
-			pw_progress_relay_feed(&relay, payload.p, payload.len);
-			pw_progress_relay_flush_fd(&relay, 2, NULL);
+			if (rep->remote)
+				rep->remote(rep->data, payload.p, payload.len);
 		} else {
 			size_t l = payload.len;
 
@@ -592,9 +597,8 @@ static void *demux_main(void *arg)
 		}
 	}
 out:
-	pw_progress_relay_finish(&relay);
-	pw_progress_relay_flush_fd(&relay, 2, NULL);
-	pw_progress_relay_free(&relay);
+	if (rep->remote)
+		rep->remote(rep->data, NULL, 0);
 	close(d->out_fd);
 	d->out_fd = -1;
 	d->rc = rc;
@@ -613,12 +617,14 @@ static int ip_has(void *ctx, const struct pw_oid *oid)
 
 struct progress {
 	uint64_t received; /* objects in the pack */
-	int on;
+	pw_progress_fn fn; /* NULL: not wanted */
+	void *data;
 	int last_phase;
 	unsigned last_pct;
 	uint64_t last_done;
 };
 
+/* index-pack's counts, passed on when the percentage moves */
 static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
 {
 	struct progress *p = ctx;
@@ -628,22 +634,18 @@ static void ip_progress(void *ctx, int phase, uint64_t done, uint64_t total)
 
 	if (phase == PW_IPACK_RECEIVING)
 		p->received = total;
-	if (!p->on || !total)
+	if (!p->fn || !total)
 		return;
 	if (same && pct == p->last_pct && done != total)
 		return;
 	/* the resolving threads and the final tally may both report the last
-	 * count: the "done." line is printed once */
+	 * count: it is passed on once */
 	if (same && done == total && p->last_done == done)
 		return;
-	if (!same && p->last_phase)
-		fputc('\n', stderr);
 	p->last_phase = phase;
 	p->last_pct = pct;
 	p->last_done = done;
-	fprintf(stderr, "%s%s: %3u%% (%llu/%llu)%s", same ? "\r" : "", title, pct,
-	        (unsigned long long)done, (unsigned long long)total,
-	        done == total ? ", done." : "");
+	p->fn(p->data, title, done, total, done == total);
 }
 
 /* "\nname\n" for every file in dir. */
@@ -714,7 +716,10 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 	args.opts.read_object = ip_read;
 	args.opts.has_object = ip_has;
 	args.opts.odb_ctx = odb;
-	prog.on = n->s->opts.progress;
+	if (n->s->opts.progress) {
+		prog.fn = n->s->opts.report.progress;
+		prog.data = n->s->opts.report.data;
+	}
 	args.opts.progress = ip_progress;
 	args.opts.progress_ctx = &prog;
 	args.idx_version = 2;
@@ -723,8 +728,8 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 	args.opts.report_links = need_connectivity(n);
 	args.self_contained = &n->self_contained;
 	rc = pw_index_pack_stream(&args, pfd[0], pack_dir, NULL, NULL, hex, &kept, err);
-	if (prog.on && prog.last_phase)
-		fputc('\n', stderr);
+	if (prog.fn && prog.last_phase)
+		prog.fn(prog.data, NULL, 0, 0, 1); /* the meters are over */
 	close(pfd[0]);
 	pthread_join(tid, NULL);
 	if (d.rc) {

@@ -388,108 +388,94 @@ int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body,
 	return pw_fs_write_atomic(path, body, len, err);
 }
 
-int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetch_report *rep,
-             struct pw_error *err)
+/* Which remote: the one named, else the current branch's, else "origin"; a
+ * name without remote.<name>.url is taken as a URL. Also notes
+ * branch.<cur>.merge. Sets rep->url. */
+static int pick_remote(struct fstate *f, const char **url)
 {
-	const struct pw_config *cfg = pw_repo_config(repo);
-	const char *url = NULL, *name = o->remote;
-	struct pw_session *s = NULL;
-	struct pw_fetch_request req = {0};
-	struct pw_fetch_result res = {0};
-	struct pw_ref_tx *tx = NULL;
-	struct pw_odb *odb = NULL;
-	const struct pw_adv *adv;
-	struct pw_oid *wants = NULL;
-	const char **prefixes = NULL;
-	struct fstate f;
-	char key[1024], (*bufs)[1024] = NULL;
-	size_t i, nw = 0, np = 0;
-	int rc, tx_pending = 0, follow_tags, promisor = 0;
+	const struct pw_config *cfg = pw_repo_config(f->repo);
+	const char *name = f->o->remote;
+	char key[1024], *cur = NULL;
+	struct pw_oid tmp;
 
-	memset(rep, 0, sizeof(*rep));
-	memset(&f, 0, sizeof(f));
-	f.repo = repo;
-	f.o = o;
-	f.rep = rep;
-	f.err = err;
-	/* which remote */
-	{
-		char *cur = NULL;
-		struct pw_oid tmp;
+	*url = NULL;
+	if (pw_refs_resolve(f->repo, "HEAD", &tmp, &cur) == 0 || cur) {
+		if (cur && !strncmp(cur, "refs/heads/", 11)) {
+			const char *v;
 
-		if (pw_refs_resolve(repo, "HEAD", &tmp, &cur) == 0 || cur) {
-			if (cur && !strncmp(cur, "refs/heads/", 11)) {
-				const char *v;
-
-				snprintf(key, sizeof(key), "branch.%s.remote", cur + 11);
-				if (!name && !pw_config_get_string(cfg, key, &v, NULL) && v)
-					name = v;
-				snprintf(key, sizeof(key), "branch.%s.merge", cur + 11);
-				if (!pw_config_get_string(cfg, key, &v, NULL) && v)
-					f.merge_ref = strdup(v);
-			}
+			snprintf(key, sizeof(key), "branch.%s.remote", cur + 11);
+			if (!name && !pw_config_get_string(cfg, key, &v, NULL) && v)
+				name = v;
+			snprintf(key, sizeof(key), "branch.%s.merge", cur + 11);
+			if (!pw_config_get_string(cfg, key, &v, NULL) && v)
+				f->merge_ref = strdup(v);
 		}
-		free(cur);
 	}
+	free(cur);
 	if (!name)
 		name = "origin";
 	snprintf(key, sizeof(key), "remote.%s.url", name);
-	if (!pw_config_get_string(cfg, key, &url, NULL) && url) {
-		f.remote_name = name;
-	} else if (o->remote) {
-		url = o->remote;
+	if (!pw_config_get_string(cfg, key, url, NULL) && *url) {
+		f->remote_name = name;
+	} else if (f->o->remote) {
+		*url = f->o->remote;
 	} else {
-		rc = pw_error_set(err, PW_ENOTFOUND,
-		                  "No remote repository specified.  Please, specify either a URL "
-		                  "or a remote name from which new revisions should be fetched.");
-		goto out;
+		return pw_error_set(f->err, PW_ENOTFOUND,
+		                    "No remote repository specified.  Please, specify either a URL "
+		                    "or a remote name from which new revisions should be fetched.");
 	}
-	rep->url = strdup(url);
-	if (!rep->url) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	/* refspecs */
+	f->rep->url = strdup(*url);
+	return f->rep->url ? 0 : pw_error_set(f->err, PW_ENOMEM, "out of memory");
+}
+
+/* The refspecs: the command line's, else the remote's, else HEAD; plus
+ * --tags. *follow_tags: may tags be followed (as git: only when something
+ * is stored into a ref; "git fetch origin main" writes FETCH_HEAD alone). */
+static int collect_specs(struct fstate *f, int *follow_tags)
+{
+	const struct pw_fetch_opts *o = f->o;
+	char key[1024];
+	size_t i;
+	int rc;
+
 	if (o->refspecs && o->refspecs[0]) {
 		for (i = 0; o->refspecs[i]; i++)
-			if ((rc = add_spec(&f, o->refspecs[i])))
-				goto out;
-		f.nr_cli_specs = f.nr_specs;
-	} else if (f.remote_name) {
-		snprintf(key, sizeof(key), "remote.%s.fetch", f.remote_name);
-		rc = pw_config_get_all(cfg, key, cfg_spec, &f);
+			if ((rc = add_spec(f, o->refspecs[i])))
+				return rc;
+		f->nr_cli_specs = f->nr_specs;
+	} else if (f->remote_name) {
+		snprintf(key, sizeof(key), "remote.%s.fetch", f->remote_name);
+		rc = pw_config_get_all(pw_repo_config(f->repo), key, cfg_spec, f);
 		if (rc && rc != PW_ENOTFOUND)
-			goto out;
+			return rc;
 	}
-	if (!f.nr_specs && (rc = add_spec(&f, "HEAD")))
-		goto out;
-	if (o->tags && (rc = add_spec(&f, "+refs/tags/*:refs/tags/*")))
-		goto out;
-	/* tags are followed only when something is stored into a ref (as git:
-	 * "git fetch origin main" writes FETCH_HEAD alone and follows none) */
-	follow_tags = 0;
-	for (i = 0; i < f.nr_specs; i++)
-		if (!f.specs[i].negative && f.specs[i].dst)
-			follow_tags = !o->tags && !o->no_tags;
-	/* connect and check the object format before touching anything */
-	if ((rc = pw_session_open(&s, url, &o->client, err)))
-		goto out;
-	rep->version = pw_session_version(s);
-	rep->algo = pw_session_algo(s);
-	if ((rc = pw_session_check_algo(s, pw_repo_algo(repo), err)))
-		goto out;
-	prefixes = calloc(f.nr_specs * 6 + 3, sizeof(*prefixes));
-	if (!prefixes) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
+	if (!f->nr_specs && (rc = add_spec(f, "HEAD")))
+		return rc;
+	if (o->tags && (rc = add_spec(f, "+refs/tags/*:refs/tags/*")))
+		return rc;
+	*follow_tags = 0;
+	for (i = 0; i < f->nr_specs; i++)
+		if (!f->specs[i].negative && f->specs[i].dst)
+			*follow_tags = !o->tags && !o->no_tags;
+	return 0;
+}
+
+/* Ask the server for the refs the refspecs can match (v2 ls-refs prefixes). */
+static int list_remote_refs(struct fstate *f, struct pw_session *s, int follow_tags,
+                            const struct pw_adv **adv)
+{
+	const char **prefixes = calloc(f->nr_specs * 6 + 3, sizeof(*prefixes));
+	char(*bufs)[1024] = calloc(64, sizeof(*bufs));
+	size_t i, np = 0;
+	int rc;
+
+	if (!prefixes || !bufs) {
+		free(prefixes);
+		free(bufs);
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
 	}
-	bufs = calloc(64, sizeof(*bufs));
-	if (!bufs) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < f.nr_specs; i++) {
-		const struct pw_refspec *r = &f.specs[i];
+	for (i = 0; i < f->nr_specs; i++) {
+		const struct pw_refspec *r = &f->specs[i];
 
 		if (r->negative || np >= 60)
 			continue;
@@ -516,19 +502,26 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	}
 	if (follow_tags)
 		prefixes[np++] = "refs/tags/";
-	if ((rc = pw_session_list_refs(s, prefixes, PW_LSREFS_PEEL | PW_LSREFS_SYMREFS, &adv, err)))
-		goto out;
-	if ((rc = map_refs(&f, adv)) || (rc = check_named(&f, adv)))
-		goto out;
-	f.nr_named = rep->nr;
-	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
-		goto out;
-	/* current values and wants */
-	wants = calloc(rep->nr + adv->nr + 1, sizeof(*wants));
-	if (!wants) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
+	rc = pw_session_list_refs(s, prefixes, PW_LSREFS_PEEL | PW_LSREFS_SYMREFS, adv, f->err);
+	free(prefixes);
+	free(bufs);
+	return rc;
+}
+
+/* The current values of the local refs, and what to ask for: the mapped
+ * refs we lack (all of them when deepening) and annotated tags of commits
+ * we already have (include-tag only brings tags of what the pack carries).
+ * *wants is sorted and unique. */
+static int collect_wants(struct fstate *f, const struct pw_adv *adv, struct pw_odb *odb,
+                         int follow_tags, struct pw_oid **wants, size_t *nr)
+{
+	struct pw_fetch_report *rep = f->rep;
+	struct pw_repo *repo = f->repo;
+	size_t i, nw = 0;
+
+	*wants = calloc(rep->nr + adv->nr + 1, sizeof(**wants));
+	if (!*wants)
+		return pw_error_set(f->err, PW_ENOMEM, "out of memory");
 	for (i = 0; i < rep->nr; i++) {
 		struct pw_ref_update *u = &rep->v[i];
 		struct pw_oid cur;
@@ -539,87 +532,102 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 			u->old_oid = cur;
 		free(sym);
 		/* deepening asks again for what we have: the server cuts anew */
-		if (o->depth || !pw_odb_exists(odb, &u->new_oid))
-			wants[nw++] = u->new_oid;
+		if (f->o->depth || !pw_odb_exists(odb, &u->new_oid))
+			(*wants)[nw++] = u->new_oid;
 	}
-	/* an annotated tag of a commit we already have is followed too: its tag
-	 * object is asked for now (include-tag only brings tags of what the
-	 * pack carries) */
 	for (i = 0; follow_tags && i < adv->nr; i++) {
 		const struct pw_remote_ref *r = &adv->refs[i];
 		struct pw_oid cur;
 		char *sym = NULL;
 
-		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled || excluded(&f, r->name) ||
+		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled || excluded(f, r->name) ||
 		    pw_odb_exists(odb, &r->oid) || !pw_odb_exists(odb, &r->peeled))
 			continue;
 		if (!pw_refs_read(repo, r->name, &cur, &sym)) {
 			free(sym);
 			continue; /* never clobber tags we have when following */
 		}
-		wants[nw++] = r->oid;
+		(*wants)[nw++] = r->oid;
 	}
 	if (nw) {
 		size_t k, j;
 
-		qsort(wants, nw, sizeof(*wants), cmp_oid);
+		qsort(*wants, nw, sizeof(**wants), cmp_oid);
 		for (k = 0, j = 0; k < nw; k++)
-			if (!j || !pw_oid_equal(&wants[j - 1], &wants[k]))
-				wants[j++] = wants[k];
+			if (!j || !pw_oid_equal(&(*wants)[j - 1], &(*wants)[k]))
+				(*wants)[j++] = (*wants)[k];
 		nw = j;
 	}
-	req.wants = wants;
-	req.nr_wants = nw;
-	req.depth = o->depth;
-	req.include_tag = follow_tags;
-	/* a promisor remote (partial clone): fetch with its filter, as git does */
-	if (f.remote_name) {
-		const char *spec;
+	*nr = nw;
+	return 0;
+}
 
-		snprintf(key, sizeof(key), "remote.%s.promisor", f.remote_name);
-		if (!pw_config_get_bool(cfg, key, &promisor, NULL) && promisor) {
-			snprintf(key, sizeof(key), "remote.%s.partialclonefilter", f.remote_name);
-			if (!pw_config_get_string(cfg, key, &spec, NULL) && spec && *spec)
-				req.filter = spec;
-		} else {
-			promisor = 0;
-		}
-	}
-	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))
-		goto out;
-	if (promisor && (rc = pw_fetch__mark_promisor(&res, "", 0, err)))
-		goto rollback;
-	/* tags that came along (auto-follow) */
-	if (follow_tags) {
-		pw_odb_free(odb);
-		odb = NULL;
-		if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
-			goto rollback;
-	}
-	for (i = 0; follow_tags && i < adv->nr; i++) {
+/* A promisor remote (partial clone) is fetched with its filter, as git
+ * does. 1 when the remote is one (*filter may be set), else 0. */
+static int promisor_filter(const struct fstate *f, const char **filter)
+{
+	const struct pw_config *cfg = pw_repo_config(f->repo);
+	const char *spec;
+	char key[1024];
+	int promisor = 0;
+
+	if (!f->remote_name)
+		return 0;
+	snprintf(key, sizeof(key), "remote.%s.promisor", f->remote_name);
+	if (pw_config_get_bool(cfg, key, &promisor, NULL) || !promisor)
+		return 0;
+	snprintf(key, sizeof(key), "remote.%s.partialclonefilter", f->remote_name);
+	if (!pw_config_get_string(cfg, key, &spec, NULL) && spec && *spec)
+		*filter = spec;
+	return 1;
+}
+
+/* Tags that came along (auto-follow): the server's tags whose objects we
+ * now have, and that we do not have yet. */
+static int add_followed_tags(struct fstate *f, const struct pw_adv *adv, struct pw_odb **odb)
+{
+	struct pw_repo *repo = f->repo;
+	size_t i;
+	int rc;
+
+	/* the odb opened before the pack arrived does not see it */
+	pw_odb_free(*odb);
+	*odb = NULL;
+	if ((rc = pw_odb_open(odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), f->err)))
+		return rc;
+	for (i = 0; i < adv->nr; i++) {
 		const struct pw_remote_ref *r = &adv->refs[i];
 		struct pw_ref_update *u;
 		struct pw_oid cur;
 		char *sym = NULL;
 
-		if (strncmp(r->name, "refs/tags/", 10) || excluded(&f, r->name))
+		if (strncmp(r->name, "refs/tags/", 10) || excluded(f, r->name))
 			continue;
 		if (!pw_refs_read(repo, r->name, &cur, &sym)) {
 			free(sym);
 			continue; /* never clobber tags we have when following */
 		}
-		if (!pw_odb_exists(odb, &r->oid) ||
-		    (r->has_peeled && !pw_odb_exists(odb, &r->peeled)))
+		if (!pw_odb_exists(*odb, &r->oid) ||
+		    (r->has_peeled && !pw_odb_exists(*odb, &r->peeled)))
 			continue;
-		u = add_update(&f, r->name, r->name);
+		u = add_update(f, r->name, r->name);
 		if (u) {
 			u->new_oid = r->oid;
 			pw_oid_zero(&u->old_oid, pw_repo_algo(repo));
 		}
 	}
-	if (o->refspecs && o->refspecs[0] && f.remote_name && (rc = add_opportunistic(&f)))
-		goto rollback;
-	/* decide */
+	return 0;
+}
+
+/* The status of every update (new, fast-forward, forced, rejected, ...)
+ * and which ones are for-merge: the branch's upstream, or everything named
+ * on the command line. */
+static int decide_updates(struct fstate *f)
+{
+	struct pw_fetch_report *rep = f->rep;
+	const struct pw_fetch_opts *o = f->o;
+	size_t i;
+
 	for (i = 0; i < rep->nr; i++) {
 		struct pw_ref_update *u = &rep->v[i];
 		int force = u->for_merge == 2;
@@ -637,39 +645,38 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 		else if (is_tag)
 			u->status = force ? PW_UPD_TAG_FORCED : PW_UPD_CLOBBER;
 		else {
-			int anc = pw_commit_is_ancestor(repo, &u->old_oid, &u->new_oid, err);
+			int anc = pw_commit_is_ancestor(f->repo, &u->old_oid, &u->new_oid, f->err);
 
-			if (anc < 0) {
-				rc = anc;
-				goto rollback;
-			}
+			if (anc < 0)
+				return anc;
 			u->status = anc ? PW_UPD_FF : force ? PW_UPD_FORCED : PW_UPD_REJECTED;
 		}
 		if (u->status == PW_UPD_REJECTED || u->status == PW_UPD_CLOBBER)
 			rep->rejected++;
 	}
-	/* for-merge: the branch's upstream, or everything named on the command line */
 	for (i = 0; i < rep->nr; i++) {
 		struct pw_ref_update *u = &rep->v[i];
 
 		if (o->refspecs && o->refspecs[0])
-			u->for_merge = i < f.nr_named;
-		else if (f.merge_ref && !strcmp(u->remote_name, f.merge_ref))
+			u->for_merge = i < f->nr_named;
+		else if (f->merge_ref && !strcmp(u->remote_name, f->merge_ref))
 			u->for_merge = 1;
-		else if (!f.remote_name && !strcmp(u->remote_name, "HEAD"))
+		else if (!f->remote_name && !strcmp(u->remote_name, "HEAD"))
 			u->for_merge = 1;
 	}
-	if (o->prune) {
-		struct prune_ctx p = {&f, adv, 0};
+	return 0;
+}
 
-		pw_refs_foreach(repo, NULL, 0, prune_one, &p);
-		if (p.rc) {
-			rc = pw_error_set(err, p.rc, "out of memory");
-			goto rollback;
-		}
-	}
-	if ((rc = pw_ref_tx_new(&tx, repo)))
-		goto rollback;
+/* Every accepted update (and prune) in one transaction. */
+static int write_updates(struct fstate *f)
+{
+	struct pw_fetch_report *rep = f->rep;
+	struct pw_ref_tx *tx = NULL;
+	size_t i;
+	int rc, tx_pending = 0;
+
+	if ((rc = pw_ref_tx_new(&tx, f->repo)))
+		return rc;
 	for (i = 0; i < rep->nr && !rc; i++) {
 		struct pw_ref_update *u = &rep->v[i];
 
@@ -691,10 +698,74 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	}
 	if (!rc && tx_pending)
 		rc = pw_ref_tx_commit(tx);
-	if (rc) {
-		pw_error_copy(err, pw_ref_tx_error(tx));
+	if (rc)
+		pw_error_copy(f->err, pw_ref_tx_error(tx));
+	pw_ref_tx_free(tx);
+	return rc;
+}
+
+int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetch_report *rep,
+             struct pw_error *err)
+{
+	const char *url = NULL;
+	struct pw_session *s = NULL;
+	struct pw_fetch_request req = {0};
+	struct pw_fetch_result res = {0};
+	struct pw_odb *odb = NULL;
+	const struct pw_adv *adv;
+	struct pw_oid *wants = NULL;
+	struct fstate f;
+	size_t i, nw = 0;
+	int rc, follow_tags = 0, promisor;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&f, 0, sizeof(f));
+	f.repo = repo;
+	f.o = o;
+	f.rep = rep;
+	f.err = err;
+	if ((rc = pick_remote(&f, &url)) || (rc = collect_specs(&f, &follow_tags)))
+		goto out;
+	/* connect and check the object format before touching anything */
+	if ((rc = pw_session_open(&s, url, &o->client, err)))
+		goto out;
+	rep->version = pw_session_version(s);
+	rep->algo = pw_session_algo(s);
+	if ((rc = pw_session_check_algo(s, pw_repo_algo(repo), err)) ||
+	    (rc = list_remote_refs(&f, s, follow_tags, &adv)))
+		goto out;
+	if ((rc = map_refs(&f, adv)) || (rc = check_named(&f, adv)))
+		goto out;
+	f.nr_named = rep->nr;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)) ||
+	    (rc = collect_wants(&f, adv, odb, follow_tags, &wants, &nw)))
+		goto out;
+	req.wants = wants;
+	req.nr_wants = nw;
+	req.depth = o->depth;
+	req.include_tag = follow_tags;
+	promisor = promisor_filter(&f, &req.filter);
+	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))
+		goto out;
+	if (promisor && (rc = pw_fetch__mark_promisor(&res, "", 0, err)))
 		goto rollback;
+	if (follow_tags && (rc = add_followed_tags(&f, adv, &odb)))
+		goto rollback;
+	if (o->refspecs && o->refspecs[0] && f.remote_name && (rc = add_opportunistic(&f)))
+		goto rollback;
+	if ((rc = decide_updates(&f)))
+		goto rollback;
+	if (o->prune) {
+		struct prune_ctx p = {&f, adv, 0};
+
+		pw_refs_foreach(repo, NULL, 0, prune_one, &p);
+		if (p.rc) {
+			rc = pw_error_set(err, p.rc, "out of memory");
+			goto rollback;
+		}
 	}
+	if ((rc = write_updates(&f)))
+		goto rollback;
 	if ((rc = pw_fetch_result_write_shallow(repo, &res, err)))
 		goto out;
 	rc = write_fetch_head(&f);
@@ -702,17 +773,10 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 rollback:
 	pw_fetch_result_rollback(&res);
 out:
-	pw_ref_tx_free(tx);
 	pw_fetch_result_free(&res);
 	pw_odb_free(odb);
 	free(wants);
-	free(prefixes);
-	free(bufs);
-	{
-		int crc = pw_session_close(s, NULL);
-
-		(void)crc;
-	}
+	pw_session_close(s, NULL);
 	for (i = 0; i < f.nr_specs; i++)
 		pw_refspec_free(&f.specs[i]);
 	free(f.specs);

@@ -589,7 +589,8 @@ static int send_out(struct ps *s, struct pw_buf *b)
 struct pack_ctx {
 	struct pw_pack_writer *w;
 	const struct pw_push_opts *o;
-	uint64_t n; /* objects to send, for the progress */
+	pw_progress_fn progress; /* NULL: none wanted */
+	uint64_t n;              /* objects to send, for the progress */
 	int rc;
 };
 
@@ -601,8 +602,8 @@ static int pack_obj(const struct pw_revlist_obj *obj, void *data)
 
 	if (obj->excluded)
 		return pw_pack_writer_add_base(p->w, &obj->oid, obj->type, path, pl);
-	if (p->o->local_progress && ++p->n % 1024 == 0)
-		p->o->local_progress(p->o->local_progress_data, "Enumerating objects", p->n, 0, 0);
+	if (p->progress && ++p->n % 1024 == 0)
+		p->progress(p->o->report.data, "Enumerating objects", p->n, 0, 0);
 	return pw_pack_writer_add(p->w, &obj->oid, obj->type, path, pl);
 }
 
@@ -639,14 +640,15 @@ static int send_pack_data(struct ps *s)
 	po.thin = 1;
 	po.ofs_delta = s->server_ofs;
 	po.objects_dir = pw_repo_objects_dir(s->repo);
-	po.progress = s->o->local_progress;
-	po.progress_data = s->o->local_progress_data;
+	po.progress = s->o->progress ? s->o->report.progress : NULL;
+	po.progress_data = s->o->report.data;
 	if ((rc = pw_pack_writer_new(&w, s->odb, &po))) {
 		rc = pw_error_set(s->err, rc, "out of memory");
 		goto out;
 	}
 	pc.w = w;
 	pc.o = s->o;
+	pc.progress = po.progress;
 	pc.n = 0;
 	pc.rc = 0;
 	if ((rc = pw_revlist_run(rl, pack_obj, &pc))) {
@@ -656,9 +658,9 @@ static int send_pack_data(struct ps *s)
 			pw_error_copy(s->err, pw_pack_writer_error(w));
 		goto out;
 	}
-	if (s->o->local_progress)
-		s->o->local_progress(s->o->local_progress_data, "Enumerating objects",
-		                     pw_pack_writer_count(w), 0, 1);
+	if (pc.progress)
+		pc.progress(s->o->report.data, "Enumerating objects", pw_pack_writer_count(w), 0,
+		            1);
 	if ((rc = pw_pack_writer_write(w, pack_out, &fd, NULL))) {
 		if (!s->err->msg[0])
 			pw_error_copy(s->err, pw_pack_writer_error(w));
@@ -666,7 +668,7 @@ static int send_pack_data(struct ps *s)
 		struct pw_pack_write_stats st;
 
 		pw_pack_writer_stats(w, &st);
-		s->o->local_pack_done(s->o->local_progress_data, &st);
+		s->o->local_pack_done(s->o->report.data, &st);
 	}
 out:
 	pw_pack_writer_free(w);
@@ -784,13 +786,12 @@ static int report_line(struct ps *s, const char *p, size_t len)
 static int read_report(struct ps *s)
 {
 	struct pw_buf band1 = PW_BUF_INIT;
-	struct pw_progress_relay relay;
+	const struct pw_report *rep = &s->o->report;
 	struct pw_pkt pkt;
 	int rc = 0;
 
-	/* band payloads keep their LF: the relay needs the line ends */
+	/* band payloads keep their LF: the caller needs the line ends */
 	s->rd.flags &= ~(unsigned)PW_PKT_READ_CHOMP;
-	pw_progress_relay_init(&relay, isatty(2) ? "\033[K" : "        ");
 	for (;;) {
 		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
 			break;
@@ -819,8 +820,8 @@ static int read_report(struct ps *s)
 					break;
 				}
 			} else if (band == PW_BAND_PROGRESS) {
-				pw_progress_relay_feed(&relay, payload.p, payload.len);
-				pw_progress_relay_flush_fd(&relay, 2, NULL);
+				if (rep->remote)
+					rep->remote(rep->data, payload.p, payload.len);
 			} else {
 				rc = pw_error_set(
 				        s->err, PW_ERROR, "remote error: %.*s",
@@ -842,9 +843,8 @@ static int read_report(struct ps *s)
 				break;
 		}
 	}
-	pw_progress_relay_finish(&relay);
-	pw_progress_relay_flush_fd(&relay, 2, NULL);
-	pw_progress_relay_free(&relay);
+	if (rep->remote)
+		rep->remote(rep->data, NULL, 0);
 	if (!rc && s->sideband) {
 		size_t pos = 0, used;
 
@@ -918,9 +918,13 @@ static int track_one(const struct pw_config_entry *e, void *data)
 		pw_ref_tx_delete(tx, mapped, NULL);
 	else
 		pw_ref_tx_update(tx, mapped, &t->r->new_oid, NULL, 0);
-	if (pw_ref_tx_commit(tx))
-		fprintf(stderr, "warning: could not update %s: %s\n", mapped,
-		        pw_ref_tx_error(tx)->msg);
+	if (pw_ref_tx_commit(tx) && t->s->o->report.warning) {
+		struct pw_buf msg = PW_BUF_INIT;
+
+		if (!pw_buf_addf(&msg, "could not update %s: %s", mapped, pw_ref_tx_error(tx)->msg))
+			t->s->o->report.warning(t->s->o->report.data, msg.data);
+		pw_buf_free(&msg);
+	}
 	pw_ref_tx_free(tx);
 	return 0;
 }
@@ -1004,15 +1008,113 @@ static int read_advertisement(struct ps *s)
 	}
 }
 
+/* Start receive-pack on the remote and read its advertisement. */
+static int connect_remote(struct ps *s)
+{
+	const struct pw_push_opts *opts = s->o;
+	struct pw_transport_opts to;
+	char key[512];
+	int rc;
+
+	memset(&to, 0, sizeof(to));
+	to.service = "git-receive-pack";
+	to.command = opts->receive_pack;
+	if (!to.command && s->res->remote_name)
+		to.command =
+		        cfgf(s, key, sizeof(key), "remote.%s.receivepack", s->res->remote_name);
+	to.protocol_version = 0;
+	to.quiet = opts->quiet;
+	to.ssh = opts->ssh;
+	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
+		return rc;
+	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
+		return pw_error_set(s->err, rc, "out of memory");
+	s->rd_init = 1;
+	return read_advertisement(s);
+}
+
+/* The seed patch's rule: the server must support our algorithm (no
+ * object-format capability means sha1 only) before anything is sent; a
+ * refusal ends the session with a flush. */
+static int check_algo(struct ps *s)
+{
+	struct pw_buf b = PW_BUF_INIT;
+
+	if (s->adv.algo_advertised
+	            ? pw_object_format_caps_supports(s->adv.caps, s->adv.caps_len, s->algo)
+	            : !((s->adv.algo && s->adv.algo != s->algo) ||
+	                (!s->adv.algo && s->algo != &pw_hash_sha1)))
+		return 0;
+	if (!pw_pkt_flush(&b))
+		pw_write_full(s->conn->out_fd, b.data, b.len, NULL);
+	pw_buf_free(&b);
+	return pw_error_set(s->err, PW_EUNSUPPORTED,
+	                    "the receiving end does not support this repository's hash "
+	                    "algorithm");
+}
+
+/* The server's capabilities, and whether the options asked for are there. */
+static int read_caps(struct ps *s)
+{
+	const char *caps = s->adv.caps;
+	size_t clen = s->adv.caps_len;
+
+	s->server_report = pw_caps_has(caps, clen, "report-status");
+	s->server_report_v2 = pw_caps_has(caps, clen, "report-status-v2");
+	s->server_sideband = pw_caps_has(caps, clen, "side-band-64k");
+	s->server_delete = pw_caps_has(caps, clen, "delete-refs");
+	s->server_atomic = pw_caps_has(caps, clen, "atomic");
+	s->server_options = pw_caps_has(caps, clen, "push-options");
+	s->server_ofs = pw_caps_has(caps, clen, "ofs-delta");
+	s->sideband = s->server_sideband;
+	if (s->o->atomic && !s->server_atomic)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "the receiving end does not support --atomic push");
+	if (s->o->nr_push_options && !s->server_options)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "the receiving end does not support push options");
+	return 0;
+}
+
+/* Send the commands and the pack, read the report; every ref gets its
+ * outcome. */
+static int exchange(struct ps *s)
+{
+	struct pw_push_result *res = s->res;
+	struct pw_error e2;
+	size_t i;
+	int rc, rc2;
+
+	rc = send_request(s);
+	if (rc && !res->sent)
+		return rc;
+	/* even when sending the pack failed, the server may say why */
+	e2 = *s->err;
+	rc2 = read_report(s);
+	if (rc2 && rc)
+		*s->err = e2;
+	else if (rc2)
+		rc = rc2;
+	else if (rc && res->unpack_error)
+		rc = 0;
+	if (!s->server_report)
+		for (i = 0; i < res->nr; i++)
+			if (res->refs[i].status == PW_PUSH_PENDING)
+				res->refs[i].status = PW_PUSH_OK;
+	for (i = 0; i < res->nr; i++)
+		if (res->refs[i].status == PW_PUSH_PENDING)
+			res->refs[i].status = PW_PUSH_NO_REPORT;
+	if (!rc)
+		update_tracking(s);
+	return rc;
+}
+
 int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspecs,
             size_t nr_refspecs, const struct pw_push_opts *opts, struct pw_push_result *res,
             struct pw_error *err)
 {
-	struct pw_transport_opts to;
 	struct ps s;
-	char key[512];
-	const char *caps;
-	size_t clen, i;
+	size_t i;
 	int rc, any = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1027,59 +1129,10 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 		goto out;
 	if ((rc = pw_odb_open(&s.odb, pw_repo_objects_dir(repo), s.algo, err)))
 		goto out;
-	memset(&to, 0, sizeof(to));
-	to.service = "git-receive-pack";
-	to.command = opts->receive_pack;
-	if (!to.command && res->remote_name)
-		to.command = cfgf(&s, key, sizeof(key), "remote.%s.receivepack", res->remote_name);
-	to.protocol_version = 0;
-	to.quiet = opts->quiet;
-	if ((rc = pw_transport_connect(&s.conn, res->url, &to, err)))
+	if ((rc = connect_remote(&s)) || (rc = check_algo(&s)))
 		goto out;
-	if ((rc = pw_pkt_reader_init(&s.rd, s.conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR))) {
-		rc = pw_error_set(err, rc, "out of memory");
-		goto out;
-	}
-	s.rd_init = 1;
-	if ((rc = read_advertisement(&s)))
-		goto out;
-	caps = s.adv.caps;
-	clen = s.adv.caps_len;
-	/* the seed patch's rule: the server must support our algorithm (no
-	 * object-format capability means sha1 only) before anything is sent */
-	if (s.adv.algo_advertised ? !pw_object_format_caps_supports(caps, clen, s.algo)
-	                          : (s.adv.algo && s.adv.algo != s.algo) ||
-	                                    (!s.adv.algo && s.algo != &pw_hash_sha1)) {
-		struct pw_buf b = PW_BUF_INIT;
-
-		if (!pw_pkt_flush(&b))
-			pw_write_full(s.conn->out_fd, b.data, b.len, NULL);
-		pw_buf_free(&b);
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support this repository's hash "
-		                  "algorithm");
-		goto out;
-	}
-	s.server_report = pw_caps_has(caps, clen, "report-status");
-	s.server_report_v2 = pw_caps_has(caps, clen, "report-status-v2");
-	s.server_sideband = pw_caps_has(caps, clen, "side-band-64k");
-	s.server_delete = pw_caps_has(caps, clen, "delete-refs");
-	s.server_atomic = pw_caps_has(caps, clen, "atomic");
-	s.server_options = pw_caps_has(caps, clen, "push-options");
-	s.server_ofs = pw_caps_has(caps, clen, "ofs-delta");
-	s.sideband = s.server_sideband;
-	if (opts->atomic && !s.server_atomic) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support --atomic push");
-		goto polite;
-	}
-	if (opts->nr_push_options && !s.server_options) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "the receiving end does not support push options");
-		goto polite;
-	}
-	if ((rc = build_updates(&s, refspecs, nr_refspecs)) || (rc = sort_updates(&s)) ||
-	    (rc = decide(&s)))
+	if ((rc = read_caps(&s)) || (rc = build_updates(&s, refspecs, nr_refspecs)) ||
+	    (rc = sort_updates(&s)) || (rc = decide(&s)))
 		goto polite;
 	for (i = 0; i < res->nr; i++)
 		if (res->refs[i].status == PW_PUSH_PENDING)
@@ -1091,32 +1144,7 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
 	}
-	rc = send_request(&s);
-	if (rc && !s.res->sent)
-		goto out;
-	{
-		/* even when sending the pack failed, the server may say why */
-		struct pw_error e2;
-		int rc2;
-
-		e2 = *err;
-		rc2 = read_report(&s);
-		if (rc2 && rc)
-			*err = e2;
-		else if (rc2)
-			rc = rc2;
-		else if (rc && res->unpack_error)
-			rc = 0;
-	}
-	if (!s.server_report)
-		for (i = 0; i < res->nr; i++)
-			if (res->refs[i].status == PW_PUSH_PENDING)
-				res->refs[i].status = PW_PUSH_OK;
-	for (i = 0; i < res->nr; i++)
-		if (res->refs[i].status == PW_PUSH_PENDING)
-			res->refs[i].status = PW_PUSH_NO_REPORT;
-	if (!rc)
-		update_tracking(&s);
+	rc = exchange(&s);
 	goto out;
 polite:
 	if (s.conn && s.conn->out_fd >= 0) {

@@ -917,42 +917,101 @@ nomem:
 	return pw_error_set(err, PW_ENOMEM, "out of memory");
 }
 
-int pw_config_apply_env(struct pw_config *cfg, struct pw_error *err)
+int pw_config_apply_overrides(struct pw_config *cfg, const struct pw_config_layers *l,
+                              struct pw_error *err)
 {
-	const char *params = getenv("GIT_CONFIG_PARAMETERS"), *count = getenv("GIT_CONFIG_COUNT");
+	size_t i;
 	int rc;
 
-	if (params && *params && (rc = apply_parameters(cfg, params, err)))
+	if (!l)
+		return 0;
+	if (l->parameters && *l->parameters && (rc = apply_parameters(cfg, l->parameters, err)))
 		return rc;
-	if (count && *count) {
-		char *end, name[64];
-		long i, n = strtol(count, &end, 10);
+	for (i = 0; i < l->nr_pairs; i++) {
+		const char *k = l->keys[i], *v = l->values[i];
+		struct pw_buf kv = PW_BUF_INIT;
 
-		if (*end || n < 0 || n > 100000)
-			return pw_error_set(err, PW_EINVAL, "bogus count in GIT_CONFIG_COUNT");
-		for (i = 0; i < n; i++) {
-			const char *k, *v;
-			struct pw_buf kv = PW_BUF_INIT;
-
-			snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%ld", i);
-			if (!(k = getenv(name)) || !*k)
-				return pw_error_set(err, PW_EINVAL, "missing config key %s", name);
-			snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%ld", i);
-			if (!(v = getenv(name)))
-				return pw_error_set(err, PW_EINVAL, "missing config value %s",
-				                    name);
-			if (pw_buf_addf(&kv, "%s=%s", k, v)) {
-				pw_buf_free(&kv);
-				return pw_error_set(err, PW_ENOMEM, "out of memory");
-			}
-			rc = add_override(cfg, (const char *)kv.data, kv.len);
+		if (!k || !*k)
+			return pw_error_set(err, PW_EINVAL, "missing config key GIT_CONFIG_KEY_%zu",
+			                    i);
+		if (!v)
+			return pw_error_set(err, PW_EINVAL,
+			                    "missing config value GIT_CONFIG_VALUE_%zu", i);
+		if (pw_buf_addf(&kv, "%s=%s", k, v)) {
 			pw_buf_free(&kv);
-			if (rc)
-				return pw_error_set(err, rc,
-				                    rc == PW_ENOMEM ? "out of memory"
-				                                    : "bogus config key %s",
-				                    k);
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
 		}
+		rc = add_override(cfg, (const char *)kv.data, kv.len);
+		pw_buf_free(&kv);
+		if (rc)
+			return pw_error_set(
+			        err, rc, rc == PW_ENOMEM ? "out of memory" : "bogus config key %s",
+			        k);
 	}
 	return 0;
+}
+
+/* Parse path into cfg when it exists. */
+static int load_layer(struct pw_config *cfg, const char *path, struct pw_error *err)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	int rc;
+
+	if (!path || !*path)
+		return 0;
+	rc = pw_fs_read_file(path, &b, PW_CONFIG_MAX_FILE, err);
+	if (rc == PW_ENOTFOUND) {
+		pw_error_clear(err);
+		pw_buf_free(&b);
+		return 0;
+	}
+	if (!rc)
+		rc = pw_config_parse_into(cfg, b.data ? b.data : "", b.len, path, err);
+	pw_buf_free(&b);
+	return rc;
+}
+
+int pw_config_load_layers(struct pw_config **out, const struct pw_config_layers *l,
+                          const char *repo_config, struct pw_error *err)
+{
+	struct pw_config *cfg;
+	int rc = 0;
+
+	*out = NULL;
+	if (pw_config_new(&cfg))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (l && !(rc = load_layer(cfg, l->system, err)) && !(rc = load_layer(cfg, l->xdg, err)))
+		rc = load_layer(cfg, l->global, err);
+	if (!rc)
+		rc = load_layer(cfg, repo_config, err);
+	if (!rc)
+		rc = pw_config_apply_overrides(cfg, l, err);
+	if (rc) {
+		pw_config_free(cfg);
+		return rc;
+	}
+	*out = cfg;
+	return 0;
+}
+
+char *pw_config_parameters_add(const char *params, const char *kv)
+{
+	struct pw_buf v = PW_BUF_INIT;
+	const char *p;
+	int rc = 0;
+
+	if (params && *params && pw_buf_addf(&v, "%s ", params))
+		rc = -1;
+	if (!rc && pw_buf_addch(&v, '\''))
+		rc = -1;
+	for (p = kv; !rc && *p; p++)
+		if (*p == '\'' ? pw_buf_add(&v, "'\\''", 4) : pw_buf_addch(&v, *p))
+			rc = -1;
+	if (!rc && pw_buf_addch(&v, '\''))
+		rc = -1;
+	if (rc) {
+		pw_buf_free(&v);
+		return NULL;
+	}
+	return pw_buf_detach(&v, NULL);
 }

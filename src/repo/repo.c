@@ -26,6 +26,7 @@ struct pw_repo {
 	struct pw_config *config;
 	struct pw_error err;
 	void *refs_cache;
+	const struct pw_config_layers *layers; /* borrowed from the opener */
 };
 
 void **pw_repo__refs_slot(struct pw_repo *repo)
@@ -174,7 +175,9 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 		rc = pw_config_new(&cfg) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 	if (rc)
 		return rc;
-	if ((rc = pw_config_apply_env(cfg, err))) {
+	/* the format comes from the repository's file (and -c), never from
+	 * the system or global files */
+	if ((rc = pw_config_apply_overrides(cfg, repo->layers, err))) {
 		pw_config_free(cfg);
 		return rc;
 	}
@@ -221,6 +224,11 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 	if (pw_config_get_bool(cfg, "core.bare", &bare, NULL))
 		bare = repo->work_tree == NULL;
 	repo->bare = repo->work_tree ? 0 : bare;
+	if (repo->layers && (repo->layers->system || repo->layers->xdg || repo->layers->global)) {
+		pw_config_free(cfg);
+		if ((rc = pw_config_load_layers(&cfg, repo->layers, repo->config_path, err)))
+			return rc;
+	}
 	pw_config_free(repo->config);
 	repo->config = cfg;
 	return 0;
@@ -231,12 +239,26 @@ int pw_repo_reload_config(struct pw_repo *repo)
 	return load_format(repo, &repo->err);
 }
 
-static int finish_open(struct pw_repo **out, char *git_dir, char *work_tree, struct pw_error *err)
+static int finish_open(struct pw_repo **out, char *git_dir, char *work_tree,
+                       const struct pw_repo_opts *o, struct pw_error *err)
 {
 	struct pw_repo *repo = calloc(1, sizeof(*repo));
 	int rc;
 
 	*out = NULL;
+	if (o && o->work_tree) { /* GIT_WORK_TREE: replaces what was found */
+		char *wt = realpath(o->work_tree, NULL);
+
+		if (!wt) {
+			free(repo);
+			free(git_dir);
+			free(work_tree);
+			return pw_error_set(err, PW_ENOTFOUND, "cannot access work tree '%s': %s",
+			                    o->work_tree, strerror(errno));
+		}
+		free(work_tree);
+		work_tree = wt;
+	}
 	if (!repo) {
 		free(git_dir);
 		free(work_tree);
@@ -244,6 +266,7 @@ static int finish_open(struct pw_repo **out, char *git_dir, char *work_tree, str
 	}
 	repo->git_dir = git_dir;
 	repo->work_tree = work_tree;
+	repo->layers = o ? o->config : NULL;
 	repo->objects_dir = pw_path_join(git_dir, "objects");
 	repo->config_path = pw_path_join(git_dir, "config");
 	if (!repo->objects_dir || !repo->config_path) {
@@ -296,7 +319,8 @@ static char *read_gitfile(const char *file, const char *dir, struct pw_error *er
 	return real;
 }
 
-int pw_repo_open_gitdir(struct pw_repo **out, const char *git_dir, struct pw_error *err)
+int pw_repo_open_gitdir_opts(struct pw_repo **out, const char *git_dir,
+                             const struct pw_repo_opts *o, struct pw_error *err)
 {
 	char *real = realpath(git_dir, NULL);
 
@@ -305,12 +329,18 @@ int pw_repo_open_gitdir(struct pw_repo **out, const char *git_dir, struct pw_err
 		free(real);
 		return pw_error_set(err, PW_ENOTFOUND, "not a git repository: '%s'", git_dir);
 	}
-	return finish_open(out, real, NULL, err);
+	return finish_open(out, real, NULL, o, err);
+}
+
+int pw_repo_open_gitdir(struct pw_repo **out, const char *git_dir, struct pw_error *err)
+{
+	return pw_repo_open_gitdir_opts(out, git_dir, NULL, err);
 }
 
 /* Try dir as a work tree (dir/.git dir or file) and then as a git dir.
  * 1 = found (*out set), 0 = not here, < 0 = error. */
-static int try_dir(struct pw_repo **out, const char *dir, struct pw_error *err)
+static int try_dir(struct pw_repo **out, const char *dir, const struct pw_repo_opts *o,
+                   struct pw_error *err)
 {
 	char *dotgit = pw_path_join(dir, ".git"), *gd, *wt;
 	struct stat st;
@@ -328,31 +358,31 @@ static int try_dir(struct pw_repo **out, const char *dir, struct pw_error *err)
 				free(gd);
 				return pw_error_set(err, PW_ENOMEM, "out of memory");
 			}
-			return (rc = finish_open(out, gd, wt, err)) ? rc : 1;
+			return (rc = finish_open(out, gd, wt, o, err)) ? rc : 1;
 		}
 		if (S_ISDIR(st.st_mode) && pw_repo_is_git_dir(dotgit)) {
 			if (!(wt = strdup(dir))) {
 				free(dotgit);
 				return pw_error_set(err, PW_ENOMEM, "out of memory");
 			}
-			return (rc = finish_open(out, dotgit, wt, err)) ? rc : 1;
+			return (rc = finish_open(out, dotgit, wt, o, err)) ? rc : 1;
 		}
 	}
 	free(dotgit);
 	if (pw_repo_is_git_dir(dir)) {
 		if (!(gd = strdup(dir)))
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
-		return (rc = finish_open(out, gd, NULL, err)) ? rc : 1;
+		return (rc = finish_open(out, gd, NULL, o, err)) ? rc : 1;
 	}
 	return 0;
 }
 
-/* Length of the longest GIT_CEILING_DIRECTORIES entry (absolute paths
- * separated by ':') that dir lies strictly below; -1 when there is none.
- * Discovery never climbs into such a directory, as with Git. */
-static long ceiling_len(const char *dir)
+/* Length of the longest ceiling entry (absolute paths separated by ':', as
+ * in GIT_CEILING_DIRECTORIES) that dir lies strictly below; -1 when there
+ * is none. Discovery never climbs into such a directory, as with Git. */
+static long ceiling_len(const char *dir, const char *env)
 {
-	const char *env = getenv("GIT_CEILING_DIRECTORIES"), *p, *end;
+	const char *p, *end;
 	long best = -1;
 
 	if (!env)
@@ -386,7 +416,8 @@ static long ceiling_len(const char *dir)
 	return best;
 }
 
-int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
+int pw_repo_open_opts(struct pw_repo **out, const char *path, const struct pw_repo_opts *o,
+                      struct pw_error *err)
 {
 	char *dir = realpath(path, NULL);
 	long ceiling;
@@ -396,11 +427,11 @@ int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
 	if (!dir)
 		return pw_error_set(err, PW_ENOTFOUND, "cannot access '%s': %s", path,
 		                    strerror(errno));
-	ceiling = ceiling_len(dir);
+	ceiling = ceiling_len(dir, o ? o->ceiling_dirs : NULL);
 	for (;;) {
 		char *slash;
 
-		rc = try_dir(out, dir, err);
+		rc = try_dir(out, dir, o, err);
 		if (rc)
 			break;
 		slash = strrchr(dir, '/');
@@ -420,7 +451,13 @@ int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
 	return rc < 0 ? rc : 0;
 }
 
-int pw_repo_open_exact(struct pw_repo **out, const char *path, struct pw_error *err)
+int pw_repo_open(struct pw_repo **out, const char *path, struct pw_error *err)
+{
+	return pw_repo_open_opts(out, path, NULL, err);
+}
+
+int pw_repo_open_exact_opts(struct pw_repo **out, const char *path, const struct pw_repo_opts *o,
+                            struct pw_error *err)
 {
 	static const char *const suffix[] = {"/.git", "", ".git/.git", ".git"};
 	size_t i, n = strlen(path);
@@ -460,10 +497,15 @@ int pw_repo_open_exact(struct pw_repo **out, const char *path, struct pw_error *
 				return err ? err->code : PW_ENOTFOUND;
 			real = gd;
 		}
-		return finish_open(out, real, NULL, err);
+		return finish_open(out, real, NULL, o, err);
 	}
 	return pw_error_set(err, PW_ENOTFOUND, "'%.*s' does not appear to be a git repository",
 	                    (int)n, path);
+}
+
+int pw_repo_open_exact(struct pw_repo **out, const char *path, struct pw_error *err)
+{
+	return pw_repo_open_exact_opts(out, path, NULL, err);
 }
 
 /* ---- creating --------------------------------------------------------- */
@@ -509,11 +551,13 @@ int pw_repo_init_ext(struct pw_repo **out, const char *path, struct pw_repo_init
 	const struct pw_hash_algo *algo = opts->algo;
 	const char *branch = opts->initial_branch ? opts->initial_branch : "master";
 	char *git_dir = NULL, *real = NULL, *p = NULL, *wt = NULL;
+	struct pw_repo_opts ro = {0};
 	struct pw_buf b = PW_BUF_INIT;
 	int rc;
 
 	*out = NULL;
 	opts->reinitialized = 0;
+	ro.config = opts->config;
 	if ((rc = pw_fs_mkdir_p(path, err)))
 		return rc;
 	wt = realpath(path, NULL);
@@ -529,7 +573,7 @@ int pw_repo_init_ext(struct pw_repo **out, const char *path, struct pw_repo_init
 	if (pw_repo_is_git_dir(git_dir)) {
 		struct pw_repo *repo;
 
-		if ((rc = pw_repo_open_gitdir(&repo, git_dir, err)))
+		if ((rc = pw_repo_open_gitdir_opts(&repo, git_dir, &ro, err)))
 			goto out;
 		if (algo && algo != repo->algo) {
 			pw_repo_free(repo);
@@ -586,7 +630,7 @@ int pw_repo_init_ext(struct pw_repo **out, const char *path, struct pw_repo_init
 	}
 	if ((rc = pw_fs_write_atomic(p, b.data, b.len, err)))
 		goto out;
-	rc = finish_open(out, real, wt, err);
+	rc = finish_open(out, real, wt, &ro, err);
 	real = wt = NULL;
 out:
 	pw_buf_free(&b);
@@ -600,7 +644,7 @@ out:
 int pw_repo_init(struct pw_repo **out, const char *path, int bare, const struct pw_hash_algo *algo,
                  struct pw_error *err)
 {
-	struct pw_repo_init_opts o = {bare, algo, NULL, 0};
+	struct pw_repo_init_opts o = {bare, algo, NULL, 0, NULL};
 
 	return pw_repo_init_ext(out, path, &o, err);
 }

@@ -27,6 +27,7 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 	const char *service = opts && opts->service ? opts->service : "git-upload-pack";
 	const char *cmd = opts && opts->command && *opts->command ? opts->command : service;
 	int version = opts ? opts->protocol_version : 0;
+	static const struct pw_ssh_opts no_ssh;
 	struct pw_url u;
 	struct pw_conn *c;
 	int rc;
@@ -47,7 +48,7 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 		rc = pw_transport__local(c, u.path, cmd, version, err);
 		break;
 	case PW_URL_SSH:
-		rc = pw_transport__ssh(c, &u, cmd, version, err);
+		rc = pw_transport__ssh(c, &u, cmd, version, opts ? &opts->ssh : &no_ssh, err);
 		break;
 	case PW_URL_HELPER:
 		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",

@@ -187,10 +187,9 @@ int pw_transport__local(struct pw_conn *c, const char *path, const char *cmd, in
 
 enum ssh_variant { SSH_OPENSSH, SSH_PLINK, SSH_TORTOISE, SSH_SIMPLE };
 
-static enum ssh_variant variant_of(const char *prog, size_t len)
+static enum ssh_variant variant_of(const char *prog, size_t len, const char *v)
 {
 	const char *base = prog, *p;
-	const char *v = getenv("GIT_SSH_VARIANT");
 	size_t n;
 
 	if (v && *v) {
@@ -218,9 +217,9 @@ static enum ssh_variant variant_of(const char *prog, size_t len)
 }
 
 int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd, int version,
-                      struct pw_error *err)
+                      const struct pw_ssh_opts *so, struct pw_error *err)
 {
-	const char *ssh_cmd = getenv("GIT_SSH_COMMAND"), *ssh = getenv("GIT_SSH");
+	const char *ssh_cmd = so->command, *ssh = so->program;
 	struct pw_buf remote = PW_BUF_INIT, script = PW_BUF_INIT, host = PW_BUF_INIT;
 	enum ssh_variant var;
 	char *argv[16];
@@ -236,7 +235,7 @@ int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd
 	if (ssh_cmd && *ssh_cmd) {
 		size_t w = strcspn(ssh_cmd, " \t");
 
-		var = variant_of(ssh_cmd, w);
+		var = variant_of(ssh_cmd, w, so->variant);
 		if (pw_buf_adds(&script, ssh_cmd) || pw_buf_adds(&script, " \"$@\"")) {
 			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 			goto out;
@@ -248,7 +247,7 @@ int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd
 	} else {
 		const char *prog = ssh && *ssh ? ssh : "ssh";
 
-		var = variant_of(prog, strlen(prog));
+		var = variant_of(prog, strlen(prog), so->variant);
 		argv[n++] = (char *)prog;
 	}
 	/* a "simple" ssh cannot pass GIT_PROTOCOL on: speak v0, as git does */

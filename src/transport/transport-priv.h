@@ -16,6 +16,6 @@ struct pw_conn_ops {
 int pw_transport__local(struct pw_conn *c, const char *path, const char *cmd, int version,
                         struct pw_error *err);
 int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd, int version,
-                      struct pw_error *err);
+                      const struct pw_ssh_opts *ssh, struct pw_error *err);
 
 #endif

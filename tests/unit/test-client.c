@@ -3,9 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "packwire/buf.h"
 #include "packwire/client.h"
+#include "packwire/env.h"
 #include "packwire/transport.h"
 #include "test.h"
 
@@ -221,11 +224,102 @@ static void test_adv(const struct pw_hash_algo *algo)
 	pw_buf_free(&b);
 }
 
+/* Connect to host:repo through a fake ssh that logs its name and arguments;
+ * returns what it logged. */
+static char *ssh_run(const char *dir, const struct pw_ssh_opts *ssh, int version)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_conn *c = NULL;
+	struct pw_error err = {0};
+	char log[512], *out = calloc(1, 512);
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	unlink(log);
+	to.protocol_version = version;
+	to.ssh = *ssh;
+	CHECK_EQ_INT(pw_transport_connect(&c, "host:repo", &to, &err), 0);
+	pw_conn_free(c);
+	if (out && (f = fopen(log, "r"))) {
+		if (!fgets(out, 512, f))
+			out[0] = '\0';
+		fclose(f);
+	}
+	return out;
+}
+
+/* ssh comes from the options, never from the process environment. */
+static void test_ssh_opts(void)
+{
+	char tmpl[] = "/tmp/pw-ssh-XXXXXX", *dir = mkdtemp(tmpl), path[256], prog[300], cmd[400];
+	const char *names[] = {"ssh", "other", "envssh"};
+	struct pw_ssh_opts ssh = {0};
+	char *got, *oldpath = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	size_t i;
+
+	CHECK(dir != NULL);
+	for (i = 0; i < 3; i++) {
+		FILE *f;
+
+		snprintf(prog, sizeof(prog), "%s/%s", dir, names[i]);
+		f = fopen(prog, "w");
+		CHECK(f != NULL);
+		fprintf(f, "#!/bin/sh\necho \"%s $*\" >%s/log\n", names[i], dir);
+		fclose(f);
+		chmod(prog, 0755);
+	}
+	/* what a caller that does not ask for the environment gets: "ssh" on PATH */
+	snprintf(path, sizeof(path), "%s:%s", dir, oldpath ? oldpath : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	snprintf(prog, sizeof(prog), "%s/envssh", dir);
+	setenv("GIT_SSH_COMMAND", prog, 1);
+	setenv("GIT_SSH_VARIANT", "simple", 1);
+	got = ssh_run(dir, &ssh, 2);
+	CHECK_STR(got, "ssh -o SendEnv=GIT_PROTOCOL host git-upload-pack 'repo'\n");
+	free(got);
+	/* a program, with its variant guessed or given */
+	snprintf(prog, sizeof(prog), "%s/other", dir);
+	ssh.program = prog;
+	got = ssh_run(dir, &ssh, 2);
+	CHECK_STR(got, "other host git-upload-pack 'repo'\n"); /* simple: v0, no -o */
+	free(got);
+	ssh.variant = "ssh";
+	got = ssh_run(dir, &ssh, 2);
+	CHECK_STR(got, "other -o SendEnv=GIT_PROTOCOL host git-upload-pack 'repo'\n");
+	free(got);
+	/* a command wins over the program */
+	snprintf(cmd, sizeof(cmd), "%s/envssh -x", dir);
+	ssh.command = cmd;
+	ssh.variant = NULL;
+	got = ssh_run(dir, &ssh, 0);
+	CHECK_STR(got, "envssh -x host git-upload-pack 'repo'\n");
+	free(got);
+	/* and pw_options_from_env hands the environment's over when asked */
+	{
+		struct pw_env_options eo;
+		struct pw_error err = {0};
+
+		CHECK_EQ_INT(pw_options_from_env(&eo, &err), 0);
+		got = ssh_run(dir, &eo.ssh, 2);
+		CHECK_STR(got, "envssh host git-upload-pack 'repo'\n");
+		free(got);
+		pw_env_options_free(&eo);
+	}
+	unsetenv("GIT_SSH_COMMAND");
+	unsetenv("GIT_SSH_VARIANT");
+	if (oldpath)
+		setenv("PATH", oldpath, 1);
+	free(oldpath);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_urls();
 	test_refspecs();
 	test_adv(&pw_hash_sha1);
 	test_adv(&pw_hash_sha256);
+	test_ssh_opts();
 	return pw_test_done();
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "test.h"
 #include "util/fs.h"
@@ -247,11 +248,165 @@ static void test_writer(void)
 	pw_buf_free(&b);
 }
 
+static void put(const char *path, const char *text)
+{
+	CHECK_EQ_INT(pw_fs_write_atomic(path, text, strlen(text), NULL), 0);
+}
+
+/* System, global, repository and command-line layers, lowest first. */
+static void test_layers(void)
+{
+	char tmpl[] = "/tmp/pw-layers-XXXXXX";
+	char *dir = mkdtemp(tmpl), sys[256], xdg[256], glob[256], repo[300], gd[256], cmd[300];
+	const char *keys[] = {"pair.key", "core.bare"}, *values[] = {"pair", "true"};
+	struct pw_config_layers l = {0};
+	struct pw_config *cfg = NULL;
+	struct pw_repo *r = NULL;
+	struct pw_repo_opts ro = {0};
+	struct pw_error err = {0};
+	const struct pw_config_entry *e;
+	char *params;
+
+	CHECK(dir != NULL);
+	snprintf(sys, sizeof(sys), "%s/system", dir);
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	snprintf(glob, sizeof(glob), "%s/global", dir);
+	put(sys, "[a]\n\tx = sys\n\ty = sys\n\tz = sys\n\tw = sys\n");
+	put(xdg, "[a]\n\tx = xdg\n\ty = xdg\n\tz = xdg\n");
+	put(glob, "[a]\n\tx = glob\n\ty = glob\n");
+	l.system = sys;
+	l.xdg = xdg;
+	l.global = glob;
+	l.parameters = "'a.x=cmd' 'b.flag'";
+	l.keys = keys;
+	l.values = values;
+	l.nr_pairs = 1;
+	/* no repository: system < xdg < global < -c */
+	CHECK_EQ_INT(pw_config_load_layers(&cfg, &l, NULL, &err), 0);
+	CHECK_STR(get(cfg, "a.x"), "cmd");
+	CHECK_STR(get(cfg, "a.y"), "glob");
+	CHECK_STR(get(cfg, "a.z"), "xdg");
+	CHECK_STR(get(cfg, "a.w"), "sys");
+	CHECK_STR(get(cfg, "pair.key"), "pair");
+	e = pw_config_get_entry(cfg, "b.flag");
+	CHECK(e && !e->value); /* a bare -c key is true */
+	e = pw_config_get_entry(cfg, "a.y");
+	CHECK(e && !strcmp(e->origin, glob));
+	pw_config_free(cfg);
+	/* missing files are no error, broken ones are */
+	l.xdg = "/nonexistent/xdg";
+	CHECK_EQ_INT(pw_config_load_layers(&cfg, &l, "/nonexistent/config", &err), 0);
+	CHECK_STR(get(cfg, "a.z"), "sys");
+	pw_config_free(cfg);
+	l.parameters = "'unterminated";
+	CHECK_EQ_INT(pw_config_load_layers(&cfg, &l, NULL, &err), PW_EINVAL);
+	CHECK(strstr(err.msg, "GIT_CONFIG_PARAMETERS") != NULL);
+	CHECK(cfg == NULL);
+	l.parameters = NULL;
+	/* parameters are quoted as git -c passes them on */
+	params = pw_config_parameters_add(NULL, "a.q=it's");
+	CHECK_STR(params, "'a.q=it'\\''s'");
+	l.parameters = params;
+	CHECK_EQ_INT(pw_config_load_layers(&cfg, &l, NULL, &err), 0);
+	CHECK_STR(get(cfg, "a.q"), "it's");
+	pw_config_free(cfg);
+	free(params);
+	/* a repository between global and -c; its format ignores the user's
+	 * files but not -c */
+	snprintf(gd, sizeof(gd), "%s/r.git", dir);
+	CHECK_EQ_INT(pw_repo_init(&r, gd, 1, NULL, &err), 0);
+	pw_repo_free(r);
+	snprintf(repo, sizeof(repo), "%s/config", gd);
+	CHECK_EQ_INT(pw_config_set_in_file(repo, "a.y", "repo", &err), 0);
+	CHECK_EQ_INT(pw_config_set_in_file(repo, "a.x", "repo", &err), 0);
+	put(glob, "[a]\n\tx = glob\n\ty = glob\n[core]\n\tbare = false\n");
+	l.parameters = "'a.x=cmd'";
+	ro.config = &l;
+	CHECK_EQ_INT(pw_repo_open_gitdir_opts(&r, gd, &ro, &err), 0);
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "a.x"), "cmd");
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "a.y"), "repo");
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "a.w"), "sys");
+	CHECK(pw_repo_is_bare(r)); /* global core.bare=false is not the format */
+	pw_repo_free(r);
+	/* without layers: the repository's file alone */
+	CHECK_EQ_INT(pw_repo_open_gitdir(&r, gd, &err), 0);
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "a.x"), "repo");
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "a.w"), "(none)");
+	pw_repo_free(r);
+	/* GIT_CONFIG_COUNT pairs are command line too */
+	l.nr_pairs = 2;
+	CHECK_EQ_INT(pw_repo_open_gitdir_opts(&r, gd, &ro, &err), 0);
+	CHECK_STR(get((struct pw_config *)pw_repo_config(r), "pair.key"), "pair");
+	pw_repo_free(r);
+	values[0] = NULL;
+	CHECK_EQ_INT(pw_repo_open_gitdir_opts(&r, gd, &ro, &err), PW_EINVAL);
+	CHECK(strstr(err.msg, "GIT_CONFIG_VALUE_0") != NULL);
+	unlink(sys);
+	unlink(glob);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* pw_options_from_env reads the variables git reads, and nothing else does. */
+static void test_env(void)
+{
+	struct pw_env_options o;
+	struct pw_error err = {0};
+
+	setenv("HOME", "/home/u", 1);
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("GIT_CONFIG_GLOBAL");
+	unsetenv("GIT_CONFIG_SYSTEM");
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_CONFIG_PARAMETERS", "'a.b=c'", 1);
+	setenv("GIT_CONFIG_COUNT", "1", 1);
+	setenv("GIT_CONFIG_KEY_0", "k.k", 1);
+	setenv("GIT_CONFIG_VALUE_0", "v", 1);
+	setenv("GIT_CEILING_DIRECTORIES", "/x:/y", 1);
+	setenv("GIT_SSH_COMMAND", "myssh -v", 1);
+	setenv("GIT_SSH_VARIANT", "simple", 1);
+	CHECK_EQ_INT(pw_options_from_env(&o, &err), 0);
+	CHECK(o.config.system == NULL);
+	CHECK_STR(o.config.xdg, "/home/u/.config/git/config");
+	CHECK_STR(o.config.global, "/home/u/.gitconfig");
+	CHECK_STR(o.config.parameters, "'a.b=c'");
+	CHECK_EQ_INT((int)o.config.nr_pairs, 1);
+	CHECK_STR(o.config.keys[0], "k.k");
+	CHECK_STR(o.config.values[0], "v");
+	CHECK_STR(o.ceiling_dirs, "/x:/y");
+	CHECK_STR(o.ssh.command, "myssh -v");
+	CHECK_STR(o.ssh.variant, "simple");
+	pw_env_options_free(&o);
+	setenv("XDG_CONFIG_HOME", "/xdg", 1);
+	unsetenv("GIT_CONFIG_NOSYSTEM");
+	CHECK_EQ_INT(pw_options_from_env(&o, &err), 0);
+	CHECK_STR(o.config.system, "/etc/gitconfig");
+	CHECK_STR(o.config.xdg, "/xdg/git/config");
+	pw_env_options_free(&o);
+	setenv("GIT_CONFIG_GLOBAL", "/g", 1);
+	CHECK_EQ_INT(pw_options_from_env(&o, &err), 0);
+	CHECK(o.config.xdg == NULL);
+	CHECK_STR(o.config.global, "/g");
+	pw_env_options_free(&o);
+	setenv("GIT_CONFIG_COUNT", "x", 1);
+	CHECK_EQ_INT(pw_options_from_env(&o, &err), PW_EINVAL);
+	CHECK(strstr(err.msg, "GIT_CONFIG_COUNT") != NULL);
+	pw_env_options_free(&o);
+	unsetenv("GIT_CONFIG_COUNT");
+	unsetenv("GIT_CONFIG_PARAMETERS");
+	unsetenv("GIT_CEILING_DIRECTORIES");
+	unsetenv("GIT_SSH_COMMAND");
+	unsetenv("GIT_SSH_VARIANT");
+	unsetenv("GIT_CONFIG_GLOBAL");
+}
+
 int main(void)
 {
 	test_syntax();
 	test_errors();
 	test_types();
 	test_writer();
+	test_layers();
+	test_env();
 	return pw_test_done();
 }
