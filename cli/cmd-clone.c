@@ -169,6 +169,7 @@ int cmd_clone(int argc, char **argv)
 	pw_cli_client_signals();
 	o.client.protocol_version = pw_cli_protocol_version(NULL);
 	o.client.quiet = quiet;
+	o.client.git_proxy = getenv("GIT_PROXY_COMMAND");
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	{
 		const char *v = pw_cli_config_get(NULL, "init.defaultbranch", &found);

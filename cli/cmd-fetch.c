@@ -194,6 +194,8 @@ int cmd_fetch(int argc, char **argv)
 	pw_cli_client_signals();
 	o.client.protocol_version = pw_cli_protocol_version(repo);
 	o.client.quiet = quiet;
+	o.client.git_proxy = getenv("GIT_PROXY_COMMAND");
+	o.client.git_proxy_config = pw_repo_config(repo);
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	if (!o.client.upload_pack && o.remote) {
 		char key[1024];

@@ -228,6 +228,7 @@ int cmd_push(int argc, char **argv)
 	/* progress by default only on a terminal, never with -q (as git push) */
 	if (!o.progress)
 		o.progress = pw_cli_progress_wanted(o.quiet);
+	o.git_proxy = getenv("GIT_PROXY_COMMAND");
 	if (o.progress) {
 		o.local_progress = pw_cli_progress;
 		o.local_pack_done = pack_done;

@@ -68,6 +68,8 @@ struct pw_client_opts {
 	int protocol_version;    /* wanted: 0, 1 or 2 (the server may answer v0) */
 	int quiet;
 	int progress; /* relay the server's progress (band 2) to stderr */
+	const char *git_proxy;                    /* git:// proxy (pw_transport_opts) */
+	const struct pw_config *git_proxy_config; /* core.gitProxy from here */
 };
 
 struct pw_session;

@@ -1034,6 +1034,8 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 		to.command = cfgf(&s, key, sizeof(key), "remote.%s.receivepack", res->remote_name);
 	to.protocol_version = 0;
 	to.quiet = opts->quiet;
+	to.git_proxy = opts->git_proxy;
+	to.git_proxy_config = pw_repo_config(repo);
 	if ((rc = pw_transport_connect(&s.conn, res->url, &to, err)))
 		goto out;
 	if ((rc = pw_pkt_reader_init(&s.rd, s.conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR))) {

@@ -804,7 +804,8 @@ int pw_daemon_serve_conn(const struct pw_daemon_opts *o, int in_fd, int out_fd, 
 		return rc;
 	}
 	if (req.host)
-		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s", req.host);
+		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s%s%s", req.host,
+		      req.port ? ":" : "", req.port ? req.port : "");
 	if (req.protocol)
 		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"protocol\": %s", req.protocol);
 	rc = pw_daemon_resolve(o, &req, peer_ip, peer_port, &gitdir, &msg, err);
