@@ -51,7 +51,7 @@ struct pw_daemon_request {
 /*
  * Decode the payload of the request packet (the pkt-line header removed).
  * PW_EPROTO with a message ("Protocol error: '<line>'") for an unknown
- * service, an empty or NUL-containing path, or a request without a path;
+ * service or a line without "git-<service> " (an empty path is a path);
  * PW_ETOOBIG past PW_DAEMON_REQUEST_MAX. Pure: no I/O (fuzzed).
  */
 PW_API int pw_daemon_request_parse(struct pw_daemon_request *out, const uint8_t *data, size_t len,
@@ -72,7 +72,8 @@ struct pw_daemon_opts {
 	const char *const *whitelist;  /* directories (NULL-terminated); NULL/empty: all */
 	int informative_errors;        /* ERR says why; else Git's generic refusal */
 	int enabled[PW_DAEMON_NR_SERVICES];     /* default: upload-pack only */
-	int overridable[PW_DAEMON_NR_SERVICES]; /* daemon.<service> config may change it */
+	int overridable[PW_DAEMON_NR_SERVICES]; /* daemon.<service> config may change it
+	                                           (default: all, as Git) */
 	const char *access_hook;                /* program run before serving; non-zero refuses */
 	int timeout;                            /* seconds of silence during a session; 0 = none */
 	int init_timeout;                       /* seconds to wait for the request; 0 = timeout */

@@ -62,6 +62,11 @@ void pw_daemon_opts_init(struct pw_daemon_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->enabled[PW_DAEMON_UPLOAD_PACK] = 1;
+	/* as in Git, every service's daemon.<service> config counts unless
+	 * --forbid-override says otherwise */
+	o->overridable[PW_DAEMON_UPLOAD_PACK] = 1;
+	o->overridable[PW_DAEMON_UPLOAD_ARCHIVE] = 1;
+	o->overridable[PW_DAEMON_RECEIVE_PACK] = 1;
 	o->confine_symlinks = 1;
 }
 
@@ -174,7 +179,7 @@ int pw_daemon_request_parse(struct pw_daemon_request *out, const uint8_t *data, 
 			break;
 		}
 	}
-	if (!path || path == line + llen) {
+	if (!path) {
 		/* a printable, bounded copy for the log */
 		char shown[256];
 		size_t k, n = llen < sizeof(shown) - 1 ? llen : sizeof(shown) - 1;
@@ -757,6 +762,10 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 	struct pw_repo *repo = NULL;
 	int rc;
 
+	if (req->service == PW_DAEMON_UPLOAD_ARCHIVE) {
+		send_err(out_fd, "upload-archive is not supported", req->path);
+		return pw_error_set(err, PW_EUNSUPPORTED, "upload-archive is not supported");
+	}
 	if ((rc = pw_repo_open_gitdir(&repo, gitdir, err)))
 		return rc;
 	if (req->service == PW_DAEMON_UPLOAD_PACK) {
@@ -776,7 +785,12 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 		ro.protocol_version = req->version == 1 ? 1 : 0;
 		ro.err_fd = -1;
 		ro.agent = o->agent;
+		if (err)
+			pw_error_clear(err);
 		rc = pw_receive_pack(repo, in_fd, out_fd, &ro, err);
+		/* refused updates end the protocol well; the reason is for the log */
+		if (!rc && err && err->msg[0])
+			logf_(o, PW_DAEMON_LOG_ERROR, "receive-pack: %s", err->msg);
 	}
 	pw_repo_free(repo);
 	return rc;
