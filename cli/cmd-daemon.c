@@ -309,7 +309,8 @@ static int serve_loop(struct daemon_cli *d, struct listeners *l, int max_conn, c
 				signal(SIGTERM, SIG_IGN);
 				rc = serve_child(d, fd, (struct sockaddr *)&ss, sl);
 				close(fd);
-				_exit(rc);
+				/* exit, not _exit: leak checkers run at exit */
+				exit(rc);
 			}
 			close(fd);
 			if (child_add(&ch, pid))

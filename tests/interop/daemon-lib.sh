@@ -17,6 +17,17 @@ stop_daemons() {
 }
 trap stop_daemons EXIT
 
+# daemon_logs_clean: no sanitizer report in any daemon log of this test (the
+# per-connection children log to the daemon's stderr)
+daemon_logs_clean() {
+	if grep -l "Sanitizer" "$T"/*.log >/dev/null 2>&1; then
+		not_ok "daemon logs free of sanitizer reports"
+		grep -h -A20 "Sanitizer" "$T"/*.log | head -40
+	else
+		ok "daemon logs free of sanitizer reports"
+	fi
+}
+
 # free_port: a TCP port nothing listens on now
 free_port() {
 	python3 -c 'import socket

@@ -153,4 +153,5 @@ s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1]
 else
 	skip "no IPv6 loopback"
 fi
+daemon_logs_clean
 finish

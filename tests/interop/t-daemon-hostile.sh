@@ -115,7 +115,7 @@ for algo in sha1 sha256; do
 	(cd "work-$algo" && for i in $(seq 1 30); do echo "new $i $RANDOM" >"n$i.txt"; done &&
 		git add . && git commit -q -m "to push")
 	new=$(git -C "work-$algo" rev-parse HEAD)
-	echo "$new" | git -C "work-$algo" pack-objects --revs --stdout -q >"push-$algo.pack" 2>/dev/null <<EOF
+	git -C "work-$algo" pack-objects --revs --stdout -q >"push-$algo.pack" 2>/dev/null <<EOF
 $new
 ^$(git -C "srv/push-$algo.git" rev-parse main)
 EOF
@@ -129,4 +129,5 @@ EOF
 	check "$algo: repository fsck after the cut push" fsck_ok "srv/push-$algo.git"
 	clone_works "$algo: push cut mid-pack"
 done
+daemon_logs_clean
 finish

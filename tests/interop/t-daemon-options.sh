@@ -111,4 +111,5 @@ kill "$dpid"
 for i in $(seq 1 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
 check "--detach: SIGTERM stops it" test "$i" -lt 100
 check "--detach: pid file removed" test ! -e det.pid
+daemon_logs_clean
 finish

@@ -126,4 +126,5 @@ for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 check "SIGTERM stops the daemon" test "$i" -lt 100
 check "SIGTERM removes the pid file" test ! -e "$T/pwd.pid"
 check "no daemon child left" test -z "$(pgrep -P "$pid" || true)"
+daemon_logs_clean
 finish
