@@ -195,6 +195,8 @@ int cmd_fetch(int argc, char **argv)
 	pw_cli_client_signals();
 	o.client.protocol_version = pw_cli_protocol_version(repo);
 	o.client.quiet = quiet;
+	o.client.git_proxy = getenv("GIT_PROXY_COMMAND");
+	o.client.git_proxy_config = pw_repo_config(repo);
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	o.client.ssh = pw_cli_env()->ssh;
 	pw_cli_report(&o.client.report, NULL);

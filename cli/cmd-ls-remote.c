@@ -116,6 +116,8 @@ int cmd_ls_remote(int argc, char **argv)
 	copts.quiet = 1;
 	copts.ssh = pw_cli_env()->ssh;
 	pw_cli_report(&copts.report, NULL);
+	copts.git_proxy = getenv("GIT_PROXY_COMMAND");
+	copts.git_proxy_config = repo ? pw_repo_config(repo) : NULL;
 	if ((rc = pw_session_open(&s, url, &copts, &err))) {
 		pw_repo_free(repo);
 		return pw_cli_fatal("%s", err.msg);

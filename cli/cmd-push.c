@@ -232,6 +232,7 @@ int cmd_push(int argc, char **argv)
 	pw_cli_report(&o.report, pw_cli_progress);
 	if (o.progress)
 		o.local_pack_done = pack_done;
+	o.git_proxy = getenv("GIT_PROXY_COMMAND");
 	o.ssh = pw_cli_env()->ssh;
 	o.push_options = popts;
 	o.nr_push_options = npopts;

@@ -18,6 +18,7 @@ struct cmd {
 static const struct cmd commands[] = {
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
+        {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},
         {"fetch", cmd_fetch, "download objects and refs from a server"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"index-pack", cmd_index_pack, "build the .idx of a pack"},

@@ -85,6 +85,8 @@ struct pw_client_opts {
 	int progress;
 	struct pw_ssh_opts ssh;  /* how to run ssh (none: "ssh") */
 	struct pw_report report; /* where progress and warnings go (none: dropped) */
+	const char *git_proxy;   /* git:// proxy (pw_transport_opts) */
+	const struct pw_config *git_proxy_config; /* core.gitProxy from here */
 };
 
 struct pw_session;

@@ -10,6 +10,7 @@
 #define PW_VERSION "0.1.0"
 
 #include "packwire/error.h"
+#include "packwire/daemon.h"
 #include "packwire/env.h"
 #include "packwire/report.h"
 #include "packwire/buf.h"

@@ -37,6 +37,7 @@ struct pw_push_opts {
 	                             git-receive-pack */
 	const char *const *push_options;
 	size_t nr_push_options;
+	const char *git_proxy; /* git:// proxy command (GIT_PROXY_COMMAND); NULL: core.gitProxy */
 };
 
 enum pw_push_status {

@@ -15,6 +15,8 @@
 
 #include "packwire/error.h"
 
+struct pw_config;
+
 enum pw_url_scheme {
 	PW_URL_LOCAL = 1, /* a plain path */
 	PW_URL_FILE,      /* file:// */
@@ -68,6 +70,10 @@ struct pw_transport_opts {
 	int protocol_version; /* 0, 1 or 2: what to ask the server for */
 	int quiet;
 	struct pw_ssh_opts ssh;
+	/* git://: a proxy command run as "<cmd> <host> <port>" (the CLI passes
+	 * GIT_PROXY_COMMAND); "" = none. NULL: core.gitProxy from the config. */
+	const char *git_proxy;
+	const struct pw_config *git_proxy_config; /* may be NULL */
 };
 
 struct pw_conn_ops;

@@ -1025,6 +1025,8 @@ static int connect_remote(struct ps *s)
 	to.protocol_version = 0;
 	to.quiet = opts->quiet;
 	to.ssh = opts->ssh;
+	to.git_proxy = opts->git_proxy;
+	to.git_proxy_config = pw_repo_config(s->repo);
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))

@@ -123,6 +123,8 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.protocol_version = s->opts.protocol_version;
 	topts.quiet = s->opts.quiet;
 	topts.ssh = s->opts.ssh;
+	topts.git_proxy = s->opts.git_proxy;
+	topts.git_proxy_config = s->opts.git_proxy_config;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {

@@ -50,6 +50,9 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 	case PW_URL_SSH:
 		rc = pw_transport__ssh(c, &u, cmd, version, opts ? &opts->ssh : &no_ssh, err);
 		break;
+	case PW_URL_GIT:
+		rc = pw_transport__git(c, &u, cmd, version, opts, err);
+		break;
 	case PW_URL_HELPER:
 		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
 		                  u.helper ? u.helper : "?");

@@ -278,3 +278,8 @@ out:
 	pw_buf_free(&host);
 	return rc;
 }
+
+int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err)
+{
+	return spawn(c, argv, 0, 0, err);
+}

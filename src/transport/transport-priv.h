@@ -17,5 +17,13 @@ int pw_transport__local(struct pw_conn *c, const char *path, const char *cmd, in
                         struct pw_error *err);
 int pw_transport__ssh(struct pw_conn *c, const struct pw_url *u, const char *cmd, int version,
                       const struct pw_ssh_opts *ssh, struct pw_error *err);
+/* git:// (git.c). */
+int pw_transport__git(struct pw_conn *c, const struct pw_url *u, const char *service, int version,
+                      const struct pw_transport_opts *opts, struct pw_error *err);
+/* The core.gitProxy command for host (malloc'd; "" for "none"; NULL when
+ * no entry matches). */
+int pw_transport__git_proxy(char **out, const struct pw_config *cfg, const char *host);
+/* Start argv (no shell) with its stdin/stdout as the connection (process.c). */
+int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err);
 
 #endif
