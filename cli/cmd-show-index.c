@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "pack/idx.h"
+#include "odb/idx.h"
 #include "packwire/packwire.h"
 
 int cmd_show_index(int argc, char **argv)

@@ -14,7 +14,7 @@
 #include "packwire/client.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "util/fs.h"
 
 struct ientry {

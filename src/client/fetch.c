@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
-#include "pack/idx.h"
+#include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"

@@ -9,7 +9,7 @@
 #include "packwire/packwire.h"
 #include "packwire/odb.h"
 #include "util/fs.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 struct node {
 	struct pw_oid oid;

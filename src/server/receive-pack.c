@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "pack/idx.h"
+#include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/config.h"
 #include "packwire/odb.h"
@@ -31,7 +31,7 @@
 #include "server/hook.h"
 #include "server/quarantine.h"
 #include "util/fs.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 #define MAX_PUSH_OPTION_BYTES (1u << 20)
 

@@ -10,7 +10,7 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/server.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 /* ---- commit graph ------------------------------------------------------- */
 

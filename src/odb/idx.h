@@ -2,8 +2,8 @@
  * mmap (or from a caller's buffer). Every table's extent is checked against
  * the file size when the index is opened, so accessors need no checks beyond
  * the entry number. */
-#ifndef PW_PACK_IDX_H
-#define PW_PACK_IDX_H
+#ifndef PW_ODB_IDX_H
+#define PW_ODB_IDX_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pack/entry.h"
-#include "pack/idx.h"
+#include "odb/entry.h"
+#include "odb/idx.h"
 
 uint64_t pw_idx_expected_size(int version, size_t rawsz, uint64_t nr, uint64_t nr_large)
 {

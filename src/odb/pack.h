@@ -2,8 +2,8 @@
  * with delta chains resolved iteratively, raw entries exposed for verbatim
  * reuse by the pack writer, and a reverse index (entries sorted by offset) so
  * that the compressed extent of every entry is known. */
-#ifndef PW_PACK_PACK_H
-#define PW_PACK_PACK_H
+#ifndef PW_ODB_PACK_H
+#define PW_ODB_PACK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -11,8 +11,8 @@
 #include "packwire/buf.h"
 #include "packwire/error.h"
 #include "packwire/hash.h"
-#include "pack/cache.h"
-#include "pack/idx.h"
+#include "odb/cache.h"
+#include "odb/idx.h"
 
 /* Longest delta chain we follow; also what stops REF_DELTA cycles. */
 #define PW_PACK_MAX_DELTA_DEPTH 10000
