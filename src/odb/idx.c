@@ -273,3 +273,18 @@ uint32_t pw_idx_nth_crc(const struct pw_idx *idx, uint32_t n, int *has_crc)
 		*has_crc = 1;
 	return pw_get_be32(idx->crcs + (size_t)n * 4);
 }
+
+uint32_t pw_idx_count(const struct pw_idx *idx)
+{
+	return idx->nr;
+}
+
+int pw_idx_version(const struct pw_idx *idx)
+{
+	return idx->version;
+}
+
+const struct pw_hash_algo *pw_idx_algo(const struct pw_idx *idx)
+{
+	return idx->algo;
+}
