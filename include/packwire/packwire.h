@@ -4,7 +4,7 @@
 
 #include "packwire/export.h"
 
-#define PW_VERSION "0.1.0"
+#include "packwire/version.h"
 
 #include "packwire/error.h"
 #include "packwire/buf.h"

@@ -6,9 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/hash.h"
 #include "packwire/object.h"
-#include "packwire/packwire.h"
 #include "packwire/refs.h"
+#include "packwire/repo.h"
+#include "packwire/version.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
