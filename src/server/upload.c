@@ -122,7 +122,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 	free(s);
 }
 
-const struct pw_error *pw_session_error(const struct pw_upload_session *s)
+const struct pw_error *pw_upload_session_error(const struct pw_upload_session *s)
 {
 	return &s->err;
 }
