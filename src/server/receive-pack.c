@@ -34,6 +34,7 @@
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/quarantine.h"
+#include "server/receive-cmds.h"
 #include "util/fs.h"
 
 #define MAX_PUSH_OPTION_BYTES (1u << 20)
