@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "odb/loose.h"
+#include "odb/odb-priv.h"
 #include "odb/pack.h"
 #include "packwire/odb.h"
 #include "util/fs.h"

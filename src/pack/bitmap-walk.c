@@ -17,6 +17,7 @@
 #include "pack/bitmap.h"
 #include "pack/delta-create.h"
 #include "odb/entry.h"
+#include "odb/odb-priv.h"
 #include "odb/pack.h"
 #include "packwire/object.h"
 #include "hash/oidmap.h"

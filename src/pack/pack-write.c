@@ -28,6 +28,7 @@
 
 #include "pack/delta-create.h"
 #include "odb/entry.h"
+#include "odb/odb-priv.h"
 #include "pack/idx-write.h"
 #include "odb/pack.h"
 #include "packwire/object.h"
