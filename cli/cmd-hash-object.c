@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "packwire/fs.h"
 #include "packwire/packwire.h"
-#include "util/fs.h"
 
 int cmd_hash_object(int argc, char **argv)
 {

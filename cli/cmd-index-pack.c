@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "pack/index-pack.h"
-#include "packwire/packwire.h"
+#include "packwire/fs.h"
+#include "packwire/index-pack.h"
 #include "packwire/odb.h"
+#include "packwire/packwire.h"
 #include "packwire/repo.h"
-#include "util/fs.h"
 
 static const char usage_str[] =
         "packwire index-pack [-v] [-o <index-file>] [--stdin [--fix-thin] [--keep[=<msg>]]] "

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "pack/bitmap.h"
+#include "packwire/bitmap.h"
 #include "packwire/config.h"
 #include "packwire/pack-write.h"
 #include "packwire/packwire.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "pack/idx.h"
+#include "packwire/idx.h"
 #include "packwire/packwire.h"
 
 int cmd_show_index(int argc, char **argv)
@@ -61,7 +61,7 @@ int cmd_show_index(int argc, char **argv)
 		pw_buf_free(&in);
 		return pw_cli_fatal("%s", err.msg);
 	}
-	for (n = 0; n < idx->nr; n++) {
+	for (n = 0; n < pw_idx_count(idx); n++) {
 		struct pw_oid oid;
 		uint64_t off;
 		int has_crc;

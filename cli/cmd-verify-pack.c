@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "pack/verify-pack.h"
+#include "packwire/index-pack.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] =

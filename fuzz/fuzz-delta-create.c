@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "pack/delta-create.h"
-#include "pack/delta.h"
+#include "odb/delta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "pack/delta.h"
+#include "odb/delta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pack/idx.h"
+#include "odb/idx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
-#include "packwire/receive.h"
+#include "server/receive-cmds.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

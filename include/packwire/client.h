@@ -41,6 +41,17 @@ struct pw_remote_ref {
 
 /* ---- advertisement parser (pure: no I/O; fuzzed) ------------------------ */
 
+/* Where the advertisement parser is. */
+enum pw_adv_state {
+	PW_ADV_FIRST = 0, /* nothing but a "version 1" line seen yet */
+	PW_ADV_REFS,      /* reading ref lines */
+	PW_ADV_SHALLOW,   /* reading "shallow <oid>" lines */
+	PW_ADV_DONE,      /* the flush was read: the advertisement is complete */
+};
+
+/* A parsed advertisement: pw_adv_init, feed packets, read the fields, then
+ * pw_adv_free. Every field is plain data the caller may read; the parser
+ * owns the allocations (refs, shallow, caps) until pw_adv_free. */
 struct pw_adv {
 	int version;                     /* 0, or 1 after a "version 1" line */
 	const struct pw_hash_algo *algo; /* learned; NULL until known */
@@ -51,8 +62,8 @@ struct pw_adv {
 	size_t nr, alloc;
 	struct pw_oid *shallow; /* "shallow <oid>" lines of a shallow server */
 	size_t nr_shallow, alloc_shallow;
-	int empty;  /* "capabilities^{}" or no refs at all */
-	int state_; /* private */
+	int empty;               /* "capabilities^{}" or no refs at all */
+	enum pw_adv_state state; /* set by the parser */
 };
 
 /* The struct is the caller's; pw_adv_free releases the refs and strings

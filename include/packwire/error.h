@@ -9,7 +9,7 @@
 /*
  * Contract of every call in the library: 0 (or a documented count or
  * boolean) on success, a negative code below on failure, with the message
- * either in the handle the call worked on (pw_repo_error, pw_session_error,
+ * either in the handle the call worked on (pw_repo_error, pw_upload_session_error,
  * ...) or in the struct pw_error the caller passed (NULL drops it). The
  * message is for people; decide on the code. A record is plain data owned
  * by whoever declared it: no allocation, nothing to free, and the functions

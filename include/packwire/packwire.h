@@ -7,21 +7,23 @@
 
 #include "packwire/export.h"
 
-#define PW_VERSION "0.1.0"
+#include "packwire/version.h"
 
 #include "packwire/error.h"
-#include "packwire/daemon.h"
-#include "packwire/env.h"
-#include "packwire/report.h"
 #include "packwire/buf.h"
+#include "packwire/fs.h"
+#include "packwire/report.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
 #include "packwire/config.h"
 #include "packwire/repo.h"
 #include "packwire/refs.h"
 #include "packwire/odb.h"
+#include "packwire/idx.h"
 #include "packwire/revlist.h"
 #include "packwire/pack-write.h"
+#include "packwire/index-pack.h"
+#include "packwire/bitmap.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/transport.h"
@@ -29,5 +31,7 @@
 #include "packwire/push.h"
 #include "packwire/server.h"
 #include "packwire/receive.h"
+#include "packwire/daemon.h"
+#include "packwire/env.h"
 
 #endif

@@ -42,13 +42,13 @@ PW_API int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo 
 PW_API void pw_upload_session_free(struct pw_upload_session *s);
 /*
  * Serve until the client is done. 0 on success; on failure a negative code
- * with the message in pw_session_error(s). The message has already gone to
+ * with the message in pw_upload_session_error(s). The message has already gone to
  * the client as an ERR packet (or on side-band 3 once a pack was started)
  * where the protocol allows it.
  */
 PW_API int pw_upload_session_run(struct pw_upload_session *s);
 /* Borrowed, valid until the session is freed. */
-PW_API const struct pw_error *pw_session_error(const struct pw_upload_session *s);
+PW_API const struct pw_error *pw_upload_session_error(const struct pw_upload_session *s);
 
 /* Statistics of the pack sent by the last fetch in a session. */
 struct pw_upload_stats {

@@ -76,18 +76,16 @@ struct pw_transport_opts {
 	const struct pw_config *git_proxy_config; /* may be NULL */
 };
 
-struct pw_conn_ops;
-
+/* A connection to a service. Only pw_transport_connect creates one (the
+ * transport keeps its own state beyond these fields, so never allocate or
+ * copy a struct pw_conn yourself); the fields are for reading, except that
+ * the descriptors are the caller's to read from and write to. A connection
+ * is used by one thread at a time. */
 struct pw_conn {
 	int in_fd;     /* read the server's output */
 	int out_fd;    /* write the server's input; -1 after pw_conn_close_write */
 	int stateless; /* one request per round (HTTP); 0 for process transports */
 	enum pw_url_scheme scheme;
-	/* private */
-	const struct pw_conn_ops *ops_;
-	int pid_;
-	int finished_, status_;
-	void *priv_;
 };
 
 /* Connect to the service at url. The child's stderr is inherited (Git shows

@@ -8,8 +8,6 @@
 
 #define ADV_MAX_REFS (1u << 22)
 
-enum { ST_FIRST = 0, ST_REFS, ST_SHALLOW, ST_DONE };
-
 void pw_adv_init(struct pw_adv *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -184,20 +182,20 @@ int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw_erro
 	struct pw_oid oid;
 	int rc;
 
-	if (a->state_ == ST_DONE)
+	if (a->state == PW_ADV_DONE)
 		return pw_error_set(err, PW_EINVAL, "advertisement already complete");
 	if (pkt.kind == PW_PKT_EOF)
 		return pw_error_set(err, PW_EPROTO,
-		                    a->state_ == ST_FIRST && !a->version
+		                    a->state == PW_ADV_FIRST && !a->version
 		                            ? "the remote end hung up upon initial contact"
 		                            : "the remote end hung up unexpectedly");
 	if (pkt.kind == PW_PKT_FLUSH) {
-		if (a->state_ == ST_FIRST) {
+		if (a->state == PW_ADV_FIRST) {
 			a->empty = 1;
 			if (!a->caps && !(a->caps = calloc(1, 1)))
 				return pw_error_set(err, PW_ENOMEM, "out of memory");
 		}
-		a->state_ = ST_DONE;
+		a->state = PW_ADV_DONE;
 		if (!a->algo)
 			a->algo = &pw_hash_sha1;
 		return apply_symrefs(a, err);
@@ -209,24 +207,24 @@ int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw_erro
 	if (pw_pkt_is_err(&pkt, &msg))
 		return pw_error_set(err, PW_EPROTO, "remote error: %.*s", (int)msg.len, msg.p);
 	pw_pkt_chomp(&pkt);
-	if (a->state_ == ST_FIRST && !a->version && pkt.len == 9 &&
+	if (a->state == PW_ADV_FIRST && !a->version && pkt.len == 9 &&
 	    !memcmp(pkt.data, "version 1", 9)) {
 		a->version = 1;
 		return PW_EMORE;
 	}
-	if (a->state_ == ST_FIRST && pkt.len == 9 && !memcmp(pkt.data, "version 2", 9))
+	if (a->state == PW_ADV_FIRST && pkt.len == 9 && !memcmp(pkt.data, "version 2", 9))
 		return pw_error_set(err, PW_EPROTO, "protocol error: unexpected 'version 2'");
 	if (pkt.len >= 8 && !memcmp(pkt.data, "shallow ", 8)) {
-		if (a->state_ == ST_FIRST)
+		if (a->state == PW_ADV_FIRST)
 			return bad_line(err, "shallow line before any ref", pkt.data, pkt.len);
 		if ((rc = parse_oid(a, pkt.data + 8, pkt.len - 8, &oid, pkt.data, pkt.len, err)))
 			return rc;
-		a->state_ = ST_SHALLOW;
+		a->state = PW_ADV_SHALLOW;
 		return (rc = add_shallow(a, &oid, err)) ? rc : PW_EMORE;
 	}
-	if (a->state_ == ST_SHALLOW)
+	if (a->state == PW_ADV_SHALLOW)
 		return bad_line(err, "ref after shallow lines", pkt.data, pkt.len);
-	if (pw_adv_line_split(pkt.data, pkt.len, &head, &caps) && a->state_ == ST_FIRST) {
+	if (pw_adv_line_split(pkt.data, pkt.len, &head, &caps) && a->state == PW_ADV_FIRST) {
 		a->caps = malloc(caps.len + 1);
 		if (!a->caps)
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -240,7 +238,7 @@ int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw_erro
 	hexlen = (size_t)(sp - head.p);
 	name = sp + 1;
 	nlen = head.len - hexlen - 1;
-	if (a->state_ == ST_FIRST) {
+	if (a->state == PW_ADV_FIRST) {
 		if (!a->caps) {
 			a->caps = calloc(1, 1);
 			if (!a->caps)
@@ -252,10 +250,10 @@ int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw_erro
 	if ((rc = parse_oid(a, head.p, hexlen, &oid, pkt.data, pkt.len, err)))
 		return rc;
 	if (nlen == 15 && !memcmp(name, "capabilities^{}", 15)) {
-		if (a->state_ != ST_FIRST || !pw_oid_is_zero(&oid))
+		if (a->state != PW_ADV_FIRST || !pw_oid_is_zero(&oid))
 			return bad_line(err, "unexpected capabilities^{}", pkt.data, pkt.len);
 		a->empty = 1;
-		a->state_ = ST_REFS;
+		a->state = PW_ADV_REFS;
 		return PW_EMORE;
 	}
 	if (!name_ok(name, nlen))
@@ -276,7 +274,7 @@ int pw_adv_feed_v0(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw_erro
 			return rc;
 		r->oid = oid;
 	}
-	a->state_ = ST_REFS;
+	a->state = PW_ADV_REFS;
 	return PW_EMORE;
 }
 
@@ -323,7 +321,7 @@ int pw_adv_feed_ls_refs(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw
 	if (pkt.kind == PW_PKT_EOF)
 		return pw_error_set(err, PW_EPROTO, "the remote end hung up unexpectedly");
 	if (pkt.kind == PW_PKT_FLUSH) {
-		a->state_ = ST_DONE;
+		a->state = PW_ADV_DONE;
 		if (!a->nr)
 			a->empty = 1;
 		return 0;
@@ -360,6 +358,6 @@ int pw_adv_feed_ls_refs(struct pw_adv *a, const struct pw_pkt *pkt_in, struct pw
 		return rc;
 	if (unborn && !r->symref_target)
 		return bad_line(err, "unborn ref without symref-target", pkt.data, pkt.len);
-	a->state_ = ST_REFS;
+	a->state = PW_ADV_REFS;
 	return PW_EMORE;
 }

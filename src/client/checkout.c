@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "odb/entry.h"
+#include "packwire/buf.h"
 #include "packwire/client.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
 #include "packwire/odb.h"
-#include "packwire/packwire.h"
-#include "pack/entry.h"
+#include "packwire/repo.h"
 #include "util/fs.h"
 
 struct ientry {

@@ -13,8 +13,12 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/hash.h"
 #include "packwire/odb.h"
-#include "packwire/packwire.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "util/fs.h"
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -11,11 +11,15 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
-#include "pack/idx.h"
+#include "odb/idx.h"
 #include "pack/index-pack.h"
+#include "packwire/buf.h"
+#include "packwire/hash.h"
 #include "packwire/odb.h"
-#include "packwire/packwire.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "packwire/revlist.h"
+#include "packwire/version.h"
 #include "proto/quote.h"
 #include "util/fs.h"
 

@@ -7,8 +7,13 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
 #include "packwire/odb.h"
-#include "packwire/packwire.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "util/fs.h"
 
 struct fstate {

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "packwire/buf.h"
 #include "packwire/client.h"
 #include "packwire/config.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
 #include "packwire/odb.h"
 #include "packwire/pack-write.h"
-#include "packwire/packwire.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/push.h"
@@ -20,6 +22,7 @@
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
 #include "packwire/transport.h"
+#include "packwire/version.h"
 
 struct ps {
 	struct pw_repo *repo;

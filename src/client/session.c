@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
-#include "packwire/packwire.h"
+#include "packwire/buf.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
+#include "packwire/version.h"
 
 int pw_session_version(const struct pw_session *s)
 {

@@ -6,10 +6,14 @@
 #include <string.h>
 
 #include "client/client-priv.h"
-#include "packwire/packwire.h"
+#include "hash/oidmap.h"
+#include "packwire/buf.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
 #include "packwire/odb.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "util/fs.h"
-#include "util/oidmap.h"
 
 struct node {
 	struct pw_oid oid;

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "odb/loose.h"
-#include "pack/pack.h"
+#include "odb/odb-priv.h"
+#include "odb/pack.h"
 #include "packwire/odb.h"
 #include "util/fs.h"
 

@@ -16,10 +16,11 @@
 
 #include "pack/bitmap.h"
 #include "pack/delta-create.h"
-#include "pack/entry.h"
-#include "pack/pack.h"
+#include "odb/entry.h"
+#include "odb/odb-priv.h"
+#include "odb/pack.h"
 #include "packwire/object.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 /* An object outside the bitmapped pack (loose, or in a newer pack), reached
  * by the walk: from the excluded side, the included side or both. */

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "pack/bitmap.h"
-#include "pack/entry.h"
-#include "pack/pack.h"
+#include "odb/entry.h"
+#include "odb/pack.h"
 #include "packwire/object.h"
 
 /* ---- bit sets ---------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 #include "packwire/odb.h"
+#include "packwire/bitmap.h"
 #include "packwire/pack-write.h"
 
 struct pw_pack;
@@ -111,18 +112,9 @@ int pw_bitmap_type(const struct pw_bitmap *bm, uint32_t pos);
 
 /* ---- answering a walk and writing its pack -------------------------------- */
 
-struct pw_bitmap_walk;
+/* The walk itself (new, add, run, count, error, write) is public:
+ * packwire/bitmap.h. What servers add on top: */
 
-/* Find the odb's bitmapped pack and load its bitmap. PW_ENOTFOUND when there
- * is none (or it is unusable; the reason is in err). */
-int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct pw_error *err);
-void pw_bitmap_walk_free(struct pw_bitmap_walk *w);
-/* Queue a tip (exclude = 0) or an exclusion; done by pw_bitmap_walk_run. */
-int pw_bitmap_walk_add(struct pw_bitmap_walk *w, const struct pw_oid *oid, int exclude);
-/* Compute the objects to send. Objects outside the bitmapped pack are
- * walked through the odb; PW_ENOTFOUND when one is missing or when there are
- * too many of them (the caller walks instead). */
-int pw_bitmap_walk_run(struct pw_bitmap_walk *w);
 /* After run: when `peeled` is sent and the tag `tag` is not, add the tag and
  * every tag between it and `peeled` (include-tag). */
 int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *tag,
@@ -131,22 +123,5 @@ int pw_bitmap_walk_include_tag(struct pw_bitmap_walk *w, const struct pw_oid *ta
 void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w);
 /* Drop blobs of `limit` bytes or more, except the tips (blob:limit=N). */
 int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit);
-/* Objects to send. */
-uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w);
-const struct pw_error *pw_bitmap_walk_error(const struct pw_bitmap_walk *w);
-
-struct pw_bitmap_write_opts {
-	int ofs_delta; /* else deltas are written as REF_DELTA */
-	int thin;      /* deltas against excluded objects may stay deltas */
-	pw_progress_fn progress;
-	void *progress_data;
-};
-/* Write the pack of the result by copying entries in pack order: deltas
- * whose base is sent (or excluded, when thin) are copied, other deltas are
- * written whole. Reused entries are checked against the idx CRC first; a
- * mismatch is PW_ECORRUPT before any byte is written. */
-int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
-                         pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
-                         struct pw_pack_write_stats *stats);
 
 #endif

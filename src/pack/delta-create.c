@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pack/delta-create.h"
-#include "pack/delta.h"
+#include "odb/delta.h"
 
 #define HASH_MUL 0x100000001b3ull /* odd multiplier of the rolling hash */
 /* At most this many candidates are tried per lookup; crowded buckets (runs of

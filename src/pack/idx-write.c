@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "pack/idx-write.h"
 
 /* Buffers the output so that the sink sees large writes, and hashes it. */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "pack/index-pack.h"
 #include "util/fs.h"
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pack/delta.h"
-#include "pack/entry.h"
+#include "odb/delta.h"
+#include "odb/entry.h"
 #include "pack/index-pack.h"
 #include "pack/ip-check.h"
 #include "packwire/object.h"

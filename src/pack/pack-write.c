@@ -27,12 +27,13 @@
 #include <zlib.h>
 
 #include "pack/delta-create.h"
-#include "pack/entry.h"
+#include "odb/entry.h"
+#include "odb/odb-priv.h"
 #include "pack/idx-write.h"
-#include "pack/pack.h"
+#include "odb/pack.h"
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 /* Objects smaller than this are not worth a delta. */
 #define MIN_DELTA_SIZE 50

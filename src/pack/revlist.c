@@ -9,7 +9,7 @@
 
 #include "packwire/object.h"
 #include "packwire/revlist.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 /* Extra queue pops after only excluded commits remain (Git uses 5 too). */
 #define SLOP 5

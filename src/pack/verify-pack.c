@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "pack/idx-write.h"
 #include "pack/verify-pack.h"
 #include "util/fs.h"

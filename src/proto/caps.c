@@ -312,16 +312,6 @@ int pw_object_format_server_check(const struct pw_hash_algo *server, const struc
 	return 0;
 }
 
-int pw_v2_request_object_format(const struct pw_v2_request *req, const struct pw_hash_algo *server,
-                                const struct pw_hash_algo **client, struct pw_error *err)
-{
-	struct pw_str v;
-
-	if (pw_v2_request_cap(req, "object-format", &v))
-		return pw_object_format_server_check(server, NULL, client, err);
-	return pw_object_format_server_check(server, &v, client, err);
-}
-
 int pw_object_format_from_caps(const char *caps, size_t len, const struct pw_hash_algo **out,
                                struct pw_error *err)
 {

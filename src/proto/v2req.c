@@ -226,3 +226,13 @@ int pw_v2_request_check(const struct pw_v2_request *req, const char *const *comm
 	}
 	return 0;
 }
+
+int pw_v2_request_object_format(const struct pw_v2_request *req, const struct pw_hash_algo *server,
+                                const struct pw_hash_algo **client, struct pw_error *err)
+{
+	struct pw_str v;
+
+	if (pw_v2_request_cap(req, "object-format", &v))
+		return pw_object_format_server_check(server, NULL, client, err);
+	return pw_object_format_server_check(server, &v, client, err);
+}

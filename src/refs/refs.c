@@ -22,37 +22,7 @@
 
 int pw_refname_is_valid(const char *name, unsigned flags)
 {
-	const char *p = name;
-	int comps = 0;
-	size_t n = strlen(name);
-
-	if (!n || name[0] == '/' || name[n - 1] == '/' || name[n - 1] == '.' || !strcmp(name, "@"))
-		return 0;
-	for (;;) {
-		const char *s = p;
-
-		if (*p == '.')
-			return 0;
-		while (*p && *p != '/') {
-			unsigned char c = (unsigned char)*p;
-
-			if (c < 0x20 || c == 0x7f || c == ' ' || c == '~' || c == '^' || c == ':' ||
-			    c == '?' || c == '*' || c == '[' || c == '\\')
-				return 0;
-			if ((c == '.' && p[1] == '.') || (c == '@' && p[1] == '{'))
-				return 0;
-			p++;
-		}
-		if (p == s)
-			return 0;
-		if (p - s >= 5 && !memcmp(p - 5, ".lock", 5))
-			return 0;
-		comps++;
-		if (!*p)
-			break;
-		p++;
-	}
-	return comps >= 2 || (flags & PW_REFNAME_ALLOW_ONELEVEL);
+	return pw_repo__refname_ok(name, !!(flags & PW_REFNAME_ALLOW_ONELEVEL));
 }
 
 int pw_refname_is_storable(const char *name)
@@ -87,7 +57,7 @@ void pw_packed__free(struct pw_packed *p)
 	free(p);
 }
 
-void pw_refs__free_cache(void *cache)
+static void free_cache(void *cache)
 {
 	pw_packed__free(cache);
 }
@@ -194,8 +164,8 @@ bad:
 /* The current packed-refs of repo (cached; never NULL on success). */
 static int packed_get(struct pw_repo *repo, struct pw_packed **out)
 {
-	void **slot = pw_repo__refs_slot(repo);
-	struct pw_packed *cur = *slot, *p;
+	struct pw_repo_slot *slot = pw_repo__refs_slot(repo);
+	struct pw_packed *cur = slot->data, *p;
 	struct pw_buf b = PW_BUF_INIT;
 	struct stat st;
 	char *path = git_path(repo, "packed-refs");
@@ -236,17 +206,18 @@ static int packed_get(struct pw_repo *repo, struct pw_packed **out)
 		p->mtime_nsec = st.st_mtim.tv_nsec;
 	}
 	pw_packed__free(cur);
-	*slot = p;
+	slot->data = p;
+	slot->free_fn = free_cache;
 	*out = p;
 	return 0;
 }
 
 static void packed_invalidate(struct pw_repo *repo)
 {
-	void **slot = pw_repo__refs_slot(repo);
+	struct pw_repo_slot *slot = pw_repo__refs_slot(repo);
 
-	pw_packed__free(*slot);
-	*slot = NULL;
+	pw_packed__free(slot->data);
+	slot->data = NULL;
 }
 
 static struct pw_packed_ref *packed_find(struct pw_packed *p, const char *name)

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "repo/repo-priv.h"
 #include "util/fs.h"
@@ -25,11 +24,11 @@ struct pw_repo {
 	const struct pw_hash_algo *algo;
 	struct pw_config *config;
 	struct pw_error err;
-	void *refs_cache;
+	struct pw_repo_slot refs_cache;
 	const struct pw_config_layers *layers; /* borrowed from the opener */
 };
 
-void **pw_repo__refs_slot(struct pw_repo *repo)
+struct pw_repo_slot *pw_repo__refs_slot(struct pw_repo *repo)
 {
 	return &repo->refs_cache;
 }
@@ -73,7 +72,8 @@ void pw_repo_free(struct pw_repo *repo)
 {
 	if (!repo)
 		return;
-	pw_refs__free_cache(repo->refs_cache);
+	if (repo->refs_cache.free_fn)
+		repo->refs_cache.free_fn(repo->refs_cache.data);
 	pw_config_free(repo->config);
 	free(repo->git_dir);
 	free(repo->work_tree);
@@ -596,7 +596,7 @@ int pw_repo_init_ext(struct pw_repo **out, const char *path, struct pw_repo_init
 	}
 	if (!algo)
 		algo = &pw_hash_sha1;
-	if ((rc = pw_buf_addf(&b, "refs/heads/%s", branch)) || !pw_refname_is_valid(b.data, 0)) {
+	if ((rc = pw_buf_addf(&b, "refs/heads/%s", branch)) || !pw_repo__refname_ok(b.data, 0)) {
 		rc = pw_error_set(err, PW_EINVAL, "invalid initial branch name: '%s'", branch);
 		goto out;
 	}

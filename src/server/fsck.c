@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "pack/idx.h"
+#include "odb/idx.h"
 #include "packwire/object.h"
 #include "server/fsck.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "packwire/object.h"
-#include "server/server-priv.h"
+#include "server/graph.h"
 
 void pw_graph_init(struct pw_graph *g, struct pw_odb *odb, struct pw_error *err)
 {

@@ -4,18 +4,8 @@
 #include <string.h>
 
 #include "packwire/object.h"
-#include "server/server-priv.h"
-
-static int push_oid(struct pw_upload_session *s, struct pw_oid_array *arr, const struct pw_oid *oid)
-{
-	return pw_oid_array_push(arr, oid) ? pw_error_set(&s->err, PW_ENOMEM, "out of memory") : 0;
-}
-
-int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
-                     const struct pw_oid *oid)
-{
-	return push_oid(s, arr, oid);
-}
+#include "server/session.h"
+#include "server/upload-parts.h"
 
 int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid)
 {
@@ -30,7 +20,7 @@ int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid)
 	if (rc)
 		return pw_error_copy(&s->err, pw_odb_error(s->odb));
 	if (type != PW_OBJ_COMMIT) {
-		rc = push_oid(s, &s->have_objs, oid);
+		rc = pw_srv__push_oid(s, &s->have_objs, oid);
 		return rc ? rc : 1;
 	}
 	if ((rc = pw_graph_lookup(g, oid, &idx)))
@@ -42,7 +32,7 @@ int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid)
 		return rc;
 	if (!(g->v[idx].flags & G_HAVE_LISTED)) {
 		g->v[idx].flags |= G_HAVE_LISTED | G_THEY_HAVE;
-		if ((rc = push_oid(s, &s->have_objs, oid)))
+		if ((rc = pw_srv__push_oid(s, &s->have_objs, oid)))
 			return rc;
 		if (!s->have_oldest || g->v[idx].date < s->oldest_have) {
 			s->oldest_have = g->v[idx].date;

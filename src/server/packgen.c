@@ -12,7 +12,8 @@
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "packwire/revlist.h"
-#include "server/server-priv.h"
+#include "server/session.h"
+#include "server/upload-parts.h"
 
 struct gen {
 	struct pw_upload_session *s;

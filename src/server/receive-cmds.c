@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "packwire/receive.h"
+#include "server/receive-cmds.h"
 
 #define MAX_REFNAME 4096
 

@@ -16,22 +16,26 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "pack/idx.h"
+#include "hash/oidmap.h"
+#include "odb/idx.h"
 #include "pack/index-pack.h"
+#include "packwire/buf.h"
 #include "packwire/config.h"
+#include "packwire/hash.h"
+#include "packwire/object.h"
 #include "packwire/odb.h"
-#include "packwire/packwire.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/receive.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
+#include "packwire/version.h"
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/quarantine.h"
+#include "server/receive-cmds.h"
 #include "util/fs.h"
-#include "util/oidmap.h"
 
 #define MAX_PUSH_OPTION_BYTES (1u << 20)
 

@@ -7,10 +7,8 @@
 #include <string.h>
 
 #include "packwire/refs.h"
-#include "server/server-priv.h"
-
-int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
-                     const struct pw_oid *oid);
+#include "server/session.h"
+#include "server/upload-parts.h"
 
 static const char *const v2_commands[] = {"ls-refs", "fetch", "object-info", NULL};
 static const char *const v2_request_caps[] = {

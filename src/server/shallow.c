@@ -8,12 +8,10 @@
 
 #include "packwire/object.h"
 #include "packwire/refs.h"
-#include "server/server-priv.h"
+#include "server/session.h"
+#include "server/upload-parts.h"
 
 #define INFINITE_DEPTH 0x7fffffffu
-
-int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
-                     const struct pw_oid *oid);
 
 struct queue {
 	uint32_t *v;

@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/hash.h"
 #include "packwire/object.h"
-#include "packwire/packwire.h"
 #include "packwire/refs.h"
-#include "server/server-priv.h"
-
-int pw_srv__serve_v2(struct pw_upload_session *s);
+#include "packwire/repo.h"
+#include "packwire/version.h"
+#include "server/session.h"
+#include "server/upload-parts.h"
 
 void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts)
 {
@@ -38,248 +41,6 @@ int pw_protocol_version_from_env(const char *v)
 			v++;
 	}
 	return best;
-}
-
-int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
-	va_end(ap);
-	s->err.code = code;
-	return code;
-}
-
-int pw_srv_flush_out(struct pw_upload_session *s)
-{
-	struct pw_error e;
-	int rc;
-
-	if (!s->out.len)
-		return 0;
-	rc = pw_pkt_send(s->out_fd, &s->out, &e);
-	if (rc) {
-		s->err_sent = 1; /* the client is gone: nothing more to tell it */
-		return pw_error_copy(&s->err, &e);
-	}
-	return 0;
-}
-
-static int oom(struct pw_upload_session *s)
-{
-	return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-}
-
-static int vline(struct pw_upload_session *s, int lf, const char *fmt, va_list ap)
-{
-	char line[PW_PKT_DATA_MAX];
-	int n, rc;
-
-	n = vsnprintf(line + 1, sizeof(line) - 2, fmt, ap);
-	if (n < 0 || (size_t)n >= sizeof(line) - 3)
-		return pw_error_set(&s->err, PW_ETOOBIG, "response line too long");
-	if (lf)
-		line[1 + n++] = '\n';
-	if (s->sideband_all) {
-		line[0] = PW_BAND_DATA;
-		rc = pw_pkt_write(&s->out, line, (size_t)n + 1);
-	} else {
-		rc = pw_pkt_write(&s->out, line + 1, (size_t)n);
-	}
-	return rc ? pw_error_set(&s->err, rc, "%s", pw_strerror(rc)) : 0;
-}
-
-int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vline(s, 1, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-int pw_srv_line_nolf(struct pw_upload_session *s, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vline(s, 0, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-int pw_srv_odb(struct pw_upload_session *s)
-{
-	if (s->odb)
-		return 0;
-	return pw_odb_open(&s->odb, pw_repo_objects_dir(s->repo), s->algo, &s->err);
-}
-
-/* Peel tags: *peeled is the first non-tag object (the oid itself when it is
- * no tag). Returns 1 when oid was a tag, 0 when not, <0 on errors. A missing
- * object counts as no tag. */
-int pw_srv_peel(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *peeled)
-{
-	struct pw_oid cur = *oid;
-	struct pw_buf buf = PW_BUF_INIT;
-	int type, rc, hops = 0, was_tag = 0;
-	uint64_t size;
-
-	for (;;) {
-		struct pw_tag_info tag;
-
-		rc = pw_odb_read_header(s->odb, &cur, &type, &size);
-		if (rc == PW_ENOTFOUND || (!rc && type != PW_OBJ_TAG)) {
-			rc = 0;
-			break;
-		}
-		if (rc) {
-			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-			break;
-		}
-		if (++hops > 64) {
-			rc = pw_error_set(&s->err, PW_ECORRUPT, "chain of tags too long");
-			break;
-		}
-		rc = pw_odb_read(s->odb, &cur, &type, &buf);
-		if (rc) {
-			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-			break;
-		}
-		rc = pw_tag_parse(&tag, buf.data, buf.len, s->algo, &s->err);
-		if (rc)
-			break;
-		cur = tag.object;
-		was_tag = 1;
-	}
-	pw_buf_free(&buf);
-	if (rc)
-		return rc;
-	*peeled = cur;
-	return was_tag;
-}
-
-void pw_srv_unload_refs(struct pw_upload_session *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_refs; i++) {
-		free(s->refs[i].name);
-		free(s->refs[i].symref);
-	}
-	free(s->refs);
-	s->refs = NULL;
-	s->nr_refs = 0;
-	free(s->head_symref);
-	s->head_symref = NULL;
-	s->head_unborn = 0;
-	pw_oidmap_free(&s->our_refs);
-	s->refs_loaded = 0;
-}
-
-struct load_ctx {
-	struct pw_upload_session *s;
-	size_t alloc;
-	int rc;
-};
-
-static int load_one(const struct pw_ref *ref, void *data)
-{
-	struct load_ctx *c = data;
-	struct pw_upload_session *s = c->s;
-	struct pw_adv_ref *r;
-	struct pw_oidmap_entry *e;
-	int created, rc;
-
-	if (pw_oid_is_zero(&ref->oid))
-		return 0;
-	if (s->nr_refs == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 64;
-		struct pw_adv_ref *nv = realloc(s->refs, na * sizeof(*nv));
-
-		if (!nv)
-			return c->rc = oom(s);
-		s->refs = nv;
-		c->alloc = na;
-	}
-	r = &s->refs[s->nr_refs];
-	memset(r, 0, sizeof(*r));
-	r->name = strdup(ref->name);
-	r->symref = ref->symref_target ? strdup(ref->symref_target) : NULL;
-	if (!r->name || (ref->symref_target && !r->symref)) {
-		free(r->name);
-		free(r->symref);
-		return c->rc = oom(s);
-	}
-	s->nr_refs++;
-	r->oid = ref->oid;
-	if (ref->has_peeled) {
-		r->peeled = ref->peeled;
-		r->has_peeled = 1;
-	} else if (!(ref->peel_known && !ref->has_peeled)) {
-		rc = pw_srv_peel(s, &ref->oid, &r->peeled);
-		if (rc < 0)
-			return c->rc = rc;
-		r->has_peeled = rc;
-	}
-	if (!(e = pw_oidmap_put(&s->our_refs, &r->oid, &created)))
-		return c->rc = oom(s);
-	if (r->has_peeled && !(e = pw_oidmap_put(&s->our_refs, &r->peeled, &created)))
-		return c->rc = oom(s);
-	return 0;
-}
-
-int pw_srv_load_refs(struct pw_upload_session *s)
-{
-	struct load_ctx c = {s, 0, 0};
-	struct pw_oid head;
-	char *target = NULL, *sym = NULL;
-	int rc;
-
-	if (s->refs_loaded)
-		return 0;
-	if ((rc = pw_srv_odb(s)))
-		return rc;
-	rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
-	if (c.rc)
-		return c.rc;
-	if (rc)
-		return pw_error_copy(&s->err, pw_repo_error(s->repo));
-	/* HEAD's target, also when the branch is unborn */
-	rc = pw_refs_read(s->repo, "HEAD", &head, &sym);
-	if (!rc && sym) {
-		rc = pw_refs_resolve(s->repo, "HEAD", &head, &target);
-		if (rc == PW_ENOTFOUND)
-			s->head_unborn = 1;
-		free(target);
-		s->head_symref = sym;
-	}
-	s->refs_loaded = 1;
-	return 0;
-}
-
-void pw_srv_reset_fetch(struct pw_upload_session *s)
-{
-	const struct pw_hash_algo *algo = s->algo;
-
-	pw_fetch_args_free(&s->args);
-	pw_fetch_args_init(&s->args, algo);
-	pw_graph_free(&s->graph);
-	pw_graph_init(&s->graph, s->odb, &s->err);
-	free(s->have_objs.v);
-	free(s->new_shallow.v);
-	free(s->unshallow.v);
-	memset(&s->have_objs, 0, sizeof(s->have_objs));
-	memset(&s->new_shallow, 0, sizeof(s->new_shallow));
-	memset(&s->unshallow, 0, sizeof(s->unshallow));
-	s->oldest_have = 0;
-	s->have_oldest = 0;
-	s->sideband = PW_SIDEBAND_NONE;
-	s->sideband_all = 0;
 }
 
 static int read_pkt(struct pw_upload_session *s, struct pw_pkt *pkt)
@@ -361,7 +122,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 	free(s);
 }
 
-const struct pw_error *pw_session_error(const struct pw_upload_session *s)
+const struct pw_error *pw_upload_session_error(const struct pw_upload_session *s)
 {
 	return &s->err;
 }
@@ -396,7 +157,7 @@ static int v0_caps(struct pw_upload_session *s, struct pw_buf *caps)
 		rc = pw_caps_add(caps, "object-format", s->algo->name);
 	if (!rc)
 		rc = pw_caps_add(caps, "agent", s->agent);
-	return rc ? oom(s) : 0;
+	return rc ? pw_srv_oom(s) : 0;
 }
 
 static int v0_advertise(struct pw_upload_session *s)

@@ -29,13 +29,15 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 	int version = opts ? opts->protocol_version : 0;
 	static const struct pw_ssh_opts no_ssh;
 	struct pw_url u;
+	struct pw_conn_impl *impl;
 	struct pw_conn *c;
 	int rc;
 
 	*out = NULL;
 	if ((rc = pw_url_parse(&u, url, err)))
 		return rc;
-	c = calloc(1, sizeof(*c));
+	impl = calloc(1, sizeof(*impl));
+	c = impl ? &impl->pub : NULL;
 	if (!c) {
 		pw_url_free(&u);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -73,8 +75,8 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 
 int pw_conn_end_request(struct pw_conn *c, struct pw_error *err)
 {
-	if (c->ops_ && c->ops_->end_request)
-		return c->ops_->end_request(c, err);
+	if (pw_conn__impl(c)->ops && pw_conn__impl(c)->ops->end_request)
+		return pw_conn__impl(c)->ops->end_request(c, err);
 	return 0;
 }
 
@@ -88,14 +90,14 @@ void pw_conn_close_write(struct pw_conn *c)
 
 int pw_conn_finish(struct pw_conn *c, int *status, struct pw_error *err)
 {
-	if (c->finished_) {
+	if (pw_conn__impl(c)->finished) {
 		if (status)
-			*status = c->status_;
+			*status = pw_conn__impl(c)->status;
 		return 0;
 	}
-	c->finished_ = 1;
-	if (c->ops_ && c->ops_->finish)
-		return c->ops_->finish(c, status, err);
+	pw_conn__impl(c)->finished = 1;
+	if (pw_conn__impl(c)->ops && pw_conn__impl(c)->ops->finish)
+		return pw_conn__impl(c)->ops->finish(c, status, err);
 	return 0;
 }
 
@@ -104,7 +106,7 @@ void pw_conn_free(struct pw_conn *c)
 	if (!c)
 		return;
 	pw_conn_finish(c, NULL, NULL);
-	if (c->ops_ && c->ops_->free)
-		c->ops_->free(c);
+	if (pw_conn__impl(c)->ops && pw_conn__impl(c)->ops->free)
+		pw_conn__impl(c)->ops->free(c);
 	free(c);
 }

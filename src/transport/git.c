@@ -26,7 +26,7 @@ static int sock_finish(struct pw_conn *c, int *status, struct pw_error *err)
 	if (c->in_fd >= 0)
 		close(c->in_fd);
 	c->in_fd = c->out_fd = -1;
-	c->status_ = 0;
+	pw_conn__impl(c)->status = 0;
 	if (status)
 		*status = 0;
 	return 0;
@@ -160,7 +160,7 @@ int pw_transport__git(struct pw_conn *c, const struct pw_url *u, const char *ser
 				close(fd);
 				c->in_fd = -1;
 			} else {
-				c->ops_ = &sock_ops;
+				pw_conn__impl(c)->ops = &sock_ops;
 			}
 		}
 	}
@@ -196,8 +196,8 @@ int pw_transport__git(struct pw_conn *c, const struct pw_url *u, const char *ser
 fail:
 	pw_buf_free(&req);
 	pw_buf_free(&host);
-	if (c->ops_ && c->ops_->finish)
-		c->ops_->finish(c, NULL, NULL);
-	c->ops_ = NULL;
+	if (pw_conn__impl(c)->ops && pw_conn__impl(c)->ops->finish)
+		pw_conn__impl(c)->ops->finish(c, NULL, NULL);
+	pw_conn__impl(c)->ops = NULL;
 	return rc;
 }

@@ -88,25 +88,25 @@ static int proc_finish(struct pw_conn *c, int *status, struct pw_error *err)
 	if (c->in_fd >= 0)
 		close(c->in_fd);
 	c->in_fd = -1;
-	if (c->pid_ <= 0) {
+	if (pw_conn__impl(c)->pid <= 0) {
 		if (status)
-			*status = c->status_;
+			*status = pw_conn__impl(c)->status;
 		return 0;
 	}
 	do
-		r = waitpid(c->pid_, &st, 0);
+		r = waitpid(pw_conn__impl(c)->pid, &st, 0);
 	while (r < 0 && errno == EINTR);
-	c->pid_ = 0;
+	pw_conn__impl(c)->pid = 0;
 	if (r < 0)
 		return pw_error_set(err, PW_EIO, "waitpid: %s", strerror(errno));
 	if (WIFEXITED(st))
-		c->status_ = WEXITSTATUS(st);
+		pw_conn__impl(c)->status = WEXITSTATUS(st);
 	else if (WIFSIGNALED(st))
-		c->status_ = 128 + WTERMSIG(st);
+		pw_conn__impl(c)->status = 128 + WTERMSIG(st);
 	else
-		c->status_ = 255;
+		pw_conn__impl(c)->status = 255;
 	if (status)
-		*status = c->status_;
+		*status = pw_conn__impl(c)->status;
 	return 0;
 }
 
@@ -145,10 +145,10 @@ static int spawn(struct pw_conn *c, char *const *argv, int local, int version, s
 	}
 	close(to_child[0]);
 	close(from_child[1]);
-	c->pid_ = pid;
+	pw_conn__impl(c)->pid = pid;
 	c->out_fd = to_child[1];
 	c->in_fd = from_child[0];
-	c->ops_ = &proc_ops;
+	pw_conn__impl(c)->ops = &proc_ops;
 	return 0;
 fail:
 	if (to_child[0] >= 0)

@@ -4,12 +4,29 @@
 
 #include "packwire/transport.h"
 
+struct pw_conn_ops;
+
+/* What a connection is behind its public fields: pw_transport_connect
+ * allocates this, callers see &impl->pub. */
+struct pw_conn_impl {
+	struct pw_conn pub; /* first: a struct pw_conn * is a struct pw_conn_impl * */
+	const struct pw_conn_ops *ops;
+	int pid;
+	int finished, status;
+	void *priv;
+};
+
+static inline struct pw_conn_impl *pw_conn__impl(struct pw_conn *c)
+{
+	return (struct pw_conn_impl *)c;
+}
+
 struct pw_conn_ops {
 	/* Close the streams and release the server (reap, end the request). */
 	int (*finish)(struct pw_conn *c, int *status, struct pw_error *err);
 	/* Stateless only: the request is complete. NULL for stateful ones. */
 	int (*end_request)(struct pw_conn *c, struct pw_error *err);
-	/* Release priv_. May be NULL. */
+	/* Release priv. May be NULL. */
 	void (*free)(struct pw_conn *c);
 };
 

@@ -6,12 +6,9 @@
 
 #include "packwire/buf.h"
 #include "packwire/error.h"
+#include "packwire/fs.h"
 
-/* Read a whole file into out (replacing its content). PW_ENOTFOUND when it
- * does not exist; max bounds the size (0 = no bound). */
-int pw_fs_read_file(const char *path, struct pw_buf *out, size_t max, struct pw_error *err);
-/* mkdir -p with mode 0777 (umask applies). */
-int pw_fs_mkdir_p(const char *path, struct pw_error *err);
+/* pw_fs_read_file, pw_fs_mkdir_p and pw_path_join are public (packwire/fs.h). */
 int pw_fs_exists(const char *path);
 int pw_fs_is_dir(const char *path);
 /* Write data to path via a temporary file in the same directory + rename. */
@@ -31,8 +28,5 @@ int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_er
 int pw_lock_commit(struct pw_lock *lk, struct pw_error *err);
 /* Remove the lock file without touching the target. Safe to call twice. */
 void pw_lock_rollback(struct pw_lock *lk);
-
-/* Join a directory and a name with one '/'; malloc'd, NULL on ENOMEM. */
-char *pw_path_join(const char *dir, const char *name);
 
 #endif

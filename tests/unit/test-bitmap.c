@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "pack/bitmap.h"
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "packwire/buf.h"
 #include "test.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "pack/delta-create.h"
-#include "pack/delta.h"
+#include "odb/delta.h"
 #include "packwire/packwire.h"
 #include "test.h"
 

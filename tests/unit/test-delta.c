@@ -1,8 +1,8 @@
 /* Delta application and pack entry headers, including malformed input. */
 #include <stdlib.h>
 
-#include "pack/delta.h"
-#include "pack/entry.h"
+#include "odb/delta.h"
+#include "odb/entry.h"
 #include "packwire/packwire.h"
 #include "test.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "pack/idx-write.h"
 #include "test.h"
 

@@ -2,8 +2,8 @@
  * (with a 64-bit offset past 2 GiB), lookups and malformed input. */
 #include <stdlib.h>
 
-#include "pack/entry.h"
-#include "pack/idx.h"
+#include "odb/entry.h"
+#include "odb/idx.h"
 #include "packwire/packwire.h"
 #include "test.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "pack/delta.h"
-#include "pack/entry.h"
+#include "odb/delta.h"
+#include "odb/entry.h"
 #include "pack/index-pack.h"
 #include "packwire/object.h"
 #include "test.h"

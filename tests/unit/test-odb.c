@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "odb/loose.h"
-#include "pack/cache.h"
+#include "odb/cache.h"
 #include "packwire/odb.h"
 #include "packwire/packwire.h"
 #include "util/fs.h"

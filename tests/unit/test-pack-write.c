@@ -5,13 +5,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pack/delta.h"
-#include "pack/entry.h"
+#include "odb/delta.h"
+#include "odb/entry.h"
 #include "packwire/pack-write.h"
 #include "packwire/packwire.h"
 #include "packwire/odb.h"
 #include "packwire/revlist.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 #include "test.h"
 
 struct parsed {

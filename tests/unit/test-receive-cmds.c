@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "packwire/receive.h"
+#include "server/receive-cmds.h"
 #include "test.h"
 
 static void run(const struct pw_hash_algo *algo)

@@ -2,14 +2,15 @@
  * mmap (or from a caller's buffer). Every table's extent is checked against
  * the file size when the index is opened, so accessors need no checks beyond
  * the entry number. */
-#ifndef PW_PACK_IDX_H
-#define PW_PACK_IDX_H
+#ifndef PW_ODB_IDX_H
+#define PW_ODB_IDX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "packwire/error.h"
 #include "packwire/hash.h"
+#include "packwire/idx.h"
 
 #define PW_IDX_V2_MAGIC    0xff744f63u /* "\377tOc" */
 #define PW_IDX_FANOUT_SIZE (256 * 4)
@@ -38,14 +39,7 @@ struct pw_idx {
  * 0 when the arguments are invalid. */
 uint64_t pw_idx_expected_size(int version, size_t rawsz, uint64_t nr, uint64_t nr_large);
 
-/* Open and validate (sizes, fan-out) an idx file. */
-int pw_idx_open(struct pw_idx **out, const char *path, const struct pw_hash_algo *algo,
-                struct pw_error *err);
-/* The same over a buffer the caller keeps alive until pw_idx_free. `name`
- * is used in messages (may be NULL). */
-int pw_idx_open_memory(struct pw_idx **out, const void *data, size_t len, const char *name,
-                       const struct pw_hash_algo *algo, struct pw_error *err);
-void pw_idx_free(struct pw_idx *idx);
+/* Opening, freeing and the entry accessors are public (packwire/idx.h). */
 
 /* Binary search: 1 and *pos = entry number when found, else 0. */
 int pw_idx_find(const struct pw_idx *idx, const uint8_t *raw, uint32_t *pos);
@@ -55,10 +49,5 @@ static inline const uint8_t *pw_idx_nth_raw(const struct pw_idx *idx, uint32_t n
 {
 	return idx->names + (size_t)n * idx->stride;
 }
-void pw_idx_nth_oid(const struct pw_idx *idx, uint32_t n, struct pw_oid *out);
-/* PW_ECORRUPT when a 64-bit offset escape points outside the table. */
-int pw_idx_nth_offset(const struct pw_idx *idx, uint32_t n, uint64_t *offset, struct pw_error *err);
-/* v2: the stored CRC32; v1 has none (returns 0, *has_crc = 0). */
-uint32_t pw_idx_nth_crc(const struct pw_idx *idx, uint32_t n, int *has_crc);
 
 #endif

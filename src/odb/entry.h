@@ -1,7 +1,7 @@
 /* The header of one pack entry: type and size varint, then for deltas the
  * base (negative offset or object name). */
-#ifndef PW_PACK_ENTRY_H
-#define PW_PACK_ENTRY_H
+#ifndef PW_ODB_ENTRY_H
+#define PW_ODB_ENTRY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pack/cache.h"
+#include "odb/cache.h"
 
 #define NBUCKETS 4096 /* power of two */
 

@@ -1,6 +1,6 @@
 /* Git's delta format: apply, and the size varints that start every delta. */
-#ifndef PW_PACK_DELTA_H
-#define PW_PACK_DELTA_H
+#ifndef PW_ODB_DELTA_H
+#define PW_ODB_DELTA_H
 
 #include <stddef.h>
 #include <stdint.h>

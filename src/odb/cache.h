@@ -1,8 +1,8 @@
 /* A bounded cache of inflated pack objects (delta bases), keyed by pack and
  * offset, with LRU replacement; it also owns the per-thread inflate state so
  * that readers allocate it once. One cache per thread (or per odb handle). */
-#ifndef PW_PACK_CACHE_H
-#define PW_PACK_CACHE_H
+#ifndef PW_ODB_CACHE_H
+#define PW_ODB_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

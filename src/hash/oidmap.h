@@ -1,7 +1,7 @@
 /* An open-addressing hash table keyed by object id, with a pointer-sized
  * value. Used by the object walk, index-pack and the pack writer. */
-#ifndef PW_UTIL_OIDMAP_H
-#define PW_UTIL_OIDMAP_H
+#ifndef PW_HASH_OIDMAP_H
+#define PW_HASH_OIDMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "packwire/error.h"
-#include "util/oidmap.h"
+#include "hash/oidmap.h"
 
 static size_t oid_hash(const struct pw_oid *oid)
 {

@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pack/delta.h"
+#include "odb/delta.h"
 
 static int read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pack/delta.h"
-#include "pack/entry.h"
-#include "pack/pack.h"
+#include "odb/delta.h"
+#include "odb/entry.h"
+#include "odb/pack.h"
 #include "packwire/object.h"
 
 static atomic_uint_fast64_t next_pack_id = 1;

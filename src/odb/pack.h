@@ -2,8 +2,8 @@
  * with delta chains resolved iteratively, raw entries exposed for verbatim
  * reuse by the pack writer, and a reverse index (entries sorted by offset) so
  * that the compressed extent of every entry is known. */
-#ifndef PW_PACK_PACK_H
-#define PW_PACK_PACK_H
+#ifndef PW_ODB_PACK_H
+#define PW_ODB_PACK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -11,8 +11,8 @@
 #include "packwire/buf.h"
 #include "packwire/error.h"
 #include "packwire/hash.h"
-#include "pack/cache.h"
-#include "pack/idx.h"
+#include "odb/cache.h"
+#include "odb/idx.h"
 
 /* Longest delta chain we follow; also what stops REF_DELTA cycles. */
 #define PW_PACK_MAX_DELTA_DEPTH 10000
@@ -95,27 +95,6 @@ int pw_pack_read_header(struct pw_pack *pack, uint64_t offset, int *type, uint64
 int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
 /* Where the entry starting at `offset` ends (the next entry or the trailer). */
 int pw_pack_entry_end(struct pw_pack *pack, uint64_t offset, uint64_t *end, struct pw_error *err);
-
-/* ---- locating objects in an odb (for the pack writer and index-pack) ---- */
-
-struct pw_odb;
-
-enum { PW_ODB_LOC_LOOSE = 1, PW_ODB_LOC_PACK = 2 };
-struct pw_odb_loc {
-	int kind;              /* PW_ODB_LOC_* */
-	struct pw_pack *pack;  /* PACK: borrowed (lives as long as the odb) */
-	uint64_t offset;       /* PACK: entry offset */
-	const char *loose_dir; /* LOOSE: the objects directory holding it */
-};
-/* Where the object is (packs first, most recently used first; then loose).
- * PW_ENOTFOUND when absent; other errors (a pack that does not open) are in
- * pw_odb_error(odb). */
-int pw_odb_locate(struct pw_odb *odb, const struct pw_oid *oid, struct pw_odb_loc *loc);
-/* The odb's delta-base cache, to pass to pw_pack_read. */
-struct pw_pack_cache *pw_odb_cache(struct pw_odb *odb);
-/* Packs of the odb (alternates included), opened on demand: n < count. */
-size_t pw_odb_pack_count(const struct pw_odb *odb);
-int pw_odb_pack(struct pw_odb *odb, size_t n, struct pw_pack **out);
 
 /* Hash the whole pack and compare with its trailer (verify-pack). */
 int pw_pack_verify_checksum(struct pw_pack *pack, struct pw_error *err);

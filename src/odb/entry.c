@@ -1,4 +1,4 @@
-#include "pack/entry.h"
+#include "odb/entry.h"
 #include "packwire/object.h"
 
 int pw_pack_entry_hdr_decode(const uint8_t *p, size_t avail, size_t rawsz, uint64_t offset,

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pack/entry.h"
-#include "pack/idx.h"
+#include "odb/entry.h"
+#include "odb/idx.h"
 
 uint64_t pw_idx_expected_size(int version, size_t rawsz, uint64_t nr, uint64_t nr_large)
 {
@@ -272,4 +272,19 @@ uint32_t pw_idx_nth_crc(const struct pw_idx *idx, uint32_t n, int *has_crc)
 	if (has_crc)
 		*has_crc = 1;
 	return pw_get_be32(idx->crcs + (size_t)n * 4);
+}
+
+uint32_t pw_idx_count(const struct pw_idx *idx)
+{
+	return idx->nr;
+}
+
+int pw_idx_version(const struct pw_idx *idx)
+{
+	return idx->version;
+}
+
+const struct pw_hash_algo *pw_idx_algo(const struct pw_idx *idx)
+{
+	return idx->algo;
 }

@@ -1,0 +1,86 @@
+/* The upload-pack session shared by its parts: the session struct and the
+ * helpers every part uses (session.c). The parts (negotiate.c, shallow.c,
+ * packgen.c, serve.c) include this header and their own, never upload.c's
+ * entry points: upload.c drives them, they do not call back into it. */
+#ifndef PW_SERVER_SESSION_H
+#define PW_SERVER_SESSION_H
+
+#include <stdint.h>
+
+#include "hash/oidmap.h"
+#include "packwire/odb.h"
+#include "packwire/pkt.h"
+#include "packwire/proto.h"
+#include "packwire/server.h"
+#include "server/graph.h"
+
+/* ---- session ------------------------------------------------------------ */
+
+struct pw_adv_ref {
+	char *name;
+	char *symref; /* immediate target, or NULL */
+	struct pw_oid oid, peeled;
+	int has_peeled;
+};
+
+struct pw_upload_session {
+	struct pw_repo *repo;
+	const struct pw_hash_algo *algo;
+	struct pw_odb *odb;
+	struct pw_upload_pack_opts opts;
+	char agent[64];
+	int in_fd, out_fd;
+	struct pw_pkt_reader rd;
+	int rd_ok;
+	struct pw_buf out;
+	struct pw_error err;
+	int err_sent;     /* the client has been told */
+	int pack_started; /* raw pack bytes went out: no ERR packet possible */
+	int sideband;     /* enum pw_sideband_mode of the pack being sent */
+	int sideband_all; /* v2: every line of the response on band 1 */
+	int v2;
+
+	/* configuration */
+	unsigned allow_filter : 1, allow_tip : 1, allow_reachable : 1, allow_any : 1;
+	unsigned allow_ref_in_want : 1, allow_sideband_all : 1;
+
+	/* refs (loaded once per request) */
+	struct pw_adv_ref *refs;
+	size_t nr_refs;
+	int refs_loaded;
+	char *head_symref; /* what HEAD points at, also when unborn */
+	int head_unborn;
+	struct pw_oidmap our_refs; /* advertised oids and their peeled values */
+
+	/* one fetch */
+	struct pw_fetch_args args;
+	struct pw_graph graph;
+	struct pw_oid_array have_objs; /* haves we have (in order) */
+	struct pw_oid_array new_shallow, unshallow;
+	int64_t oldest_have;
+	int have_oldest;
+	struct pw_upload_stats stats;
+};
+
+/* session helpers (session.c): what every part of a session may call */
+int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+int pw_srv_flush_out(struct pw_upload_session *s);
+int pw_srv_load_refs(struct pw_upload_session *s);
+void pw_srv_unload_refs(struct pw_upload_session *s);
+int pw_srv_peel(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *peeled);
+int pw_srv_odb(struct pw_upload_session *s);
+void pw_srv_reset_fetch(struct pw_upload_session *s);
+/* A data line of the response (newline added); over band 1 with sideband-all. */
+int pw_srv_line(struct pw_upload_session *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* The same without the newline (Git sends shallow and object-info lines so). */
+int pw_srv_line_nolf(struct pw_upload_session *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* Record PW_ENOMEM in s->err and return it. */
+int pw_srv_oom(struct pw_upload_session *s);
+/* Append oid to arr; PW_ENOMEM is recorded in s->err. */
+int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
+                     const struct pw_oid *oid);
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Self-test of lint.py: on a fixture tree holding one violation of each kind
+# it must fail and report exactly fixture.expected; on a clean tree it must
+# pass. Usage: self-test.sh [python3]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+py=${1:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$here/fixture" || exit 1
+"$py" "$here/lint.py" --allowed allowed.txt . >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -ne 1 ]; then
+	echo "FAIL: lint exited $rc on the fixture (expected 1)"
+	cat "$tmp/out"
+	exit 1
+fi
+if ! diff -u "$here/fixture.expected" "$tmp/out"; then
+	echo "FAIL: lint output on the fixture differs from fixture.expected"
+	exit 1
+fi
+
+# A clean tree passes (and needs no exceptions file).
+mkdir -p "$tmp/clean/src/pack" "$tmp/clean/src/odb"
+cp "$here/fixture/src/pack/ok.c" "$tmp/clean/src/pack/"
+: >"$tmp/clean/src/odb/own.h"
+if ! "$py" "$here/lint.py" "$tmp/clean" >"$tmp/out2" 2>&1; then
+	echo "FAIL: lint rejected a clean tree"
+	cat "$tmp/out2"
+	exit 1
+fi
+# Calls between layers, from object files: util calling into pack fails.
+cc=${CC:-cc}
+if command -v "$cc" >/dev/null 2>&1; then
+	mkdir -p "$tmp/calls/src/util" "$tmp/calls/src/pack" "$tmp/calls/obj/src/util" "$tmp/calls/obj/src/pack"
+	printf 'int pw_pack_thing(void);\nint pw_util_thing(void)\n{\n\treturn pw_pack_thing();\n}\n' >"$tmp/calls/src/util/u.c"
+	printf 'int pw_pack_thing(void)\n{\n\treturn 1;\n}\n' >"$tmp/calls/src/pack/p.c"
+	"$cc" -c "$tmp/calls/src/util/u.c" -o "$tmp/calls/obj/src/util/u.c.o" &&
+		"$cc" -c "$tmp/calls/src/pack/p.c" -o "$tmp/calls/obj/src/pack/p.c.o" || exit 1
+	"$py" "$here/lint.py" --objects "$tmp/calls/obj" "$tmp/calls" >"$tmp/out3" 2>&1
+	if [ $? -ne 1 ] || ! grep -q 'src/util/u.c: util layer calls up into pack: pw_pack_thing \[call:src/pack\]' "$tmp/out3"; then
+		echo "FAIL: lint --objects missed a call from util into pack"
+		cat "$tmp/out3"
+		exit 1
+	fi
+fi
+echo "lint self-test: ok"
