@@ -26,43 +26,25 @@ int pw_cli_open_repo(struct pw_repo **out)
 	return pw_cli_fatal("%s", err.msg);
 }
 
-/* Git's DWIM order for a short ref name. */
-static const char *const rev_rules[] = {"%s",
-                                        "refs/%s",
-                                        "refs/tags/%s",
-                                        "refs/heads/%s",
-                                        "refs/remotes/%s",
-                                        "refs/remotes/%s/HEAD"};
-
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name)
 {
 	const struct pw_hash_algo *algo = pw_repo_algo(repo);
-	size_t i, len = strlen(arg);
-	int found = 0;
+	size_t len = strlen(arg);
+	unsigned found = 0;
+	int rc;
 
 	if (full_name)
 		*full_name = NULL;
 	if (len == algo->hexsz && !pw_oid_from_hex(out, arg, len, algo))
 		return 0;
-	if (!strcmp(arg, "@"))
-		arg = "HEAD";
-	for (i = 0; i < sizeof(rev_rules) / sizeof(rev_rules[0]); i++) {
-		char name[4096];
-		struct pw_oid oid;
-		int n = snprintf(name, sizeof(name), rev_rules[i], arg);
-
-		if (n < 0 || (size_t)n >= sizeof(name) || !pw_refname_is_storable(name))
-			continue;
-		if (pw_refs_resolve(repo, name, &oid, NULL))
-			continue;
-		if (!found) {
-			*out = oid;
-			if (full_name)
-				*full_name = strdup(name);
-		}
-		found++;
-	}
+	rc = pw_refs_dwim(repo, arg, out, full_name, &found);
 	if (found > 1)
 		fprintf(stderr, "warning: refname '%s' is ambiguous.\n", arg);
-	return found ? 0 : PW_ENOTFOUND;
+	return rc;
+}
+
+void pw_cli_warning_cb(void *data, const char *msg)
+{
+	(void)data;
+	fprintf(stderr, "warning: %s\n", msg);
 }
