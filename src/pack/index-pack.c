@@ -16,6 +16,7 @@
 #include "pack/index-pack.h"
 #include "pack/ip-check.h"
 #include "packwire/object.h"
+#include "util/fs.h"
 
 /* Entries up to this size are inflated with libdeflate in one call; larger
  * ones are streamed through zlib so that phase 1 holds no whole object. */
@@ -198,18 +199,8 @@ void pw_ipack_free(struct pw_ipack *ip)
 
 static int write_all(int fd, const uint8_t *p, size_t len, struct pw_error *err)
 {
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return pw_error_set(err, PW_EIO, "cannot write the pack: %s",
-			                    strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	if (pw_fs_write_all(fd, p, len))
+		return pw_error_set(err, PW_EIO, "cannot write the pack: %s", strerror(errno));
 	return 0;
 }
 
@@ -1376,21 +1367,8 @@ static int nr_threads(const struct pw_ipack *ip)
 
 static int pwrite_all(int fd, const void *data, size_t len, uint64_t off, struct pw_error *err)
 {
-	const uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return pw_error_set(err, PW_EIO, "cannot write the pack: %s",
-			                    strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
+	if (pw_fs_pwrite_all(fd, data, len, off))
+		return pw_error_set(err, PW_EIO, "cannot write the pack: %s", strerror(errno));
 	return 0;
 }
 

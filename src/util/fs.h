@@ -3,6 +3,7 @@
 #define PW_UTIL_FS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "packwire/buf.h"
 #include "packwire/error.h"
@@ -14,6 +15,12 @@ int pw_fs_read_file(const char *path, struct pw_buf *out, size_t max, struct pw_
 int pw_fs_mkdir_p(const char *path, struct pw_error *err);
 int pw_fs_exists(const char *path);
 int pw_fs_is_dir(const char *path);
+/* Write all of data to fd (retrying on EINTR and short writes, waiting on a
+ * non-blocking fd that is full): 0, or -1 with errno set (EIO when write
+ * makes no progress). Callers word the message, naming what they wrote. */
+int pw_fs_write_all(int fd, const void *data, size_t len);
+/* The same with pwrite at offset off (the file position does not move). */
+int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off);
 /* Write data to path via a temporary file in the same directory + rename. */
 int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err);
 
