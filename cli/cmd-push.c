@@ -10,7 +10,7 @@
 
 #include "client-util.h"
 #include "cmds.h"
-#include "revargs.h"
+#include "progress.h"
 #include "packwire/packwire.h"
 #include "packwire/push.h"
 

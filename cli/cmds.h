@@ -38,6 +38,9 @@ int pw_cli_open_repo(struct pw_repo **out);
  * PW_ENOTFOUND when nothing matches. */
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name);
 
+/* "warning: <msg>" on stderr: the library's warning callbacks. */
+void pw_cli_warning_cb(void *data, const char *msg);
+
 /* "fatal: <msg>" on stderr; returns 128. */
 int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "error: <msg>" on stderr; returns 1. */
