@@ -1,5 +1,7 @@
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,4 +261,39 @@ void pw_lock_rollback(struct pw_lock *lk)
 	free(lk->path);
 	free(lk->lock_path);
 	lk->path = lk->lock_path = NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void pw_fs_remove_tree(const char *path, int keep_top)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!keep_top) {
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return;
+	}
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		char *p;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		p = pw_path_join(path, e->d_name);
+		if (p)
+			nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		free(p);
+	}
+	closedir(d);
 }

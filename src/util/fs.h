@@ -39,6 +39,10 @@ int pw_lock_commit(struct pw_lock *lk, struct pw_error *err);
 /* Remove the lock file without touching the target. Safe to call twice. */
 void pw_lock_rollback(struct pw_lock *lk);
 
+/* rm -rf path, best effort, without following symlinks; with keep_top the
+ * directory itself stays (emptied). */
+void pw_fs_remove_tree(const char *path, int keep_top);
+
 /* Join a directory and a name with one '/'; malloc'd, NULL on ENOMEM. */
 char *pw_path_join(const char *dir, const char *name);
 
