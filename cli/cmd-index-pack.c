@@ -146,16 +146,8 @@ int cmd_index_pack(int argc, char **argv)
 		args.keep_msg = NULL; /* as Git: --keep only means something with --stdin */
 	/* the repository, when there is one, gives the algorithm, the place for
 	 * --stdin packs and the objects thin packs and links refer to */
-	{
-		const char *gd = getenv("GIT_DIR");
-
-		rc = gd && *gd ? pw_repo_open_gitdir(&repo, gd, &err)
-		               : pw_repo_open(&repo, ".", &err);
-		if (rc == PW_ENOTFOUND && !(gd && *gd))
-			repo = NULL;
-		else if (rc)
-			return pw_cli_fatal("%s", err.msg);
-	}
+	if ((rc = pw_cli_find_repo(&repo, 0)))
+		return rc;
 	/* a pack stored into the repository must be of its algorithm; one
 	 * written to an explicit path may be of either (as with Git) */
 	if (repo && from_stdin && !pack && algo && algo != pw_repo_algo(repo)) {

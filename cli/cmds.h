@@ -33,6 +33,8 @@ struct pw_oid;
 /* Open the repository of the current directory (or $GIT_DIR); on failure
  * prints Git's fatal message and returns 128. */
 int pw_cli_open_repo(struct pw_repo **out);
+/* The same, but outside a repository 0 with *out = NULL (required = 0). */
+int pw_cli_find_repo(struct pw_repo **out, int required);
 /* A full hex oid, or a ref name in Git's DWIM order (HEAD, main, tags,
  * remotes); *full_name (optional, malloc'd) gets the ref it matched.
  * PW_ENOTFOUND when nothing matches. */

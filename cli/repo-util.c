@@ -8,22 +8,25 @@
 #include "cmds.h"
 #include "packwire/packwire.h"
 
-int pw_cli_open_repo(struct pw_repo **out)
+int pw_cli_find_repo(struct pw_repo **out, int required)
 {
 	struct pw_error err = {0};
 	const char *gd = getenv("GIT_DIR");
-	int rc;
+	int rc = pw_repo_discover(out, gd, ".", &err);
 
-	if (gd && *gd)
-		rc = pw_repo_open_gitdir(out, gd, &err);
-	else
-		rc = pw_repo_open(out, ".", &err);
 	if (!rc)
 		return 0;
+	*out = NULL;
 	if (rc == PW_ENOTFOUND && !(gd && *gd))
-		return pw_cli_fatal(
-		        "not a git repository (or any of the parent directories): .git");
+		return required ? pw_cli_fatal("not a git repository (or any of the parent "
+		                               "directories): .git")
+		                : 0;
 	return pw_cli_fatal("%s", err.msg);
+}
+
+int pw_cli_open_repo(struct pw_repo **out)
+{
+	return pw_cli_find_repo(out, 1);
 }
 
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name)
