@@ -21,11 +21,9 @@ make_src() {
 	done
 }
 
-# clone_from SRC DST [CONFIG...]: git clone served by packwire upload-pack
+# clone_from SRC DST: git clone served by packwire upload-pack
 clone_from() {
 	local src=$1 dst=$2
-	shift 2
-	git "$@" -C "$src" config --list >/dev/null # the settings parse
 	git clone -q --bare --no-local --upload-pack="$PACKWIRE upload-pack" "file://$src" "$dst"
 }
 pack_size() { stat -c %s "$1"/objects/pack/*.pack; }
