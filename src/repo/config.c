@@ -264,6 +264,63 @@ static int sects_add(struct sects *ss, const char *name, size_t hdr_end)
 	return 0;
 }
 
+/* Where the text of an entry starts: its line's start when only blanks
+ * precede the key on that line, else the key itself. */
+static size_t entry_start(const char *data, size_t key_start)
+{
+	size_t ls = key_start;
+
+	while (ls > 0 && (data[ls - 1] == ' ' || data[ls - 1] == '\t'))
+		ls--;
+	return ls == 0 || data[ls - 1] == '\n' ? ls : key_start;
+}
+
+/* One "name [= value]" line of the current section into cfg. 0, -1 for a
+ * syntax error (*err_line says where) or PW_ENOMEM. */
+static int parse_entry(struct pw_config *cfg, struct scan *s, const struct pw_buf *section,
+                       struct pw_buf *name, struct pw_buf *value, const char *origin, int *err_line)
+{
+	size_t key_start = s->pos;
+	int key_line = s->line, c, rc;
+	char *key, *val = NULL;
+
+	pw_buf_reset(name);
+	while ((c = peek_char(s)) >= 0 && iskeychar(c)) {
+		next_char(s);
+		if ((rc = pw_buf_addch(name, (char)tolower(c))))
+			return rc;
+	}
+	while ((c = peek_char(s)) == ' ' || c == '\t')
+		next_char(s);
+	if (c == '=') {
+		next_char(s);
+		if ((rc = parse_value(s, value))) {
+			*err_line = s->line - (s->pos > 0 && s->d[s->pos - 1] == '\n' ? 1 : 0);
+			return rc;
+		}
+		if (!(val = strdup(value->data)))
+			return PW_ENOMEM;
+	} else if (c < 0 || c == '\n') {
+		next_char(s);
+	} else {
+		return -1;
+	}
+	key = malloc(section->len + name->len + 2);
+	if (!key) {
+		free(val);
+		return PW_ENOMEM;
+	}
+	memcpy(key, section->data, section->len);
+	key[section->len] = '.';
+	memcpy(key + section->len + 1, name->data, name->len + 1);
+	if ((rc = add_entry(cfg, key, val, origin, key_line, entry_start(s->d, key_start),
+	                    s->pos))) {
+		free(key);
+		free(val);
+	}
+	return rc;
+}
+
 static int do_parse(struct pw_config *cfg, const char *data, size_t len, const char *origin_in,
                     struct pw_error *err, struct sects *ss)
 {
@@ -287,9 +344,6 @@ static int do_parse(struct pw_config *cfg, const char *data, size_t len, const c
 		s.pos = 3; /* UTF-8 byte order mark */
 	for (;;) {
 		int c = peek_char(&s);
-		size_t key_start, start;
-		int key_line;
-		char *key, *val;
 
 		if (c < 0)
 			break;
@@ -317,56 +371,8 @@ static int do_parse(struct pw_config *cfg, const char *data, size_t len, const c
 			rc = -1;
 			goto fail;
 		}
-		key_start = s.pos;
-		key_line = s.line;
-		pw_buf_reset(&name);
-		while ((c = peek_char(&s)) >= 0 && iskeychar(c)) {
-			next_char(&s);
-			if ((rc = pw_buf_addch(&name, (char)tolower(c))))
-				goto fail;
-		}
-		while ((c = peek_char(&s)) == ' ' || c == '\t')
-			next_char(&s);
-		val = NULL;
-		if (c == '=') {
-			next_char(&s);
-			if ((rc = parse_value(&s, &value))) {
-				err_line = s.line - (s.pos > 0 && s.d[s.pos - 1] == '\n' ? 1 : 0);
-				goto fail;
-			}
-			if (!(val = strdup(value.data))) {
-				rc = PW_ENOMEM;
-				goto fail;
-			}
-		} else if (c < 0 || c == '\n') {
-			next_char(&s);
-		} else {
-			rc = -1;
+		if ((rc = parse_entry(cfg, &s, &section, &name, &value, origin, &err_line)))
 			goto fail;
-		}
-		key = malloc(section.len + name.len + 2);
-		if (!key) {
-			free(val);
-			rc = PW_ENOMEM;
-			goto fail;
-		}
-		memcpy(key, section.data, section.len);
-		key[section.len] = '.';
-		memcpy(key + section.len + 1, name.data, name.len + 1);
-		start = key_start;
-		{
-			size_t ls = key_start;
-
-			while (ls > 0 && (data[ls - 1] == ' ' || data[ls - 1] == '\t'))
-				ls--;
-			if (ls == 0 || data[ls - 1] == '\n')
-				start = ls;
-		}
-		if ((rc = add_entry(cfg, key, val, origin, key_line, start, s.pos))) {
-			free(key);
-			free(val);
-			goto fail;
-		}
 		if (ss && ss->nr)
 			ss->v[ss->nr - 1].last_end = s.pos;
 	}
