@@ -61,154 +61,187 @@ static int odb_has(void *ctx, const struct pw_oid *oid)
 	return pw_odb_exists(ctx, oid);
 }
 
-int cmd_index_pack(int argc, char **argv)
-{
+struct ip_cmd {
 	struct pw_index_pack_args args;
-	struct progress prog = {NULL, 0, -1, UINT64_MAX};
-	const char *pack = NULL, *idx = NULL, *title = NULL;
-	const struct pw_hash_algo *algo = NULL;
-	int from_stdin = 0, verbose = 0, i, rc, kept = 0;
-	struct pw_repo *repo = NULL;
-	struct pw_odb *odb = NULL;
-	char *pack_dir = NULL;
-	struct pw_error err = {0};
-	char hex[PW_MAX_HEXSZ + 1];
+	struct progress prog;
+	const char *pack, *idx, *title;
+	const struct pw_hash_algo *algo; /* --object-format */
+	int from_stdin, verbose;
+	struct pw_repo *repo;
+	struct pw_odb *odb;
+	char *pack_dir;
+};
 
-	memset(&args, 0, sizeof(args));
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+/* "--index-version=<n>[,<offset>]"; 0 or an exit code. */
+static int parse_index_version(struct ip_cmd *c, const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
 
-		if (!strcmp(a, "-v")) {
-			verbose = 1;
-		} else if (!strcmp(a, "-o")) {
-			if (++i >= argc)
-				return pw_cli_usage(usage_str);
-			idx = argv[i];
-		} else if (!strcmp(a, "--stdin")) {
-			from_stdin = 1;
-		} else if (!strcmp(a, "--fix-thin")) {
-			args.opts.fix_thin = 1;
-		} else if (!strcmp(a, "--keep")) {
-			args.keep_msg = "";
-		} else if (!strncmp(a, "--keep=", 7)) {
-			args.keep_msg = a + 7;
-		} else if (!strncmp(a, "--index-version=", 16)) {
-			char *end;
-			unsigned long v = strtoul(a + 16, &end, 10);
-
-			if (v < 1 || v > 2)
-				return pw_cli_fatal("bad index version '%s'", a + 16);
-			args.idx_version = (int)v;
-			if (*end == ',') {
-				args.off32_limit = strtoull(end + 1, &end, 0);
-				if (*end)
-					return pw_cli_fatal("bad index version '%s'", a + 16);
-			} else if (*end) {
-				return pw_cli_fatal("bad index version '%s'", a + 16);
-			}
-		} else if (!strncmp(a, "--object-format=", 16)) {
-			algo = pw_hash_by_name(a + 16, strlen(a + 16));
-			if (!algo)
-				return pw_cli_fatal("unknown hash algorithm '%s'", a + 16);
-		} else if (!strcmp(a, "--strict") || !strncmp(a, "--strict=", 9) ||
-		           !strcmp(a, "--fsck-objects") || !strncmp(a, "--fsck-objects=", 15)) {
-			args.opts.check_objects = 1;
-			if (a[2] == 's')
-				args.opts.check_links = 1;
-		} else if (!strcmp(a, "--check-self-contained-and-connected")) {
-			args.opts.check_links = 1;
-		} else if (!strcmp(a, "--verify")) {
-			args.verify = 1;
-		} else if (!strncmp(a, "--progress-title=", 17)) {
-			title = a + 17;
-		} else if (!strcmp(a, "--progress-title")) {
-			if (++i >= argc)
-				return pw_cli_usage(usage_str);
-			title = argv[i];
-		} else if (!strncmp(a, "--threads=", 10)) {
-			args.opts.threads = atoi(a + 10);
-		} else if (!strncmp(a, "--max-input-size=", 17) || !strcmp(a, "--rev-index") ||
-		           !strcmp(a, "--no-rev-index")) {
-			/* accepted for compatibility */
-		} else if (a[0] == '-' && a[1]) {
-			return pw_cli_usage(usage_str);
-		} else if (!pack) {
-			pack = a;
-		} else {
-			return pw_cli_usage(usage_str);
-		}
+	if (n < 1 || n > 2)
+		return pw_cli_fatal("bad index version '%s'", v);
+	c->args.idx_version = (int)n;
+	if (*end == ',') {
+		c->args.off32_limit = strtoull(end + 1, &end, 0);
+		if (*end)
+			return pw_cli_fatal("bad index version '%s'", v);
+	} else if (*end) {
+		return pw_cli_fatal("bad index version '%s'", v);
 	}
-	if (!pack && !from_stdin)
+	return 0;
+}
+
+/* One argument at argv[*i] (moves *i past a value); 0 or an exit code. */
+static int parse_arg(struct ip_cmd *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-v")) {
+		c->verbose = 1;
+	} else if (!strcmp(a, "-o")) {
+		if (++*i >= argc)
+			return pw_cli_usage(usage_str);
+		c->idx = argv[*i];
+	} else if (!strcmp(a, "--stdin")) {
+		c->from_stdin = 1;
+	} else if (!strcmp(a, "--fix-thin")) {
+		c->args.opts.fix_thin = 1;
+	} else if (!strcmp(a, "--keep")) {
+		c->args.keep_msg = "";
+	} else if (!strncmp(a, "--keep=", 7)) {
+		c->args.keep_msg = a + 7;
+	} else if (!strncmp(a, "--index-version=", 16)) {
+		return parse_index_version(c, a + 16);
+	} else if (!strncmp(a, "--object-format=", 16)) {
+		c->algo = pw_hash_by_name(a + 16, strlen(a + 16));
+		if (!c->algo)
+			return pw_cli_fatal("unknown hash algorithm '%s'", a + 16);
+	} else if (!strcmp(a, "--strict") || !strncmp(a, "--strict=", 9) ||
+	           !strcmp(a, "--fsck-objects") || !strncmp(a, "--fsck-objects=", 15)) {
+		c->args.opts.check_objects = 1;
+		if (a[2] == 's')
+			c->args.opts.check_links = 1;
+	} else if (!strcmp(a, "--check-self-contained-and-connected")) {
+		c->args.opts.check_links = 1;
+	} else if (!strcmp(a, "--verify")) {
+		c->args.verify = 1;
+	} else if (!strncmp(a, "--progress-title=", 17)) {
+		c->title = a + 17;
+	} else if (!strcmp(a, "--progress-title")) {
+		if (++*i >= argc)
+			return pw_cli_usage(usage_str);
+		c->title = argv[*i];
+	} else if (!strncmp(a, "--threads=", 10)) {
+		c->args.opts.threads = atoi(a + 10);
+	} else if (!strncmp(a, "--max-input-size=", 17) || !strcmp(a, "--rev-index") ||
+	           !strcmp(a, "--no-rev-index")) {
+		/* accepted for compatibility */
+	} else if (a[0] == '-' && a[1]) {
 		return pw_cli_usage(usage_str);
-	if (args.opts.fix_thin && !from_stdin)
-		return pw_cli_fatal("the option '--fix-thin' requires '--stdin'");
-	if (args.keep_msg && !from_stdin)
-		args.keep_msg = NULL; /* as Git: --keep only means something with --stdin */
-	/* the repository, when there is one, gives the algorithm, the place for
-	 * --stdin packs and the objects thin packs and links refer to */
-	{
-		const char *gd = getenv("GIT_DIR");
-
-		rc = gd && *gd ? pw_repo_open_gitdir_opts(&repo, gd, pw_cli_repo_opts(), &err)
-		               : pw_repo_open_opts(&repo, ".", pw_cli_repo_opts(), &err);
-		if (rc == PW_ENOTFOUND && !(gd && *gd))
-			repo = NULL;
-		else if (rc)
-			return pw_cli_fatal("%s", err.msg);
+	} else if (!c->pack) {
+		c->pack = a;
+	} else {
+		return pw_cli_usage(usage_str);
 	}
+	return 0;
+}
+
+static int parse_args(struct ip_cmd *c, int argc, char **argv)
+{
+	int i, rc;
+
+	for (i = 1; i < argc; i++)
+		if ((rc = parse_arg(c, argc, argv, &i)))
+			return rc;
+	if (!c->pack && !c->from_stdin)
+		return pw_cli_usage(usage_str);
+	if (c->args.opts.fix_thin && !c->from_stdin)
+		return pw_cli_fatal("the option '--fix-thin' requires '--stdin'");
+	if (c->args.keep_msg && !c->from_stdin)
+		c->args.keep_msg = NULL; /* as Git: --keep only means something with --stdin */
+	return 0;
+}
+
+/* The repository, when there is one, gives the algorithm, the place for
+ * --stdin packs and the objects thin packs and links refer to. */
+static int setup_repo(struct ip_cmd *c)
+{
+	struct pw_error err = {0};
+	struct pw_ipack_opts *o = &c->args.opts;
+	int rc;
+
+	if ((rc = pw_cli_find_repo(&c->repo, 0)))
+		return rc;
 	/* a pack stored into the repository must be of its algorithm; one
 	 * written to an explicit path may be of either (as with Git) */
-	if (repo && from_stdin && !pack && algo && algo != pw_repo_algo(repo)) {
-		rc = pw_cli_fatal("--object-format=%s does not match the repository (%s)",
-		                  algo->name, pw_repo_algo(repo)->name);
-		goto out;
-	}
-	if (from_stdin && !pack && !repo)
+	if (c->repo && c->from_stdin && !c->pack && c->algo && c->algo != pw_repo_algo(c->repo))
+		return pw_cli_fatal("--object-format=%s does not match the repository (%s)",
+		                    c->algo->name, pw_repo_algo(c->repo)->name);
+	if (c->from_stdin && !c->pack && !c->repo)
 		return pw_cli_fatal("--stdin requires a git repository");
-	args.opts.algo = algo ? algo : repo ? pw_repo_algo(repo) : &pw_hash_sha1;
+	o->algo = c->algo ? c->algo : c->repo ? pw_repo_algo(c->repo) : &pw_hash_sha1;
 	/* thin-pack bases and link targets come from the repository's objects */
-	if (repo && args.opts.algo == pw_repo_algo(repo) &&
-	    (args.opts.fix_thin || args.opts.check_links)) {
-		if (pw_odb_open(&odb, pw_repo_objects_dir(repo), args.opts.algo, &err)) {
-			rc = pw_cli_fatal("%s", err.msg);
-			goto out;
-		}
-		args.opts.read_object = odb_read;
-		args.opts.has_object = odb_has;
-		args.opts.odb_ctx = odb;
+	if (c->repo && o->algo == pw_repo_algo(c->repo) && (o->fix_thin || o->check_links)) {
+		if (pw_odb_open(&c->odb, pw_repo_objects_dir(c->repo), o->algo, &err))
+			return pw_cli_fatal("%s", err.msg);
+		o->read_object = odb_read;
+		o->has_object = odb_has;
+		o->odb_ctx = c->odb;
 	}
-	if (from_stdin && !pack) {
-		pack_dir = pw_path_join(pw_repo_objects_dir(repo), "pack");
-		if (!pack_dir || pw_fs_mkdir_p(pack_dir, &err)) {
-			rc = pw_cli_fatal("%s", pack_dir ? err.msg : "out of memory");
-			goto out;
-		}
+	if (c->from_stdin && !c->pack) {
+		c->pack_dir = pw_path_join(pw_repo_objects_dir(c->repo), "pack");
+		if (!c->pack_dir || pw_fs_mkdir_p(c->pack_dir, &err))
+			return pw_cli_fatal("%s", c->pack_dir ? err.msg : "out of memory");
 	}
-	if (verbose && pw_cli_progress_wanted(0)) {
-		prog.title =
-		        title ? title : (from_stdin ? "Receiving objects" : "Indexing objects");
-		args.opts.progress = progress_cb;
-		args.opts.progress_ctx = &prog;
+	return 0;
+}
+
+static int run(struct ip_cmd *c)
+{
+	struct pw_error err = {0};
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc, kept = 0;
+
+	if ((rc = setup_repo(c)))
+		return rc;
+	if (c->verbose && pw_cli_progress_wanted(0)) {
+		c->prog.title =
+		        c->title ? c->title
+		                 : (c->from_stdin ? "Receiving objects" : "Indexing objects");
+		c->args.opts.progress = progress_cb;
+		c->args.opts.progress_ctx = &c->prog;
 	}
-	if (from_stdin) {
-		args.opts.allow_junk = 1;
-		rc = pw_index_pack_stream(&args, 0, pack_dir, pack, idx, hex, &kept, &err);
+	if (c->from_stdin) {
+		c->args.opts.allow_junk = 1;
+		rc = pw_index_pack_stream(&c->args, 0, c->pack_dir, c->pack, c->idx, hex, &kept,
+		                          &err);
 	} else {
-		rc = pw_index_pack_file(&args, pack, idx, hex, &err);
+		rc = pw_index_pack_file(&c->args, c->pack, c->idx, hex, &err);
 	}
-	if (rc) {
-		rc = pw_cli_fatal("%s", err.msg);
-		goto out;
-	}
-	if (!args.verify) {
-		if (from_stdin)
+	if (rc)
+		return pw_cli_fatal("%s", err.msg);
+	if (!c->args.verify) {
+		if (c->from_stdin)
 			printf("%s\t%s\n", kept ? "keep" : "pack", hex);
 		else
 			printf("%s\n", hex);
 	}
-out:
-	pw_odb_free(odb);
-	free(pack_dir);
-	pw_repo_free(repo);
+	return 0;
+}
+
+int cmd_index_pack(int argc, char **argv)
+{
+	struct ip_cmd c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.prog.last_pct = -1;
+	c.prog.last_done = UINT64_MAX;
+	if ((rc = parse_args(&c, argc, argv)))
+		return rc;
+	rc = run(&c);
+	pw_odb_free(c.odb);
+	free(c.pack_dir);
+	pw_repo_free(c.repo);
 	return rc;
 }

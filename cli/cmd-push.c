@@ -10,8 +10,8 @@
 
 #include "client-util.h"
 #include "cmds.h"
-#include "revargs.h"
 #include "packwire/env.h"
+#include "progress.h"
 #include "packwire/packwire.h"
 #include "packwire/push.h"
 

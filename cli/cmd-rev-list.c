@@ -9,7 +9,7 @@
 #include "packwire/packwire.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
-#include "revargs.h"
+#include "packwire/revision.h"
 
 struct print_state {
 	int count_only;
@@ -42,7 +42,10 @@ int cmd_rev_list(int argc, char **argv)
 {
 	const char *usage = "packwire rev-list [--objects] [--all] [--count] [--stdin] "
 	                    "<rev>... [^<rev>...]";
-	struct pw_cli_revs revs = {0};
+	struct pw_repo *repo = NULL;
+	struct pw_odb *odb = NULL;
+	struct pw_revlist *rl = NULL;
+	struct pw_revs *revs = NULL;
 	struct print_state ps = {0};
 	struct pw_error err = {0};
 	int objects = 0, all = 0, from_stdin = 0, i, rc, ret = 0, seen_dashdash = 0;
@@ -62,17 +65,18 @@ int cmd_rev_list(int argc, char **argv)
 		else if (argv[i][0] == '-' && strcmp(argv[i], "--not") && strcmp(argv[i], "--"))
 			return pw_cli_usage(usage);
 	}
-	if ((rc = pw_cli_open_repo(&revs.repo)))
+	if ((rc = pw_cli_open_repo(&repo)))
 		return rc;
-	revs.algo = pw_repo_algo(revs.repo);
-	if (pw_odb_open(&revs.odb, pw_repo_objects_dir(revs.repo), revs.algo, &err)) {
+	if (pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), &err)) {
 		ret = pw_cli_fatal("%s", err.msg);
 		goto out;
 	}
-	if (pw_revlist_new(&revs.rl, revs.odb, objects ? PW_REVLIST_OBJECTS : 0)) {
+	if (pw_revlist_new(&rl, odb, objects ? PW_REVLIST_OBJECTS : 0) ||
+	    pw_revs_new(&revs, repo, odb)) {
 		ret = pw_cli_fatal("out of memory");
 		goto out;
 	}
+	pw_revs_set_warn(revs, pw_cli_warning_cb, NULL);
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -83,11 +87,15 @@ int cmd_rev_list(int argc, char **argv)
 			break;
 		if (argv[i][0] == '-' && strcmp(argv[i], "--not"))
 			continue;
-		if ((ret = pw_cli_revs_add(&revs, argv[i])))
+		if (pw_revs_add(revs, rl, argv[i])) {
+			ret = pw_cli_fatal("%s", pw_revs_error(revs)->msg);
 			goto out;
+		}
 	}
-	if (all && (ret = pw_cli_revs_add_all(&revs)))
+	if (all && pw_revs_add_all(revs, rl)) {
+		ret = pw_cli_fatal("%s", pw_revs_error(revs)->msg);
 		goto out;
+	}
 	if (from_stdin) {
 		char *line = NULL;
 		size_t cap = 0;
@@ -98,18 +106,20 @@ int cmd_rev_list(int argc, char **argv)
 				line[--n] = '\0';
 			if (!n)
 				continue;
-			if ((ret = pw_cli_revs_add(&revs, line)))
+			if (pw_revs_add(revs, rl, line)) {
+				ret = pw_cli_fatal("%s", pw_revs_error(revs)->msg);
 				break;
+			}
 		}
 		free(line);
 		if (ret)
 			goto out;
 	}
-	ps.algo = revs.algo;
-	rc = pw_revlist_run(revs.rl, print_obj, &ps);
+	ps.algo = pw_repo_algo(repo);
+	rc = pw_revlist_run(rl, print_obj, &ps);
 	if (rc) {
 		fflush(stdout);
-		ret = pw_cli_fatal("%s", pw_revlist_error(revs.rl)->msg);
+		ret = pw_cli_fatal("%s", pw_revlist_error(rl)->msg);
 		goto out;
 	}
 	if (ps.count_only)
@@ -117,9 +127,9 @@ int cmd_rev_list(int argc, char **argv)
 	if (fflush(stdout))
 		ret = pw_cli_fatal("writing the output failed");
 out:
-	pw_revlist_free(revs.rl);
-	pw_cli_revs_release(&revs);
-	pw_odb_free(revs.odb);
-	pw_repo_free(revs.repo);
+	pw_revlist_free(rl);
+	pw_revs_free(revs);
+	pw_odb_free(odb);
+	pw_repo_free(repo);
 	return ret;
 }

@@ -37,10 +37,15 @@ int pw_cli_open_repo(struct pw_repo **out);
 /* Options for opening a repository as git would in this environment: config
  * layers, GIT_CEILING_DIRECTORIES, GIT_WORK_TREE (client-util.c). */
 const struct pw_repo_opts *pw_cli_repo_opts(void);
+/* The same, but outside a repository 0 with *out = NULL (required = 0). */
+int pw_cli_find_repo(struct pw_repo **out, int required);
 /* A full hex oid, or a ref name in Git's DWIM order (HEAD, main, tags,
  * remotes); *full_name (optional, malloc'd) gets the ref it matched.
  * PW_ENOTFOUND when nothing matches. */
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name);
+
+/* "warning: <msg>" on stderr: the library's warning callbacks. */
+void pw_cli_warning_cb(void *data, const char *msg);
 
 /* "fatal: <msg>" on stderr; returns 128. */
 int pw_cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

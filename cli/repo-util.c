@@ -8,61 +8,46 @@
 #include "cmds.h"
 #include "packwire/packwire.h"
 
-int pw_cli_open_repo(struct pw_repo **out)
+int pw_cli_find_repo(struct pw_repo **out, int required)
 {
 	struct pw_error err = {0};
 	const char *gd = getenv("GIT_DIR");
-	int rc;
+	int rc = pw_repo_discover(out, gd, ".", pw_cli_repo_opts(), &err);
 
-	if (gd && *gd)
-		rc = pw_repo_open_gitdir_opts(out, gd, pw_cli_repo_opts(), &err);
-	else
-		rc = pw_repo_open_opts(out, ".", pw_cli_repo_opts(), &err);
 	if (!rc)
 		return 0;
+	*out = NULL;
 	if (rc == PW_ENOTFOUND && !(gd && *gd))
-		return pw_cli_fatal(
-		        "not a git repository (or any of the parent directories): .git");
+		return required ? pw_cli_fatal("not a git repository (or any of the parent "
+		                               "directories): .git")
+		                : 0;
 	return pw_cli_fatal("%s", err.msg);
 }
 
-/* Git's DWIM order for a short ref name. */
-static const char *const rev_rules[] = {"%s",
-                                        "refs/%s",
-                                        "refs/tags/%s",
-                                        "refs/heads/%s",
-                                        "refs/remotes/%s",
-                                        "refs/remotes/%s/HEAD"};
+int pw_cli_open_repo(struct pw_repo **out)
+{
+	return pw_cli_find_repo(out, 1);
+}
 
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name)
 {
 	const struct pw_hash_algo *algo = pw_repo_algo(repo);
-	size_t i, len = strlen(arg);
-	int found = 0;
+	size_t len = strlen(arg);
+	unsigned found = 0;
+	int rc;
 
 	if (full_name)
 		*full_name = NULL;
 	if (len == algo->hexsz && !pw_oid_from_hex(out, arg, len, algo))
 		return 0;
-	if (!strcmp(arg, "@"))
-		arg = "HEAD";
-	for (i = 0; i < sizeof(rev_rules) / sizeof(rev_rules[0]); i++) {
-		char name[4096];
-		struct pw_oid oid;
-		int n = snprintf(name, sizeof(name), rev_rules[i], arg);
-
-		if (n < 0 || (size_t)n >= sizeof(name) || !pw_refname_is_storable(name))
-			continue;
-		if (pw_refs_resolve(repo, name, &oid, NULL))
-			continue;
-		if (!found) {
-			*out = oid;
-			if (full_name)
-				*full_name = strdup(name);
-		}
-		found++;
-	}
+	rc = pw_refs_dwim(repo, arg, out, full_name, &found);
 	if (found > 1)
 		fprintf(stderr, "warning: refname '%s' is ambiguous.\n", arg);
-	return found ? 0 : PW_ENOTFOUND;
+	return rc;
+}
+
+void pw_cli_warning_cb(void *data, const char *msg)
+{
+	(void)data;
+	fprintf(stderr, "warning: %s\n", msg);
 }

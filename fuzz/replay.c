@@ -33,32 +33,66 @@ static int run_file(const char *path)
 	return 0;
 }
 
+/* Every input of one folder; the number replayed, or -1 after a message. */
+static int run_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int count = 0;
+
+	if (!d) {
+		fprintf(stderr, "replay: cannot open corpus %s\n", dir);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		char path[4096];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (run_file(path)) {
+			fprintf(stderr, "replay: cannot read %s\n", path);
+			closedir(d);
+			return -1;
+		}
+		count++;
+	}
+	closedir(d);
+	if (!count)
+		fprintf(stderr,
+		        "replay: corpus %s is empty (add inputs, or the test proves nothing)\n",
+		        dir);
+	return count ? count : -1;
+}
+
+/* A corpus that is missing or empty fails the test: a replay of nothing
+ * would pass while checking nothing. */
 int main(int argc, char **argv)
 {
-	int i, count = 0;
+	int i, n, count = 0;
 
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s <corpus-dir-or-file>...\n", argv[0]);
+		return 2;
+	}
 	for (i = 1; i < argc; i++) {
 		struct stat st;
-		DIR *d;
-		struct dirent *de;
 
-		if (stat(argv[i], &st))
-			continue;
+		if (stat(argv[i], &st)) {
+			fprintf(stderr, "replay: corpus %s is missing\n", argv[i]);
+			return 1;
+		}
 		if (!S_ISDIR(st.st_mode)) {
-			count += run_file(argv[i]) == 0;
+			if (run_file(argv[i])) {
+				fprintf(stderr, "replay: cannot read %s\n", argv[i]);
+				return 1;
+			}
+			count++;
 			continue;
 		}
-		d = opendir(argv[i]);
-		while (d && (de = readdir(d))) {
-			char path[4096];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", argv[i], de->d_name);
-			count += run_file(path) == 0;
-		}
-		if (d)
-			closedir(d);
+		if ((n = run_dir(argv[i])) < 0)
+			return 1;
+		count += n;
 	}
 	/* an empty input must be handled too */
 	LLVMFuzzerTestOneInput((const uint8_t *)"", 0);

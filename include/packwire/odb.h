@@ -99,4 +99,26 @@ struct pw_tag_info {
 PW_API int pw_tag_parse(struct pw_tag_info *out, const char *data, size_t len,
                         const struct pw_hash_algo *algo, struct pw_error *err);
 
+/* ---- tags and history ------------------------------------------------- */
+
+/* Annotated tags are followed at most this deep. */
+#define PW_PEEL_MAX_DEPTH 64
+
+/* Follow annotated tags from oid to the first object that is not a tag:
+ * *out gets it and *type (optional) its type. Returns the number of tags
+ * followed (0: oid is no tag) or a negative code with the message in err:
+ * PW_ENOTFOUND ("bad object <hex>", *out is then the missing object),
+ * PW_ECORRUPT for a tag that does not parse or a chain deeper than
+ * PW_PEEL_MAX_DEPTH. Uses odb: one thread at a time per handle. */
+PW_API int pw_odb_peel(struct pw_odb *odb, const struct pw_oid *oid, struct pw_oid *out, int *type,
+                       struct pw_error *err);
+
+/* Is commit `anc` an ancestor of (or equal to) commit `desc`? 1, 0, or
+ * PW_ENOMEM (message in err). Missing or unreadable commits end a line of
+ * history quietly (shallow history): "not an ancestor" when that hides the
+ * answer. Lines older than `anc` by more than a day of clock skew are not
+ * followed. Uses odb: one thread at a time per handle. */
+PW_API int pw_odb_is_ancestor(struct pw_odb *odb, const struct pw_oid *anc,
+                              const struct pw_oid *desc, struct pw_error *err);
+
 #endif

@@ -44,6 +44,15 @@ struct pw_pack_write_opts {
 /* Fill opts with the defaults above. */
 PW_API void pw_pack_write_opts_init(struct pw_pack_write_opts *opts);
 
+struct pw_config;
+/* Override opts with a repository's settings where they are set: pack.window,
+ * pack.depth, pack.compression (else core.compression) and pack.threads. Call
+ * it after pw_pack_write_opts_init and before the caller's own options (a
+ * command line wins over the configuration). cfg may be NULL (no change).
+ * Values are taken as they are; thread-safe when cfg is not being changed. */
+PW_API void pw_pack_write_opts_from_config(struct pw_pack_write_opts *opts,
+                                           const struct pw_config *cfg);
+
 /* `odb` is borrowed for the writer's lifetime; opts is copied (NULL = defaults). */
 /* 0 or PW_ENOMEM (no message); the writer is the caller's, freed with
  * pw_pack_writer_free (NULL is fine). Later failures leave their message

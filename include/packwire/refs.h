@@ -42,6 +42,28 @@ PW_API int pw_refs_read(struct pw_repo *repo, const char *name, struct pw_oid *o
 PW_API int pw_refs_resolve(struct pw_repo *repo, const char *name, struct pw_oid *oid,
                            char **final_name);
 
+/* ---- short names ------------------------------------------------------ */
+
+/* Git's order for a short name: "<n>", "refs/<n>", "refs/tags/<n>",
+ * "refs/heads/<n>", "refs/remotes/<n>", "refs/remotes/<n>/HEAD".
+ *
+ * pw_refname_dwim_match: 1 when the full ref name `name` is one of the
+ * expansions of `shortname` (e.g. "main" and "refs/heads/main"), else 0.
+ * Pure string work; thread-safe. */
+PW_API int pw_refname_dwim_match(const char *shortname, const char *name);
+
+/* Resolve a short name ("@" means HEAD) in the repository: the first
+ * expansion that is a storable name (pw_refname_is_storable) and resolves
+ * wins; *oid gets its value and *full_name (optional, malloc'd, the caller
+ * frees it) the expanded name. When nmatch is not NULL every expansion is
+ * tried and *nmatch counts those that resolve (more than 1: the name is
+ * ambiguous, which Git warns about). Object ids are not parsed here: callers
+ * decide whether a full hex id comes before or after the ref names.
+ * PW_ENOTFOUND when nothing matches, PW_ENOMEM. Uses repo: one thread at a
+ * time per handle. */
+PW_API int pw_refs_dwim(struct pw_repo *repo, const char *shortname, struct pw_oid *oid,
+                        char **full_name, unsigned *nmatch);
+
 struct pw_ref {
 	const char *name;          /* full name, e.g. "refs/heads/main" */
 	struct pw_oid oid;         /* the value (for a symref: its resolved target's) */

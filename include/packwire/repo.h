@@ -60,6 +60,13 @@ PW_API int pw_repo_open_exact_opts(struct pw_repo **out, const char *path,
                                    const struct pw_repo_opts *o, struct pw_error *err);
 PW_API int pw_repo_open_gitdir_opts(struct pw_repo **out, const char *git_dir,
                                     const struct pw_repo_opts *o, struct pw_error *err);
+/* The repository a command works in: git_dir (GIT_DIR or --git-dir; NULL or
+ * "" when not given) opened as it is, else pw_repo_open from path (NULL =
+ * "."), with the options o (may be NULL). The library reads no environment: the caller passes
+ * GIT_DIR in. PW_ENOTFOUND from the discovery means "not in a repository"; with git_dir it means
+ * that directory is no repository. */
+PW_API int pw_repo_discover(struct pw_repo **out, const char *git_dir, const char *path,
+                            const struct pw_repo_opts *o, struct pw_error *err);
 PW_API void pw_repo_free(struct pw_repo *repo);
 
 /* Is `path` a git directory (HEAD naming a ref or an oid, objects/, refs/)? */

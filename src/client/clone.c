@@ -4,7 +4,6 @@
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,43 +19,6 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "util/fs.h"
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP || flag == FTW_D)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-static void remove_tree(const char *path, int keep_top)
-{
-	if (!keep_top) {
-		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		return;
-	}
-	{
-		DIR *d = opendir(path);
-		struct dirent *e;
-
-		if (!d)
-			return;
-		while ((e = readdir(d))) {
-			char *p;
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			p = pw_path_join(path, e->d_name);
-			if (p)
-				nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-			free(p);
-		}
-		closedir(d);
-	}
-}
 
 static int dir_is_empty(const char *path)
 {
@@ -590,6 +552,6 @@ cleanup:
 	pw_repo_free(c.repo);
 	free(url);
 	if (rc)
-		remove_tree(o->dir, existed);
+		pw_fs_remove_tree(o->dir, existed);
 	return rc;
 }

@@ -94,27 +94,6 @@ static int cfg_spec(const struct pw_config_entry *e, void *data)
 	return e->value ? add_spec(data, e->value) : 0;
 }
 
-/* A short source name ("main", "v1") against a remote ref, as Git's DWIM. */
-static int dwim_match(const char *src, const char *name)
-{
-	static const char *const rules[] = {"%s",
-	                                    "refs/%s",
-	                                    "refs/tags/%s",
-	                                    "refs/heads/%s",
-	                                    "refs/remotes/%s",
-	                                    "refs/remotes/%s/HEAD"};
-	char buf[1024];
-	size_t i;
-
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		if (snprintf(buf, sizeof(buf), rules[i], src) >= (int)sizeof(buf))
-			return 0;
-		if (!strcmp(buf, name))
-			return 1;
-	}
-	return 0;
-}
-
 static int excluded(struct fstate *f, const char *name)
 {
 	size_t i;
@@ -159,7 +138,8 @@ static int map_refs(struct fstate *f, const struct pw_adv *adv)
 				m = pw_refspec_match(r, rr->name, 0, &dst);
 			} else {
 				m = !strcmp(r->src, rr->name) ||
-				    (strncmp(r->src, "refs/", 5) && dwim_match(r->src, rr->name));
+				    (strncmp(r->src, "refs/", 5) &&
+				     pw_refname_dwim_match(r->src, rr->name));
 				if (m && r->dst)
 					dst = full_dst(r->dst, rr->name);
 			}
@@ -199,9 +179,10 @@ static int check_named(struct fstate *f, const struct pw_adv *adv)
 		     !pw_oid_from_hex(&oid, r->src, strlen(r->src), algo)))
 			continue;
 		for (i = 0; i < adv->nr && !found; i++)
-			found = !adv->refs[i].unborn && (!strcmp(r->src, adv->refs[i].name) ||
-			                                 (strncmp(r->src, "refs/", 5) &&
-			                                  dwim_match(r->src, adv->refs[i].name)));
+			found = !adv->refs[i].unborn &&
+			        (!strcmp(r->src, adv->refs[i].name) ||
+			         (strncmp(r->src, "refs/", 5) &&
+			          pw_refname_dwim_match(r->src, adv->refs[i].name)));
 		if (!found)
 			return pw_error_set(f->err, PW_ENOTFOUND, "couldn't find remote ref %s",
 			                    r->src);

@@ -155,32 +155,10 @@ static int add_update(struct ps *s, const char *src, const struct pw_oid *new_oi
  * remotes; else a full hex id. *full: the ref name (NULL for an id). */
 static int resolve_src(struct ps *s, const char *src, char **full, struct pw_oid *oid)
 {
-	static const char *const rules[] = {"%s",
-	                                    "refs/%s",
-	                                    "refs/tags/%s",
-	                                    "refs/heads/%s",
-	                                    "refs/remotes/%s",
-	                                    "refs/remotes/%s/HEAD"};
-	char name[4096];
-	size_t i;
+	int rc = pw_refs_dwim(s->repo, src, oid, full, NULL);
 
-	*full = NULL;
-	if (!strcmp(src, "HEAD") || !strcmp(src, "@")) {
-		if (pw_refs_resolve(s->repo, "HEAD", oid, NULL))
-			return pw_error_set(s->err, PW_ENOTFOUND,
-			                    "src refspec %s does not match any", src);
-		*full = strdup("HEAD");
-		return *full ? 0 : PW_ENOMEM;
-	}
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		if (i == 0 && strncmp(src, "refs/", 5))
-			continue;
-		snprintf(name, sizeof(name), rules[i], src);
-		if (!pw_refs_resolve(s->repo, name, oid, NULL)) {
-			*full = strdup(name);
-			return *full ? 0 : PW_ENOMEM;
-		}
-	}
+	if (rc != PW_ENOTFOUND)
+		return rc;
 	if (strlen(src) == s->algo->hexsz && !pw_oid_from_hex(oid, src, s->algo->hexsz, s->algo) &&
 	    pw_odb_exists(s->odb, oid))
 		return 0;
@@ -640,6 +618,7 @@ static int send_pack_data(struct ps *s)
 	if (rc)
 		goto out;
 	pw_pack_write_opts_init(&po);
+	pw_pack_write_opts_from_config(&po, pw_repo_config(s->repo));
 	po.thin = 1;
 	po.ofs_delta = s->server_ofs;
 	po.objects_dir = pw_repo_objects_dir(s->repo);

@@ -140,23 +140,11 @@ static struct node *pop(struct pw_have_walk *w)
 }
 
 /* Peel a tag chain to a commit; 0 or -1. */
-static int peel_to_commit(struct pw_odb *odb, struct pw_oid *oid, struct pw_buf *buf)
+static int peel_to_commit(struct pw_odb *odb, struct pw_oid *oid)
 {
-	uint64_t size;
-	int depth, type;
+	int type;
 
-	for (depth = 0; depth < 16; depth++) {
-		struct pw_tag_info tag;
-
-		if (pw_odb_read_header(odb, oid, &type, &size) == 0 && type == PW_OBJ_COMMIT)
-			return 0;
-		if (pw_odb_read(odb, oid, &type, buf) || type != PW_OBJ_TAG)
-			return -1;
-		if (pw_tag_parse(&tag, buf->data, buf->len, pw_odb_algo(odb), NULL))
-			return -1;
-		*oid = tag.object;
-	}
-	return -1;
+	return pw_odb_peel(odb, oid, oid, &type, NULL) < 0 || type != PW_OBJ_COMMIT ? -1 : 0;
 }
 
 struct tip_ctx {
@@ -170,7 +158,7 @@ static int add_tip(const struct pw_ref *ref, void *data)
 	struct pw_oid oid = ref->oid;
 	struct node *n;
 
-	if (pw_oid_is_zero(&oid) || peel_to_commit(t->w->odb, &oid, &t->w->buf))
+	if (pw_oid_is_zero(&oid) || peel_to_commit(t->w->odb, &oid))
 		return 0;
 	n = get_node(t->w, &oid);
 	if (!n || push(t->w, n))
@@ -265,53 +253,16 @@ void pw_have_walk_free(struct pw_have_walk *w)
 int pw_commit_is_ancestor(struct pw_repo *repo, const struct pw_oid *anc, const struct pw_oid *desc,
                           struct pw_error *err)
 {
-	struct pw_have_walk *w = NULL;
 	struct pw_odb *odb = NULL;
-	struct node *n, *target;
-	int rc, found = 0;
+	int rc;
 
 	if (pw_oid_equal(anc, desc))
 		return 1;
 	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
 		return rc;
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		pw_odb_free(odb);
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	}
-	w->odb = odb;
-	target = get_node(w, anc);
-	n = get_node(w, desc);
-	if (!target || !n || parse_node(w, target)) {
-		/* not a readable commit: cannot be a fast-forward base */
-		found = 0;
-		goto out;
-	}
-	if (push(w, n)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	while ((n = pop(w))) {
-		size_t i;
-
-		if (n == target) {
-			found = 1;
-			break;
-		}
-		/* older than the target: its ancestors are older still
-		 * (allowing a day of clock skew, as walks usually do) */
-		if (n->time + 86400 < target->time)
-			continue;
-		for (i = 0; i < n->nr_parents; i++)
-			if (push(w, n->parents[i])) {
-				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-				goto out;
-			}
-	}
-out:
-	pw_have_walk_free(w);
+	rc = pw_odb_is_ancestor(odb, anc, desc, err);
 	pw_odb_free(odb);
-	return rc ? rc : found;
+	return rc;
 }
 
 static int cmp_oid(const void *a, const void *b)

@@ -303,21 +303,9 @@ int pw_loose_write(const char *objects_dir, const struct pw_hash_algo *algo, int
 		rc = pw_error_set(err, PW_EIO, "cannot create %s: %s", tmp.data, strerror(errno));
 		goto done;
 	}
-	{
-		size_t off = 0;
-
-		while (off < z.len) {
-			ssize_t n = write(fd, z.data + off, z.len - off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", tmp.data,
-				                  strerror(errno));
-				goto done;
-			}
-			off += (size_t)n;
-		}
+	if (pw_fs_write_all(fd, z.data, z.len)) {
+		rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", tmp.data, strerror(errno));
+		goto done;
 	}
 	fchmod(fd, 0444);
 	if (close(fd)) {

@@ -932,23 +932,12 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 	return 1;
 }
 
-int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
-                         pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
-                         struct pw_pack_write_stats *stats)
+/* Check everything that will be copied before the first byte goes out. */
+static int check_reused(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts)
 {
-	struct pw_pack *pack = w->pack;
-	struct pw_pack_write_stats st;
-	struct libdeflate_compressor *comp = NULL;
-	struct out o;
-	uint64_t *newoff = NULL;
-	uint32_t total = pw_bitmap_walk_count(w), done = 0;
-	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
 	size_t i;
-	int rc = 0;
+	int rc;
 
-	memset(&st, 0, sizeof(st));
-	memset(&o, 0, sizeof(o));
-	/* check everything that will be copied before the first byte goes out */
 	for (i = 0; i < w->result.nwords; i++) {
 		uint64_t word = w->result.w[i];
 
@@ -964,6 +953,126 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 				return rc;
 		}
 	}
+	return 0;
+}
+
+/* A reused delta under a new header: "hdr" then the stored delta data. */
+static int write_rehdr(struct out *o, const uint8_t *eh, size_t ehl, uint64_t off, uint64_t end,
+                       const struct pw_pack_entry_hdr *h)
+{
+	const struct pw_pack *pack = o->w->pack;
+	int rc = out_add(o, eh, ehl);
+
+	if (!rc)
+		rc = out_add(o, pack->data + off + h->hdr_len, (size_t)(end - off - h->hdr_len));
+	return rc;
+}
+
+/* Entry pos of the bitmapped pack: copied, re-headed or written whole. */
+static int write_entry(struct out *o, struct libdeflate_compressor **comp,
+                       const struct pw_bitmap_write_opts *opts, uint32_t pos, uint64_t *newoff,
+                       struct pw_pack_write_stats *st)
+{
+	struct pw_bitmap_walk *w = o->w;
+	const struct pw_pack *pack = w->pack;
+	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	struct pw_pack_entry_hdr h;
+	uint8_t eh[16 + PW_MAX_RAWSZ];
+	size_t ehl;
+	uint32_t base;
+	int kind, rc;
+
+	newoff[pos] = o->pos;
+	if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
+		return rc;
+	switch (kind) {
+	case E_COPY:
+		st->reused++;
+		return out_add(o, pack->data + off, (size_t)(end - off));
+	case E_OFS:
+		st->reused++;
+		st->reused_deltas++;
+		st->deltas++;
+		if (newoff[pos] - newoff[base] == h.base_ofs)
+			return out_add(o, pack->data + off, (size_t)(end - off));
+		ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_OFS_DELTA, h.size);
+		ehl += pw_pack_ofs_encode(eh + ehl, newoff[pos] - newoff[base]);
+		return write_rehdr(o, eh, ehl, off, end, &h);
+	case E_REF:
+		ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_REF_DELTA, h.size);
+		memcpy(eh + ehl, pw_idx_nth_raw(pack->idx, pack->rev_pos[base]), pack->algo->rawsz);
+		ehl += pack->algo->rawsz;
+		st->reused++;
+		st->reused_deltas++;
+		st->deltas++;
+		if (!pw_bitset_get(&w->result, base))
+			st->thin_deltas++;
+		return write_rehdr(o, eh, ehl, off, end, &h);
+	default:
+		rc = write_rebased(o, comp, opts, pos, newoff, st);
+		if (rc == 0)
+			return write_whole(o, comp, pos);
+		return rc == 1 ? 0 : rc;
+	}
+}
+
+static void write_progress(const struct pw_bitmap_write_opts *opts, uint32_t *done, uint32_t total)
+{
+	if (opts->progress && (++*done % 4096 == 0 || *done == total))
+		opts->progress(opts->progress_data, "Writing objects", *done, total,
+		               *done == total);
+}
+
+/* The objects of the result: the bitmapped pack's in pack order, then those
+ * from outside it, whole. */
+static int write_entries(struct out *o, struct libdeflate_compressor **comp,
+                         const struct pw_bitmap_write_opts *opts, uint64_t *newoff,
+                         struct pw_pack_write_stats *st)
+{
+	struct pw_bitmap_walk *w = o->w;
+	uint32_t total = pw_bitmap_walk_count(w), done = 0;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < w->result.nwords; i++) {
+		uint64_t word = w->result.w[i];
+
+		while (word) {
+			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word));
+
+			word &= word - 1;
+			if ((rc = write_entry(o, comp, opts, pos, newoff, st)))
+				return rc;
+			write_progress(opts, &done, total);
+		}
+	}
+	for (i = 0; i < w->nextras; i++) {
+		if (!extra_sent(&w->extras[i]))
+			continue;
+		if ((rc = write_extra(o, comp, &w->extras[i].oid)))
+			return rc;
+		write_progress(opts, &done, total);
+	}
+	return 0;
+}
+
+int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                         pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
+                         struct pw_pack_write_stats *stats)
+{
+	struct pw_pack *pack = w->pack;
+	struct pw_pack_write_stats st;
+	struct libdeflate_compressor *comp = NULL;
+	struct out o;
+	uint64_t *newoff = NULL;
+	uint32_t total = pw_bitmap_walk_count(w);
+	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	memset(&o, 0, sizeof(o));
+	if ((rc = check_reused(w, opts)))
+		return rc;
 	if (!(newoff = malloc(((size_t)pack->nr + 1) * sizeof(*newoff))) ||
 	    !(o.buf = malloc(OUTBUF_SIZE))) {
 		free(newoff);
@@ -974,86 +1083,8 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	o.ctx = ctx;
 	pw_hash_init(&o.hash, pack->algo);
 	pw_pack_header_encode(hdr, total);
-	if ((rc = out_add(&o, hdr, sizeof(hdr))))
-		goto out;
-	for (i = 0; i < w->result.nwords; i++) {
-		uint64_t word = w->result.w[i];
-
-		while (word) {
-			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
-			uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
-			struct pw_pack_entry_hdr h;
-			uint8_t eh[16 + PW_MAX_RAWSZ];
-			size_t ehl;
-			int kind;
-
-			word &= word - 1;
-			newoff[pos] = o.pos;
-			if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
-				goto out;
-			switch (kind) {
-			case E_COPY:
-				rc = out_add(&o, pack->data + off, (size_t)(end - off));
-				st.reused++;
-				break;
-			case E_OFS:
-				if (newoff[pos] - newoff[base] == h.base_ofs) {
-					rc = out_add(&o, pack->data + off, (size_t)(end - off));
-				} else {
-					ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_OFS_DELTA,
-					                               h.size);
-					ehl += pw_pack_ofs_encode(eh + ehl,
-					                          newoff[pos] - newoff[base]);
-					rc = out_add(&o, eh, ehl);
-					if (!rc)
-						rc = out_add(&o, pack->data + off + h.hdr_len,
-						             (size_t)(end - off - h.hdr_len));
-				}
-				st.reused++;
-				st.reused_deltas++;
-				st.deltas++;
-				break;
-			case E_REF:
-				ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_REF_DELTA, h.size);
-				memcpy(eh + ehl, pw_idx_nth_raw(pack->idx, pack->rev_pos[base]),
-				       pack->algo->rawsz);
-				ehl += pack->algo->rawsz;
-				rc = out_add(&o, eh, ehl);
-				if (!rc)
-					rc = out_add(&o, pack->data + off + h.hdr_len,
-					             (size_t)(end - off - h.hdr_len));
-				st.reused++;
-				st.reused_deltas++;
-				st.deltas++;
-				if (!pw_bitset_get(&w->result, base))
-					st.thin_deltas++;
-				break;
-			default:
-				rc = write_rebased(&o, &comp, opts, pos, newoff, &st);
-				if (rc == 0)
-					rc = write_whole(&o, &comp, pos);
-				else if (rc == 1)
-					rc = 0;
-				break;
-			}
-			if (rc)
-				goto out;
-			if (opts->progress && (++done % 4096 == 0 || done == total))
-				opts->progress(opts->progress_data, "Writing objects", done, total,
-				               done == total);
-		}
-	}
-	/* objects from outside the bitmapped pack, whole */
-	for (i = 0; i < w->nextras; i++) {
-		if (!extra_sent(&w->extras[i]))
-			continue;
-		if ((rc = write_extra(&o, &comp, &w->extras[i].oid)))
-			goto out;
-		if (opts->progress && (++done % 4096 == 0 || done == total))
-			opts->progress(opts->progress_data, "Writing objects", done, total,
-			               done == total);
-	}
-	if ((rc = out_flush(&o)))
+	if ((rc = out_add(&o, hdr, sizeof(hdr))) ||
+	    (rc = write_entries(&o, &comp, opts, newoff, &st)) || (rc = out_flush(&o)))
 		goto out;
 	pw_hash_final_raw(&o.hash, trailer);
 	if ((rc = fn(ctx, trailer, pack->algo->rawsz, &w->err)))

@@ -5,6 +5,7 @@
 
 #include "odb/entry.h"
 #include "pack/idx-write.h"
+#include "util/fs.h"
 
 /* Buffers the output so that the sink sees large writes, and hashes it. */
 struct idx_out {
@@ -175,21 +176,8 @@ int pw_idx_write_buf(const struct pw_hash_algo *algo, const struct pw_idx_entry 
 
 static int fd_sink(void *ctx, const void *data, size_t len, struct pw_error *err)
 {
-	int fd = *(int *)ctx;
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return pw_error_set(err, PW_EIO, "cannot write pack index: %s",
-			                    strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	if (pw_fs_write_all(*(int *)ctx, data, len))
+		return pw_error_set(err, PW_EIO, "cannot write pack index: %s", strerror(errno));
 	return 0;
 }
 

@@ -186,6 +186,56 @@ out:
 	return rc;
 }
 
+/* Where the pack and its index go: pack_path (else pack-<hex>.pack in dir),
+ * idx_path (else the pack's name with .idx), and the index's folder. */
+static int final_names(const char *dir, const char *pack_path, const char *idx_path,
+                       const char *hex, char **final_pack, char **final_idx, char **idx_dir,
+                       struct pw_error *err)
+{
+	if (pack_path) {
+		*final_pack = strdup(pack_path);
+	} else {
+		size_t n = strlen(dir) + PW_MAX_HEXSZ + 16;
+
+		*final_pack = malloc(n);
+		if (*final_pack)
+			snprintf(*final_pack, n, "%s/pack-%s.pack", dir, hex);
+	}
+	if (!*final_pack)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	*final_idx = idx_path ? strdup(idx_path) : swap_suffix(*final_pack, ".pack", ".idx");
+	if (!*final_idx)
+		return pw_error_set(err, PW_EINVAL, "packfile name '%s' does not end with '.pack'",
+		                    *final_pack);
+	if (!(*idx_dir = dir_of(*final_idx)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The .keep file (--keep): *made says whether we created it (an existing
+ * one is left as it is). */
+static int write_keep(const char *keep, const char *msg, int *made, struct pw_error *err)
+{
+	int kfd = open(keep, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	size_t ml = strlen(msg);
+	int bad = 0;
+
+	if (kfd < 0) {
+		if (errno == EEXIST)
+			return 0;
+		return pw_error_set(err, PW_EIO, "cannot create keep file '%s': %s", keep,
+		                    strerror(errno));
+	}
+	if (ml && (write(kfd, msg, ml) != (ssize_t)ml || write(kfd, "\n", 1) != 1))
+		bad = 1;
+	if (close(kfd) || bad) {
+		unlink(keep);
+		return pw_error_set(err, PW_EIO, "cannot write keep file '%s'", keep);
+	}
+	*made = 1;
+	return 0;
+}
+
 int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const char *pack_dir,
                          const char *pack_path, const char *idx_path, char *hex, int *kept,
                          struct pw_error *err)
@@ -213,30 +263,9 @@ int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const
 	to_hex(ip, algo, hex);
 	if (args->self_contained)
 		*args->self_contained = pw_ipack_self_contained(ip);
-	if (pack_path) {
-		final_pack = strdup(pack_path);
-	} else {
-		size_t n = strlen(dir) + PW_MAX_HEXSZ + 16;
-
-		final_pack = malloc(n);
-		if (final_pack)
-			snprintf(final_pack, n, "%s/pack-%s.pack", dir, hex);
-	}
-	if (!final_pack) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	if ((rc = final_names(dir, pack_path, idx_path, hex, &final_pack, &final_idx, &idx_dir,
+	                      err)))
 		goto out;
-	}
-	final_idx = idx_path ? strdup(idx_path) : swap_suffix(final_pack, ".pack", ".idx");
-	if (!final_idx) {
-		rc = pw_error_set(err, PW_EINVAL, "packfile name '%s' does not end with '.pack'",
-		                  final_pack);
-		goto out;
-	}
-	idx_dir = dir_of(final_idx);
-	if (!idx_dir) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
 	make_readonly(fd);
 	if (close(fd)) {
 		fd = -1;
@@ -247,33 +276,14 @@ int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const
 	if ((rc = write_idx_tmp(ip, args, idx_dir, &tmp_idx, err)))
 		goto out;
 	if (args->keep_msg) {
-		int kfd;
-
 		keep = swap_suffix(final_pack, ".pack", ".keep");
 		if (!keep) {
 			rc = pw_error_set(err, PW_EINVAL, "cannot name a .keep file for %s",
 			                  final_pack);
 			goto out;
 		}
-		kfd = open(keep, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (kfd >= 0) {
-			size_t ml = strlen(args->keep_msg);
-			int bad = 0;
-
-			if (ml && (write(kfd, args->keep_msg, ml) != (ssize_t)ml ||
-			           write(kfd, "\n", 1) != 1))
-				bad = 1;
-			if (close(kfd) || bad) {
-				unlink(keep);
-				rc = pw_error_set(err, PW_EIO, "cannot write keep file '%s'", keep);
-				goto out;
-			}
-			keep_made = 1;
-		} else if (errno != EEXIST) {
-			rc = pw_error_set(err, PW_EIO, "cannot create keep file '%s': %s", keep,
-			                  strerror(errno));
+		if ((rc = write_keep(keep, args->keep_msg, &keep_made, err)))
 			goto out;
-		}
 	}
 	if (rename(tmp_pack, final_pack)) {
 		rc = pw_error_set(err, PW_EIO, "cannot store pack file %s: %s", final_pack,

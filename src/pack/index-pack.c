@@ -16,6 +16,7 @@
 #include "pack/index-pack.h"
 #include "pack/ip-check.h"
 #include "packwire/object.h"
+#include "util/fs.h"
 
 /* Entries up to this size are inflated with libdeflate in one call; larger
  * ones are streamed through zlib so that phase 1 holds no whole object. */
@@ -198,18 +199,8 @@ void pw_ipack_free(struct pw_ipack *ip)
 
 static int write_all(int fd, const uint8_t *p, size_t len, struct pw_error *err)
 {
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return pw_error_set(err, PW_EIO, "cannot write the pack: %s",
-			                    strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	if (pw_fs_write_all(fd, p, len))
+		return pw_error_set(err, PW_EIO, "cannot write the pack: %s", strerror(errno));
 	return 0;
 }
 
@@ -570,20 +561,13 @@ static void report(struct pw_ipack *ip, int phase, uint64_t done, uint64_t total
 		ip->opts.progress(ip->opts.progress_ctx, phase, done, total);
 }
 
-static int parse(struct pw_ipack *ip, struct ip_in *in)
+/* The 12-byte pack header: the object count, checked against the size of
+ * the pack when it is all at hand. */
+static int parse_header(struct pw_ipack *ip, struct ip_in *in)
 {
-	const struct pw_hash_algo *algo = ip->algo;
-	size_t rawsz = algo->rawsz;
-	uint8_t sum[PW_MAX_RAWSZ];
-	ssize_t avail;
-	uint32_t i;
+	ssize_t avail = in_fill(in, PW_PACK_HEADER_SIZE, &ip->err);
 	int rc;
 
-	if (ip->parsed)
-		return pw_error_set(&ip->err, PW_EINVAL, "pack already parsed");
-	ip->parsed = 1;
-	pw_hash_init(&in->hash, algo);
-	avail = in_fill(in, PW_PACK_HEADER_SIZE, &ip->err);
 	if (avail < 0)
 		return (int)avail;
 	rc = pw_pack_header_decode(in->data + in->pos, (size_t)avail, &ip->nr_header, &ip->err);
@@ -601,82 +585,115 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 		                    "pack header claims %u objects, more than its %zu bytes can "
 		                    "hold (wrong object count or truncated pack)",
 		                    ip->nr_header, in->len);
-	if ((rc = grow_objs(ip, ip->nr_header < (1u << 20) ? ip->nr_header : (1u << 20))))
-		return rc;
+	return grow_objs(ip, ip->nr_header < (1u << 20) ? ip->nr_header : (1u << 20));
+}
 
-	for (i = 0; i < ip->nr_header; i++) {
-		struct pw_pack_entry_hdr eh;
-		struct ip_obj *o;
+/* Decode the header of entry i (at most 2 + 10 + 10 + PW_MAX_RAWSZ bytes),
+ * reading more input as the decoder asks for it. */
+static int read_entry_header(struct pw_ipack *ip, struct ip_in *in, const struct ip_obj *o,
+                             uint32_t i, struct pw_pack_entry_hdr *eh)
+{
+	const size_t max = 2 + 10 + 10 + PW_MAX_RAWSZ, rawsz = ip->algo->rawsz;
+	ssize_t avail = in_fill2(in, 1, max, &ip->err);
+	int rc;
 
-		if ((rc = grow_objs(ip, i + 1)))
-			return rc;
-		o = &ip->objs[i];
-		memset(o, 0, sizeof(*o));
-		o->base = NO_OBJ;
-		o->e.offset = in_offset(in);
-		o->e.oid.algo = (uint8_t)algo->id;
-		avail = in_fill2(in, 1, 2 + 10 + 10 + PW_MAX_RAWSZ, &ip->err);
+	if (avail < 0)
+		return (int)avail;
+	if ((size_t)avail == rawsz && looks_like_trailer(ip, in, (size_t)avail))
+		return pw_error_set(&ip->err, PW_ECORRUPT,
+		                    "pack header claims %u objects but the pack holds "
+		                    "only %u (wrong object count in the header)",
+		                    ip->nr_header, i);
+	if (avail == 0)
+		return pw_error_set(&ip->err, PW_ECORRUPT,
+		                    "pack is truncated: it ends after %u of its %u objects", i,
+		                    ip->nr_header);
+	rc = pw_pack_entry_hdr_decode(in->data + in->pos, (size_t)avail, rawsz, o->e.offset, eh,
+	                              &ip->err);
+	while (rc == PW_EMORE && !in->eof && (size_t)avail < max) {
+		avail = in_fill2(in, (size_t)avail + 1, max, &ip->err);
 		if (avail < 0)
 			return (int)avail;
-		if ((size_t)avail == rawsz && looks_like_trailer(ip, in, (size_t)avail))
-			return pw_error_set(&ip->err, PW_ECORRUPT,
-			                    "pack header claims %u objects but the pack holds "
-			                    "only %u (wrong object count in the header)",
-			                    ip->nr_header, i);
-		if (avail == 0)
-			return pw_error_set(&ip->err, PW_ECORRUPT,
-			                    "pack is truncated: it ends after %u of its %u objects",
-			                    i, ip->nr_header);
 		rc = pw_pack_entry_hdr_decode(in->data + in->pos, (size_t)avail, rawsz, o->e.offset,
-		                              &eh, &ip->err);
-		while (rc == PW_EMORE && !in->eof && (size_t)avail < 2 + 10 + 10 + PW_MAX_RAWSZ) {
-			avail = in_fill2(in, (size_t)avail + 1, 2 + 10 + 10 + PW_MAX_RAWSZ,
-			                 &ip->err);
-			if (avail < 0)
-				return (int)avail;
-			rc = pw_pack_entry_hdr_decode(in->data + in->pos, (size_t)avail, rawsz,
-			                              o->e.offset, &eh, &ip->err);
-		}
-		if (rc == PW_EMORE)
-			return pw_error_set(&ip->err, PW_ECORRUPT,
-			                    "pack is truncated: it ends inside the header of "
-			                    "object %u at offset %llu",
-			                    i, (unsigned long long)o->e.offset);
-		if (rc)
-			return rc;
-		o->type = (uint8_t)eh.type;
-		o->size = eh.size;
-		o->hdr_len = (uint32_t)eh.hdr_len;
-		ip->nr = i + 1;
-		if (eh.type == PW_OBJ_OFS_DELTA) {
-			uint32_t b = find_offset(ip, o->e.offset - eh.base_ofs);
-
-			if (b == NO_OBJ)
-				return pw_error_set(
-				        &ip->err, PW_ECORRUPT,
-				        "delta at offset %llu: base offset %llu is not "
-				        "the start of an object",
-				        (unsigned long long)o->e.offset,
-				        (unsigned long long)(o->e.offset - eh.base_ofs));
-			o->base = b;
-			if ((rc = add_ofs(ip, b, i)))
-				return rc;
-			ip->nr_deltas++;
-		} else if (eh.type == PW_OBJ_REF_DELTA) {
-			if ((rc = add_ref(ip, eh.base_raw, i)))
-				return rc;
-			ip->nr_deltas++;
-			ip->has_ref_delta = 1;
-		}
-		in->crc = 0;
-		in_consume(in, eh.hdr_len);
-		if ((rc = inflate_entry(ip, in, o)))
-			return rc;
-		o->e.crc32 = in->crc;
-		report(ip, PW_IPACK_RECEIVING, i + 1, ip->nr_header);
+		                              eh, &ip->err);
 	}
+	if (rc == PW_EMORE)
+		return pw_error_set(&ip->err, PW_ECORRUPT,
+		                    "pack is truncated: it ends inside the header of "
+		                    "object %u at offset %llu",
+		                    i, (unsigned long long)o->e.offset);
+	return rc;
+}
 
-	/* the trailing checksum */
+/* Record the base of delta i: an earlier entry (OFS_DELTA) or an object id
+ * (REF_DELTA), resolved later. */
+static int link_delta(struct pw_ipack *ip, struct ip_obj *o, uint32_t i,
+                      const struct pw_pack_entry_hdr *eh)
+{
+	int rc;
+
+	if (eh->type == PW_OBJ_OFS_DELTA) {
+		uint32_t b = find_offset(ip, o->e.offset - eh->base_ofs);
+
+		if (b == NO_OBJ)
+			return pw_error_set(&ip->err, PW_ECORRUPT,
+			                    "delta at offset %llu: base offset %llu is not "
+			                    "the start of an object",
+			                    (unsigned long long)o->e.offset,
+			                    (unsigned long long)(o->e.offset - eh->base_ofs));
+		o->base = b;
+		if ((rc = add_ofs(ip, b, i)))
+			return rc;
+		ip->nr_deltas++;
+	} else if (eh->type == PW_OBJ_REF_DELTA) {
+		if ((rc = add_ref(ip, eh->base_raw, i)))
+			return rc;
+		ip->nr_deltas++;
+		ip->has_ref_delta = 1;
+	}
+	return 0;
+}
+
+/* Entry i: its header, its delta base, its inflated data and CRC. */
+static int parse_entry(struct pw_ipack *ip, struct ip_in *in, uint32_t i)
+{
+	struct pw_pack_entry_hdr eh;
+	struct ip_obj *o;
+	int rc;
+
+	if ((rc = grow_objs(ip, i + 1)))
+		return rc;
+	o = &ip->objs[i];
+	memset(o, 0, sizeof(*o));
+	o->base = NO_OBJ;
+	o->e.offset = in_offset(in);
+	o->e.oid.algo = (uint8_t)ip->algo->id;
+	if ((rc = read_entry_header(ip, in, o, i, &eh)))
+		return rc;
+	o->type = (uint8_t)eh.type;
+	o->size = eh.size;
+	o->hdr_len = (uint32_t)eh.hdr_len;
+	ip->nr = i + 1;
+	if ((rc = link_delta(ip, o, i, &eh)))
+		return rc;
+	in->crc = 0;
+	in_consume(in, eh.hdr_len);
+	if ((rc = inflate_entry(ip, in, o)))
+		return rc;
+	o->e.crc32 = in->crc;
+	return 0;
+}
+
+/* The trailing checksum: compared with the hash of everything before it,
+ * with a hint when it has the other algorithm's size. */
+static int parse_trailer(struct pw_ipack *ip, struct ip_in *in)
+{
+	const struct pw_hash_algo *algo = ip->algo;
+	size_t rawsz = algo->rawsz;
+	uint8_t sum[PW_MAX_RAWSZ];
+	ssize_t avail;
+	int rc;
+
 	ip->pack_end = ip->data_end = in_offset(in);
 	if ((rc = in_flush(in, &ip->err)))
 		return rc;
@@ -724,6 +741,25 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 		                    "checksum)",
 		                    in->eof ? "some" : "more");
 	return 0;
+}
+
+static int parse(struct pw_ipack *ip, struct ip_in *in)
+{
+	uint32_t i;
+	int rc;
+
+	if (ip->parsed)
+		return pw_error_set(&ip->err, PW_EINVAL, "pack already parsed");
+	ip->parsed = 1;
+	pw_hash_init(&in->hash, ip->algo);
+	if ((rc = parse_header(ip, in)))
+		return rc;
+	for (i = 0; i < ip->nr_header; i++) {
+		if ((rc = parse_entry(ip, in, i)))
+			return rc;
+		report(ip, PW_IPACK_RECEIVING, i + 1, ip->nr_header);
+	}
+	return parse_trailer(ip, in);
 }
 
 int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len)
@@ -1376,21 +1412,8 @@ static int nr_threads(const struct pw_ipack *ip)
 
 static int pwrite_all(int fd, const void *data, size_t len, uint64_t off, struct pw_error *err)
 {
-	const uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return pw_error_set(err, PW_EIO, "cannot write the pack: %s",
-			                    strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
+	if (pw_fs_pwrite_all(fd, data, len, off))
+		return pw_error_set(err, PW_EIO, "cannot write the pack: %s", strerror(errno));
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "hash/oidmap.h"
+#include "util/fs.h"
 
 /* Objects smaller than this are not worth a delta. */
 #define MIN_DELTA_SIZE 50
@@ -1097,20 +1098,8 @@ int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx,
 
 static int fd_out(void *ctx, const void *data, size_t len, struct pw_error *err)
 {
-	int fd = *(int *)ctx;
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return pw_error_set(err, PW_EIO, "writing the pack: %s",
-			                    n < 0 ? strerror(errno) : "short write");
-		p += n;
-		len -= (size_t)n;
-	}
+	if (pw_fs_write_all(*(int *)ctx, data, len))
+		return pw_error_set(err, PW_EIO, "writing the pack: %s", strerror(errno));
 	return 0;
 }
 

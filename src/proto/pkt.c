@@ -10,6 +10,7 @@
 #include "packwire/hash.h"
 #include "packwire/pkt.h"
 #include "proto/quote.h"
+#include "util/fs.h"
 
 int pw_pkt_decode(const uint8_t *in, size_t avail, struct pw_pkt *out, size_t *used,
                   struct pw_error *err)
@@ -177,27 +178,8 @@ int pw_pkt_is_err(const struct pw_pkt *pkt, struct pw_str *msg)
 
 int pw_write_full(int fd, const void *data, size_t len, struct pw_error *err)
 {
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd pfd = {fd, POLLOUT, 0};
-
-				poll(&pfd, 1, -1);
-				continue;
-			}
-			return pw_error_set(err, PW_EIO, "write error: %s", strerror(errno));
-		}
-		if (n == 0)
-			return pw_error_set(err, PW_EIO, "write error: wrote 0 bytes");
-		p += n;
-		len -= (size_t)n;
-	}
+	if (pw_fs_write_all(fd, data, len))
+		return pw_error_set(err, PW_EIO, "write error: %s", strerror(errno));
 	return 0;
 }
 

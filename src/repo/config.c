@@ -264,6 +264,63 @@ static int sects_add(struct sects *ss, const char *name, size_t hdr_end)
 	return 0;
 }
 
+/* Where the text of an entry starts: its line's start when only blanks
+ * precede the key on that line, else the key itself. */
+static size_t entry_start(const char *data, size_t key_start)
+{
+	size_t ls = key_start;
+
+	while (ls > 0 && (data[ls - 1] == ' ' || data[ls - 1] == '\t'))
+		ls--;
+	return ls == 0 || data[ls - 1] == '\n' ? ls : key_start;
+}
+
+/* One "name [= value]" line of the current section into cfg. 0, -1 for a
+ * syntax error (*err_line says where) or PW_ENOMEM. */
+static int parse_entry(struct pw_config *cfg, struct scan *s, const struct pw_buf *section,
+                       struct pw_buf *name, struct pw_buf *value, const char *origin, int *err_line)
+{
+	size_t key_start = s->pos;
+	int key_line = s->line, c, rc;
+	char *key, *val = NULL;
+
+	pw_buf_reset(name);
+	while ((c = peek_char(s)) >= 0 && iskeychar(c)) {
+		next_char(s);
+		if ((rc = pw_buf_addch(name, (char)tolower(c))))
+			return rc;
+	}
+	while ((c = peek_char(s)) == ' ' || c == '\t')
+		next_char(s);
+	if (c == '=') {
+		next_char(s);
+		if ((rc = parse_value(s, value))) {
+			*err_line = s->line - (s->pos > 0 && s->d[s->pos - 1] == '\n' ? 1 : 0);
+			return rc;
+		}
+		if (!(val = strdup(value->data)))
+			return PW_ENOMEM;
+	} else if (c < 0 || c == '\n') {
+		next_char(s);
+	} else {
+		return -1;
+	}
+	key = malloc(section->len + name->len + 2);
+	if (!key) {
+		free(val);
+		return PW_ENOMEM;
+	}
+	memcpy(key, section->data, section->len);
+	key[section->len] = '.';
+	memcpy(key + section->len + 1, name->data, name->len + 1);
+	if ((rc = add_entry(cfg, key, val, origin, key_line, entry_start(s->d, key_start),
+	                    s->pos))) {
+		free(key);
+		free(val);
+	}
+	return rc;
+}
+
 static int do_parse(struct pw_config *cfg, const char *data, size_t len, const char *origin_in,
                     struct pw_error *err, struct sects *ss)
 {
@@ -287,9 +344,6 @@ static int do_parse(struct pw_config *cfg, const char *data, size_t len, const c
 		s.pos = 3; /* UTF-8 byte order mark */
 	for (;;) {
 		int c = peek_char(&s);
-		size_t key_start, start;
-		int key_line;
-		char *key, *val;
 
 		if (c < 0)
 			break;
@@ -317,56 +371,8 @@ static int do_parse(struct pw_config *cfg, const char *data, size_t len, const c
 			rc = -1;
 			goto fail;
 		}
-		key_start = s.pos;
-		key_line = s.line;
-		pw_buf_reset(&name);
-		while ((c = peek_char(&s)) >= 0 && iskeychar(c)) {
-			next_char(&s);
-			if ((rc = pw_buf_addch(&name, (char)tolower(c))))
-				goto fail;
-		}
-		while ((c = peek_char(&s)) == ' ' || c == '\t')
-			next_char(&s);
-		val = NULL;
-		if (c == '=') {
-			next_char(&s);
-			if ((rc = parse_value(&s, &value))) {
-				err_line = s.line - (s.pos > 0 && s.d[s.pos - 1] == '\n' ? 1 : 0);
-				goto fail;
-			}
-			if (!(val = strdup(value.data))) {
-				rc = PW_ENOMEM;
-				goto fail;
-			}
-		} else if (c < 0 || c == '\n') {
-			next_char(&s);
-		} else {
-			rc = -1;
+		if ((rc = parse_entry(cfg, &s, &section, &name, &value, origin, &err_line)))
 			goto fail;
-		}
-		key = malloc(section.len + name.len + 2);
-		if (!key) {
-			free(val);
-			rc = PW_ENOMEM;
-			goto fail;
-		}
-		memcpy(key, section.data, section.len);
-		key[section.len] = '.';
-		memcpy(key + section.len + 1, name.data, name.len + 1);
-		start = key_start;
-		{
-			size_t ls = key_start;
-
-			while (ls > 0 && (data[ls - 1] == ' ' || data[ls - 1] == '\t'))
-				ls--;
-			if (ls == 0 || data[ls - 1] == '\n')
-				start = ls;
-		}
-		if ((rc = add_entry(cfg, key, val, origin, key_line, start, s.pos))) {
-			free(key);
-			free(val);
-			goto fail;
-		}
 		if (ss && ss->nr)
 			ss->v[ss->nr - 1].last_end = s.pos;
 	}
@@ -678,6 +684,132 @@ static int add_quoted_value(struct pw_buf *b, const char *v)
 	return rc;
 }
 
+/* The section and name parts of a canonical key follow Git's rules. */
+static int key_is_valid(const char *key, const char *first, const char *last)
+{
+	const char *p;
+
+	for (p = key; p < first; p++)
+		if (!iskeychar((unsigned char)*p))
+			return 0;
+	if (!isalpha((unsigned char)last[1]))
+		return 0;
+	for (p = last + 1; *p; p++)
+		if (!iskeychar((unsigned char)*p))
+			return 0;
+	for (p = first; p < last; p++)
+		if (*p == '\n' || *p == '\r')
+			return 0;
+	return 1;
+}
+
+/* The new "\tname = value\n" line. */
+static int value_line(struct pw_buf *line, const char *name, const char *value)
+{
+	int rc = pw_buf_addf(line, "\t%s", name);
+
+	if (!rc)
+		rc = pw_buf_adds(line, " = ");
+	if (!rc)
+		rc = add_quoted_value(line, value);
+	if (!rc)
+		rc = pw_buf_addch(line, '\n');
+	return rc;
+}
+
+/* Where a new line goes when the key is not replaced: after the key's last
+ * entry (add), else at the end of the last section of that name (after its
+ * header line when it is empty); (size_t)-1 when there is none. */
+static size_t insert_point(const struct pw_config *cfg, const struct sects *ss,
+                           const struct pw_buf *in, const char *sectname, int add,
+                           const char *value, size_t last_match)
+{
+	size_t i, at;
+
+	if (add && last_match != (size_t)-1)
+		return cfg->ents[last_match].end;
+	if (last_match != (size_t)-1 || !value)
+		return (size_t)-1;
+	for (i = ss->nr; i > 0; i--) {
+		if (strcmp(ss->v[i - 1].name, sectname))
+			continue;
+		at = ss->v[i - 1].last_end;
+		if (at == ss->v[i - 1].hdr_end) {
+			while (at < in->len && in->data[at] != '\n')
+				at++;
+			if (at < in->len)
+				at++;
+		}
+		return at;
+	}
+	return (size_t)-1;
+}
+
+/* "[section]" or "[section \"sub\"]" and the line, at the end of out. */
+static int append_section(struct pw_buf *out, const char *key, const char *first, const char *last,
+                          const struct pw_buf *line)
+{
+	const char *p;
+	int rc = 0;
+
+	if (out->len && out->data[out->len - 1] != '\n')
+		rc = pw_buf_addch(out, '\n');
+	if (!rc)
+		rc = pw_buf_addch(out, '[');
+	if (!rc)
+		rc = pw_buf_add(out, key, (size_t)(first - key));
+	if (!rc && first != last) {
+		rc = pw_buf_adds(out, " \"");
+		for (p = first + 1; !rc && p < last; p++) {
+			if (*p == '"' || *p == '\\')
+				rc = pw_buf_addch(out, '\\');
+			if (!rc)
+				rc = pw_buf_addch(out, *p);
+		}
+		if (!rc)
+			rc = pw_buf_addch(out, '"');
+	}
+	if (!rc)
+		rc = pw_buf_adds(out, "]\n");
+	if (!rc)
+		rc = pw_buf_add(out, line->data, line->len);
+	return rc;
+}
+
+/* The edited text: every entry of key dropped (the last one replaced by
+ * line when setting), or line inserted at insert_at. 0 or PW_ENOMEM. */
+static int rewrite(struct pw_buf *out, const struct pw_buf *in, const struct pw_config *cfg,
+                   const char *key, const struct pw_buf *line, const char *value, int add,
+                   size_t last_match, size_t insert_at)
+{
+	size_t i, pos = 0;
+	int rc;
+
+	if (!add && last_match != (size_t)-1) {
+		for (i = 0; i <= last_match; i++) {
+			const struct ent *e = &cfg->ents[i];
+
+			if (strcmp(e->e.key, key))
+				continue;
+			if ((rc = pw_buf_add(out, in->data + pos, e->start - pos)))
+				return rc;
+			if (i == last_match && value &&
+			    (rc = pw_buf_add(out, line->data, line->len)))
+				return rc;
+			pos = e->end;
+		}
+	} else if (value && insert_at != (size_t)-1) {
+		if ((rc = pw_buf_add(out, in->data, insert_at)))
+			return rc;
+		if (out->len && out->data[out->len - 1] != '\n' && (rc = pw_buf_addch(out, '\n')))
+			return rc;
+		if ((rc = pw_buf_add(out, line->data, line->len)))
+			return rc;
+		pos = insert_at;
+	}
+	return pw_buf_add(out, in->data + pos, in->len - pos);
+}
+
 static int edit_file(const char *path, const char *key_in, const char *value, int add,
                      struct pw_error *err)
 {
@@ -686,25 +818,18 @@ static int edit_file(const char *path, const char *key_in, const char *value, in
 	struct pw_config *cfg = NULL;
 	struct sects ss = {0};
 	char *key = pw_config_canonical_key(key_in), *sectname = NULL;
-	const char *first, *last, *p;
-	size_t i, pos = 0, insert_at = (size_t)-1, last_match = (size_t)-1;
+	const char *first, *last;
+	size_t i, insert_at, last_match = (size_t)-1;
 	int rc;
 
 	if (!key)
 		return pw_error_set(err, PW_EINVAL, "invalid config key '%s'", key_in);
 	first = strchr(key, '.');
 	last = strrchr(key, '.');
-	for (p = key; p < first; p++)
-		if (!iskeychar((unsigned char)*p))
-			goto badkey;
-	if (!isalpha((unsigned char)last[1]))
-		goto badkey;
-	for (p = last + 1; *p; p++)
-		if (!iskeychar((unsigned char)*p))
-			goto badkey;
-	for (p = first; p < last; p++)
-		if (*p == '\n' || *p == '\r')
-			goto badkey;
+	if (!key_is_valid(key, first, last)) {
+		free(key);
+		return pw_error_set(err, PW_EINVAL, "invalid config key '%s'", key_in);
+	}
 	if (!(sectname = strndup(key, (size_t)(last - key)))) {
 		free(key);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -721,88 +846,18 @@ static int edit_file(const char *path, const char *key_in, const char *value, in
 		rc = do_parse(cfg, in.data, in.len, path, err, &ss);
 	if (rc)
 		goto done;
-
-	/* the new "\tname = value\n" line */
-	if (value) {
-		rc = pw_buf_addf(&line, "\t%s", last + 1);
-		if (!rc)
-			rc = pw_buf_adds(&line, " = ");
-		if (!rc)
-			rc = add_quoted_value(&line, value);
-		if (!rc)
-			rc = pw_buf_addch(&line, '\n');
-		if (rc)
-			goto oom;
-	}
+	if (value && value_line(&line, last + 1, value))
+		goto oom;
 	for (i = 0; i < cfg->nr; i++)
 		if (!strcmp(cfg->ents[i].e.key, key))
 			last_match = i;
-	if (add && last_match != (size_t)-1) {
-		insert_at = cfg->ents[last_match].end;
-	} else if (last_match == (size_t)-1 && value) {
-		for (i = ss.nr; i > 0; i--) {
-			if (!strcmp(ss.v[i - 1].name, sectname)) {
-				insert_at = ss.v[i - 1].last_end;
-				if (insert_at == ss.v[i - 1].hdr_end) {
-					while (insert_at < in.len && in.data[insert_at] != '\n')
-						insert_at++;
-					if (insert_at < in.len)
-						insert_at++;
-				}
-				break;
-			}
-		}
-	}
-
-	if (!add && last_match != (size_t)-1) {
-		for (i = 0; i <= last_match; i++) {
-			const struct ent *e = &cfg->ents[i];
-
-			if (strcmp(e->e.key, key))
-				continue;
-			if ((rc = pw_buf_add(&out, in.data + pos, e->start - pos)))
-				goto oom;
-			if (i == last_match && value &&
-			    (rc = pw_buf_add(&out, line.data, line.len)))
-				goto oom;
-			pos = e->end;
-		}
-	} else if (value && insert_at != (size_t)-1) {
-		if ((rc = pw_buf_add(&out, in.data, insert_at)))
-			goto oom;
-		if (out.len && out.data[out.len - 1] != '\n' && (rc = pw_buf_addch(&out, '\n')))
-			goto oom;
-		if ((rc = pw_buf_add(&out, line.data, line.len)))
-			goto oom;
-		pos = insert_at;
-	}
-	if ((rc = pw_buf_add(&out, in.data + pos, in.len - pos)))
+	insert_at = insert_point(cfg, &ss, &in, sectname, add, value, last_match);
+	if (rewrite(&out, &in, cfg, key, &line, value, add, last_match, insert_at))
 		goto oom;
-	if (value && last_match == (size_t)-1 && insert_at == (size_t)-1) {
-		/* a new section at the end */
-		if (out.len && out.data[out.len - 1] != '\n' && (rc = pw_buf_addch(&out, '\n')))
-			goto oom;
-		rc = pw_buf_addch(&out, '[');
-		if (!rc)
-			rc = pw_buf_add(&out, key, (size_t)(first - key));
-		if (!rc && first != last) {
-			rc = pw_buf_adds(&out, " \"");
-			for (p = first + 1; !rc && p < last; p++) {
-				if (*p == '"' || *p == '\\')
-					rc = pw_buf_addch(&out, '\\');
-				if (!rc)
-					rc = pw_buf_addch(&out, *p);
-			}
-			if (!rc)
-				rc = pw_buf_addch(&out, '"');
-		}
-		if (!rc)
-			rc = pw_buf_adds(&out, "]\n");
-		if (!rc)
-			rc = pw_buf_add(&out, line.data, line.len);
-		if (rc)
-			goto oom;
-	}
+	/* a new section at the end */
+	if (value && last_match == (size_t)-1 && insert_at == (size_t)-1 &&
+	    append_section(&out, key, first, last, &line))
+		goto oom;
 	if ((rc = pw_lock_write(&lk, out.data, out.len, err)))
 		goto done;
 	rc = pw_lock_commit(&lk, err);
@@ -820,9 +875,6 @@ cleanup:
 	free(key);
 	free(sectname);
 	return rc;
-badkey:
-	free(key);
-	return pw_error_set(err, PW_EINVAL, "invalid config key '%s'", key_in);
 }
 
 int pw_config_set_in_file(const char *path, const char *key, const char *value,

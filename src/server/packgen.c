@@ -256,187 +256,271 @@ static int all_unint(struct gen *g, const struct heap *h)
 	return 1;
 }
 
-static int walk_shallow(struct gen *g)
+/* The state of a shallow walk: the commit queue, the walk that lists trees
+ * and blobs, and the commits listed so far (in order). */
+struct shallow_walk {
+	struct gen *g;
+	struct pw_graph *gr;
+	struct heap h;
+	struct pw_revlist *rl;
+	uint32_t *listed;
+	size_t nlisted, alloc_listed;
+};
+
+static int sw_revlist_add(struct shallow_walk *w, const struct pw_oid *oid, const char *name,
+                          int exclude)
 {
-	struct pw_upload_session *s = g->s;
-	struct pw_graph *gr = &s->graph;
-	struct heap h = {0};
-	struct pw_revlist *rl = NULL;
-	uint32_t *listed = NULL;
-	size_t nlisted = 0, alloc_listed = 0, i;
-	int rc = 0, slop = 5;
-	char hex[PW_MAX_HEXSZ + 1];
+	int rc = pw_revlist_add(w->rl, oid, name, exclude);
 
-	for (i = 0; i < gr->nr; i++)
-		gr->v[i].flags &= ~(G_QUEUED | G_UNINT | G_LISTED);
-	if ((rc = pw_revlist_new(&rl, s->odb, PW_REVLIST_OBJECTS)))
-		return pw_error_set(&s->err, rc, "rev-list: %s", pw_strerror(rc));
+	return rc ? revlist_err(w->g, w->rl, rc) : 0;
+}
 
-	/* what the client has */
+/* What the client has: commits are uninteresting, trees and blobs excluded. */
+static int sw_add_haves(struct shallow_walk *w)
+{
+	struct pw_upload_session *s = w->g->s;
+	size_t i;
+	int rc;
+
 	for (i = 0; i < s->have_objs.nr; i++) {
 		uint32_t idx;
 
-		if ((rc = pw_graph_lookup(gr, &s->have_objs.v[i], &idx)))
-			goto out;
-		if (pw_graph_parse(gr, idx)) {
+		if ((rc = pw_graph_lookup(w->gr, &s->have_objs.v[i], &idx)))
+			return rc;
+		if (pw_graph_parse(w->gr, idx)) {
 			/* a tree or blob the client has */
-			if ((rc = pw_revlist_add(rl, &s->have_objs.v[i], NULL, 1)))
-				goto rl_fail;
+			if ((rc = sw_revlist_add(w, &s->have_objs.v[i], NULL, 1)))
+				return rc;
 			continue;
 		}
-		if ((rc = mark_unint(g, idx)) || (rc = queue(g, &h, idx)))
-			goto out;
+		if ((rc = mark_unint(w->g, idx)) || (rc = queue(w->g, &w->h, idx)))
+			return rc;
 	}
-	/* what it wants: tags are sent here, commits walked, the rest to rev-list */
+	return 0;
+}
+
+/* Send every tag of the chain starting at *cur, one level at a time; *cur
+ * ends at the first object that is not a tag. */
+static int sw_send_tags(struct shallow_walk *w, struct pw_oid *cur)
+{
+	struct pw_upload_session *s = w->g->s;
+	int rc;
+
+	for (;;) {
+		struct pw_buf b = PW_BUF_INIT;
+		struct pw_tag_info ti;
+		uint64_t size;
+		int t;
+
+		if ((rc = pw_odb_read_header(s->odb, cur, &t, &size)))
+			return pw_error_copy(&s->err, pw_odb_error(s->odb));
+		if (t != PW_OBJ_TAG)
+			return 0;
+		if ((rc = add_obj(w->g, cur, PW_OBJ_TAG, NULL, 0)))
+			return rc;
+		rc = pw_odb_read(s->odb, cur, &t, &b);
+		if (!rc)
+			rc = pw_tag_parse(&ti, b.data, b.len, s->algo, &s->err);
+		if (!rc)
+			*cur = ti.object;
+		pw_buf_free(&b);
+		if (rc)
+			return rc;
+	}
+}
+
+/* What the client wants: tags are sent here, commits walked, the rest
+ * listed by rev-list. */
+static int sw_add_wants(struct shallow_walk *w)
+{
+	struct pw_upload_session *s = w->g->s;
+	size_t i;
+	int rc;
+
 	for (i = 0; i < s->args.wants.nr; i++) {
 		struct pw_oid cur = s->args.wants.v[i];
 		uint32_t idx;
 
-		for (;;) {
-			int t;
-			uint64_t size;
-
-			if ((rc = pw_odb_read_header(s->odb, &cur, &t, &size))) {
-				rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-				goto out;
-			}
-			if (t != PW_OBJ_TAG)
-				break;
-			if ((rc = add_obj(g, &cur, PW_OBJ_TAG, NULL, 0)))
-				goto out;
-			/* one level at a time: every tag of a chain is sent */
-			{
-				struct pw_buf b = PW_BUF_INIT;
-				struct pw_tag_info ti;
-				int ty;
-
-				rc = pw_odb_read(s->odb, &cur, &ty, &b);
-				if (!rc)
-					rc = pw_tag_parse(&ti, b.data, b.len, s->algo, &s->err);
-				if (!rc)
-					cur = ti.object;
-				pw_buf_free(&b);
-				if (rc)
-					goto out;
-			}
-		}
-		if ((rc = pw_graph_lookup(gr, &cur, &idx)))
-			goto out;
-		if (pw_graph_parse(gr, idx) == 0) {
-			if ((rc = queue(g, &h, idx)))
-				goto out;
-		} else if ((rc = pw_revlist_add(rl, &cur, NULL, 0))) {
-			goto rl_fail;
-		}
+		if ((rc = sw_send_tags(w, &cur)))
+			return rc;
+		if ((rc = pw_graph_lookup(w->gr, &cur, &idx)))
+			return rc;
+		if (pw_graph_parse(w->gr, idx) == 0)
+			rc = queue(w->g, &w->h, idx);
+		else
+			rc = sw_revlist_add(w, &cur, NULL, 0);
+		if (rc)
+			return rc;
 	}
-	/* commits that stop being shallow: their parents are now wanted */
+	return 0;
+}
+
+/* Commits that stop being shallow: their parents are now wanted. */
+static int sw_add_unshallow(struct shallow_walk *w)
+{
+	struct pw_upload_session *s = w->g->s;
+	size_t i;
+	int rc;
+
 	for (i = 0; i < s->unshallow.nr; i++) {
 		uint32_t idx, j;
 
-		if ((rc = pw_graph_lookup(gr, &s->unshallow.v[i], &idx)))
-			goto out;
-		if ((rc = pw_graph_parse(gr, idx)))
-			goto out;
-		for (j = 0; j < gr->v[idx].nparents; j++)
-			if ((rc = queue(g, &h, pw_graph_parent(gr, idx, j))))
-				goto out;
+		if ((rc = pw_graph_lookup(w->gr, &s->unshallow.v[i], &idx)))
+			return rc;
+		if ((rc = pw_graph_parse(w->gr, idx)))
+			return rc;
+		for (j = 0; j < w->gr->v[idx].nparents; j++)
+			if ((rc = queue(w->g, &w->h, pw_graph_parent(w->gr, idx, j))))
+				return rc;
 	}
+	return 0;
+}
 
-	while (h.nr) {
-		uint32_t c = heap_pop(g, &h), j;
+static int sw_list(struct shallow_walk *w, uint32_t c)
+{
+	if (w->gr->v[c].flags & G_LISTED)
+		return 0;
+	w->gr->v[c].flags |= G_LISTED;
+	if (w->nlisted == w->alloc_listed) {
+		size_t na = w->alloc_listed ? w->alloc_listed * 2 : 256;
+		uint32_t *nv = realloc(w->listed, na * sizeof(*nv));
 
-		rc = pw_graph_parse(gr, c);
-		if (rc == PW_ENOTFOUND && (gr->v[c].flags & G_UNINT)) {
-			rc = 0;
-			continue;
-		}
-		if (rc == PW_ENOTFOUND) {
-			rc = pw_srv_fail(s, PW_ENOTFOUND, "missing commit %s",
-			                 pw_oid_to_hex(&gr->v[c].oid, hex));
-			goto out;
-		}
-		if (rc)
-			goto out;
-		if (gr->v[c].flags & G_UNINT) {
-			if (!(gr->v[c].flags & G_CUT_HAVE))
-				for (j = 0; j < gr->v[c].nparents; j++) {
-					uint32_t p = pw_graph_parent(gr, c, j);
+		if (!nv)
+			return nomem(w->g->s);
+		w->listed = nv;
+		w->alloc_listed = na;
+	}
+	w->listed[w->nlisted++] = c;
+	return 0;
+}
 
-					if ((rc = mark_unint(g, p)) || (rc = queue(g, &h, p)))
-						goto out;
-				}
-		} else {
-			if (!(gr->v[c].flags & G_LISTED)) {
-				gr->v[c].flags |= G_LISTED;
-				if (nlisted == alloc_listed) {
-					size_t na = alloc_listed ? alloc_listed * 2 : 256;
-					uint32_t *nv = realloc(listed, na * sizeof(*nv));
+/* One commit off the queue: an uninteresting one spreads its mark to its
+ * parents (unless the client's shallow boundary cuts it), an interesting one
+ * is listed and its parents queued (unless the new boundary cuts it). */
+static int sw_step(struct shallow_walk *w, uint32_t c)
+{
+	struct pw_graph *gr = w->gr;
+	char hex[PW_MAX_HEXSZ + 1];
+	uint32_t j;
+	int rc = pw_graph_parse(gr, c);
 
-					if (!nv) {
-						rc = nomem(s);
-						goto out;
-					}
-					listed = nv;
-					alloc_listed = na;
-				}
-				listed[nlisted++] = c;
+	if (rc == PW_ENOTFOUND && (gr->v[c].flags & G_UNINT))
+		return 0;
+	if (rc == PW_ENOTFOUND)
+		return pw_srv_fail(w->g->s, PW_ENOTFOUND, "missing commit %s",
+		                   pw_oid_to_hex(&gr->v[c].oid, hex));
+	if (rc)
+		return rc;
+	if (gr->v[c].flags & G_UNINT) {
+		if (!(gr->v[c].flags & G_CUT_HAVE))
+			for (j = 0; j < gr->v[c].nparents; j++) {
+				uint32_t p = pw_graph_parent(gr, c, j);
+
+				if ((rc = mark_unint(w->g, p)) || (rc = queue(w->g, &w->h, p)))
+					return rc;
 			}
-			if (!(gr->v[c].flags & G_CUT_SEND))
-				for (j = 0; j < gr->v[c].nparents; j++)
-					if ((rc = queue(g, &h, pw_graph_parent(gr, c, j))))
-						goto out;
-		}
-		if (all_unint(g, &h)) {
+		return 0;
+	}
+	if ((rc = sw_list(w, c)))
+		return rc;
+	if (!(gr->v[c].flags & G_CUT_SEND))
+		for (j = 0; j < gr->v[c].nparents; j++)
+			if ((rc = queue(w->g, &w->h, pw_graph_parent(gr, c, j))))
+				return rc;
+	return 0;
+}
+
+/* Newest first until only uninteresting commits remain (a few extra steps
+ * against clock skew). */
+static int sw_walk(struct shallow_walk *w)
+{
+	int rc, slop = 5;
+
+	while (w->h.nr) {
+		if ((rc = sw_step(w, heap_pop(w->g, &w->h))))
+			return rc;
+		if (all_unint(w->g, &w->h)) {
 			if (--slop <= 0)
 				break;
 		} else {
 			slop = 5;
 		}
 	}
+	return 0;
+}
 
-	/* the client's side of the boundary: trees it has */
-	for (i = 0; i < nlisted; i++) {
-		uint32_t c = listed[i], j;
+/* The client's side of the boundary: the trees it has (parents of listed
+ * commits it has, and the commits it unshallows) are excluded. */
+static int sw_exclude_boundary(struct shallow_walk *w)
+{
+	struct pw_upload_session *s = w->g->s;
+	struct pw_graph *gr = w->gr;
+	size_t i;
+	int rc;
 
-		if (gr->v[c].flags & G_UNINT)
-			continue;
-		if (gr->v[c].flags & G_CUT_SEND)
+	for (i = 0; i < w->nlisted; i++) {
+		uint32_t c = w->listed[i], j;
+
+		if (gr->v[c].flags & (G_UNINT | G_CUT_SEND))
 			continue;
 		for (j = 0; j < gr->v[c].nparents; j++) {
 			uint32_t p = pw_graph_parent(gr, c, j);
 
 			if ((gr->v[p].flags & (G_UNINT | G_PARSED)) == (G_UNINT | G_PARSED) &&
-			    (rc = pw_revlist_add(rl, &gr->v[p].tree, NULL, 1)))
-				goto rl_fail;
+			    (rc = sw_revlist_add(w, &gr->v[p].tree, NULL, 1)))
+				return rc;
 		}
 	}
 	for (i = 0; i < s->unshallow.nr; i++) {
 		uint32_t idx;
 
 		if ((rc = pw_graph_lookup(gr, &s->unshallow.v[i], &idx)))
-			goto out;
-		if ((rc = pw_revlist_add(rl, &gr->v[idx].tree, NULL, 1)))
-			goto rl_fail;
+			return rc;
+		if ((rc = sw_revlist_add(w, &gr->v[idx].tree, NULL, 1)))
+			return rc;
 	}
-	for (i = 0; i < nlisted; i++) {
-		uint32_t c = listed[i];
+	return 0;
+}
 
-		if (gr->v[c].flags & G_UNINT)
+/* The listed commits into the pack, their trees into rev-list. */
+static int sw_send_listed(struct shallow_walk *w)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < w->nlisted; i++) {
+		uint32_t c = w->listed[i];
+
+		if (w->gr->v[c].flags & G_UNINT)
 			continue;
-		if ((rc = add_obj(g, &gr->v[c].oid, PW_OBJ_COMMIT, NULL, 0)))
-			goto out;
-		if ((rc = pw_revlist_add(rl, &gr->v[c].tree, "", 0)))
-			goto rl_fail;
+		if ((rc = add_obj(w->g, &w->gr->v[c].oid, PW_OBJ_COMMIT, NULL, 0)))
+			return rc;
+		if ((rc = sw_revlist_add(w, &w->gr->v[c].tree, "", 0)))
+			return rc;
 	}
-	if ((rc = pw_revlist_run(rl, walk_cb, g)))
-		goto rl_fail;
-	goto out;
-rl_fail:
-	rc = revlist_err(g, rl, rc);
-out:
-	pw_revlist_free(rl);
-	free(h.v);
-	free(listed);
+	return 0;
+}
+
+static int walk_shallow(struct gen *g)
+{
+	struct shallow_walk w;
+	size_t i;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.g = g;
+	w.gr = &g->s->graph;
+	for (i = 0; i < w.gr->nr; i++)
+		w.gr->v[i].flags &= ~(G_QUEUED | G_UNINT | G_LISTED);
+	if ((rc = pw_revlist_new(&w.rl, g->s->odb, PW_REVLIST_OBJECTS)))
+		return pw_error_set(&g->s->err, rc, "rev-list: %s", pw_strerror(rc));
+	if (!(rc = sw_add_haves(&w)) && !(rc = sw_add_wants(&w)) && !(rc = sw_add_unshallow(&w)) &&
+	    !(rc = sw_walk(&w)) && !(rc = sw_exclude_boundary(&w)) && !(rc = sw_send_listed(&w)) &&
+	    (rc = pw_revlist_run(w.rl, walk_cb, g)))
+		rc = revlist_err(g, w.rl, rc);
+	pw_revlist_free(w.rl);
+	free(w.h.v);
+	free(w.listed);
 	return rc;
 }
 
@@ -647,6 +731,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	}
 
 	pw_pack_write_opts_init(&opts);
+	pw_pack_write_opts_from_config(&opts, pw_repo_config(s->repo));
 	opts.thin = s->args.thin_pack;
 	opts.ofs_delta = s->args.ofs_delta;
 	opts.objects_dir = pw_repo_objects_dir(s->repo);

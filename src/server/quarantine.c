@@ -2,7 +2,6 @@
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,19 +174,8 @@ int pw_quarantine_migrate(const char *dir, const char *objects_dir, struct pw_er
 	return rc;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP || flag == FTW_D)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
 void pw_quarantine_remove(const char *dir)
 {
 	if (dir && *dir)
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		pw_fs_remove_tree(dir, 0);
 }

@@ -657,67 +657,6 @@ static void check_connectivity(struct rp *s)
 	free(tips);
 }
 
-/* Is `old` an ancestor of (or equal to) `new`? 1, 0, or negative error. */
-static int is_ancestor(struct pw_odb *odb, const struct pw_oid *old, const struct pw_oid *new)
-{
-	struct pw_oidmap seen = PW_OIDMAP_INIT;
-	struct pw_oid *queue = NULL;
-	size_t qn = 0, qa = 0;
-	struct pw_buf buf = PW_BUF_INIT;
-	int found = 0, rc = 0, created;
-
-	if (!pw_oidmap_put(&seen, new, &created))
-		return PW_ENOMEM;
-	queue = malloc(16 * sizeof(*queue));
-	if (!queue) {
-		pw_oidmap_free(&seen);
-		return PW_ENOMEM;
-	}
-	qa = 16;
-	queue[qn++] = *new;
-	while (qn && !found && !rc) {
-		struct pw_oid cur = queue[--qn];
-		struct pw_commit_info ci;
-		int type;
-		size_t i;
-
-		if (pw_oid_equal(&cur, old)) {
-			found = 1;
-			break;
-		}
-		if ((rc = pw_odb_read(odb, &cur, &type, &buf)))
-			break;
-		if (type != PW_OBJ_COMMIT)
-			continue;
-		if ((rc = pw_commit_parse(&ci, buf.data, buf.len, pw_odb_algo(odb), NULL)))
-			break;
-		for (i = 0; i < ci.nr_parents && !rc; i++) {
-			if (!pw_oidmap_put(&seen, &ci.parents[i], &created)) {
-				rc = PW_ENOMEM;
-				break;
-			}
-			if (!created)
-				continue;
-			if (qn == qa) {
-				struct pw_oid *q = realloc(queue, qa * 2 * sizeof(*q));
-
-				if (!q) {
-					rc = PW_ENOMEM;
-					break;
-				}
-				queue = q;
-				qa *= 2;
-			}
-			queue[qn++] = ci.parents[i];
-		}
-		pw_commit_info_free(&ci);
-	}
-	free(queue);
-	pw_buf_free(&buf);
-	pw_oidmap_free(&seen);
-	return rc ? rc : found;
-}
-
 static int object_type(struct pw_odb *odb, const struct pw_oid *oid)
 {
 	uint64_t size;
@@ -803,7 +742,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_error(s, "bad sha1 objects for %s", c->name);
 			return "bad ref";
 		}
-		r = is_ancestor(odb, &c->old_oid, &c->new_oid);
+		r = pw_odb_is_ancestor(odb, &c->old_oid, &c->new_oid, NULL);
 		if (r < 0) {
 			rp_error(s, "cannot walk the history of %s", c->name);
 			return "bad ref";

@@ -216,16 +216,11 @@ static int section_end(struct pw_upload_session *s, int delim)
 	return rc ? nomem(s, rc) : 0;
 }
 
-static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
+/* Features not advertised are not arguments we accept (as Git). */
+static int check_features(struct pw_upload_session *s, const struct pw_v2_request *req)
 {
-	struct pw_fetch_args *a = &s->args;
-	char hex[PW_MAX_HEXSZ + 1];
-	struct pw_oid *wanted_ref_oids = NULL;
 	size_t i;
-	int rc, deepen_info;
 
-	pw_srv_reset_fetch(s);
-	/* features not advertised are not arguments we accept (as Git) */
 	for (i = 0; i < req->nargs; i++) {
 		const struct pw_str *l = &req->args[i];
 
@@ -235,125 +230,183 @@ static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
 		    (l->len >= 14 && !memcmp(l->p, "packfile-uris ", 14)))
 			return unexpected(s, l);
 	}
-	if ((rc = pw_fetch_args_v2_request(a, req, &s->err)))
-		return rc;
-	s->sideband_all = a->sideband_all;
-	if ((rc = pw_srv_load_refs(s)))
-		return rc;
+	return 0;
+}
 
-	/* want-ref: resolve now, send them back in wanted-refs */
-	if (a->want_refs.nr) {
-		wanted_ref_oids = malloc(a->want_refs.nr * sizeof(*wanted_ref_oids));
-		if (!wanted_ref_oids)
-			return nomem(s, PW_ENOMEM);
-		for (i = 0; i < a->want_refs.nr; i++) {
-			const char *name = a->want_refs.v[i];
+/* want-ref: resolve now (the values go back in wanted-refs) and want them. */
+static int resolve_want_refs(struct pw_upload_session *s, struct pw_oid **oids)
+{
+	struct pw_fetch_args *a = &s->args;
+	size_t i;
+	int rc;
 
-			if (!pw_refname_is_storable(name) ||
-			    pw_refs_resolve(s->repo, name, &wanted_ref_oids[i], NULL)) {
-				rc = pw_srv_fail(s, PW_EPROTO, "unknown ref %s", name);
-				goto out;
-			}
-			if ((rc = pw_srv__push_oid(s, &a->wants, &wanted_ref_oids[i])))
-				goto out;
-		}
+	if (!a->want_refs.nr)
+		return 0;
+	if (!(*oids = malloc(a->want_refs.nr * sizeof(**oids))))
+		return nomem(s, PW_ENOMEM);
+	for (i = 0; i < a->want_refs.nr; i++) {
+		const char *name = a->want_refs.v[i];
+
+		if (!pw_refname_is_storable(name) ||
+		    pw_refs_resolve(s->repo, name, &(*oids)[i], NULL))
+			return pw_srv_fail(s, PW_EPROTO, "unknown ref %s", name);
+		if ((rc = pw_srv__push_oid(s, &a->wants, &(*oids)[i])))
+			return rc;
 	}
-	/* in v2 any object we have may be asked for (as Git) */
-	for (i = 0; i < a->wants.nr; i++) {
+	return 0;
+}
+
+/* In v2 any object we have may be asked for (as Git). */
+static int check_wants(struct pw_upload_session *s)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+
+	for (i = 0; i < s->args.wants.nr; i++) {
 		uint64_t size;
-		int type;
+		int type, rc = pw_odb_read_header(s->odb, &s->args.wants.v[i], &type, &size);
 
-		rc = pw_odb_read_header(s->odb, &a->wants.v[i], &type, &size);
-		if (rc == PW_ENOTFOUND) {
-			rc = pw_srv_fail(s, PW_EPROTO, "upload-pack: not our ref %s",
-			                 pw_oid_to_hex(&a->wants.v[i], hex));
-			goto out;
-		}
-		if (rc) {
-			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-			goto out;
-		}
+		if (rc == PW_ENOTFOUND)
+			return pw_srv_fail(s, PW_EPROTO, "upload-pack: not our ref %s",
+			                   pw_oid_to_hex(&s->args.wants.v[i], hex));
+		if (rc)
+			return pw_error_copy(&s->err, pw_odb_error(s->odb));
 	}
-	if (!a->wants.nr && !a->wait_for_done) {
-		rc = pw_srv_flush_out(s); /* nothing wanted: nothing to say */
-		goto out;
-	}
-	/* haves */
-	{
-		size_t ncommon = 0;
+	return 0;
+}
 
-		for (i = 0; i < a->haves.nr; i++) {
-			rc = pw_srv_got_have(s, &a->haves.v[i]);
-			if (rc < 0)
-				goto out;
-			if (rc)
-				a->haves.v[ncommon++] = a->haves.v[i];
-		}
-		a->haves.nr = ncommon; /* now: the common ones, in order */
-	}
-	if (!a->done) {
-		int ready = 0;
+/* Keep only the haves we have, in order. */
+static int keep_common_haves(struct pw_upload_session *s)
+{
+	struct pw_fetch_args *a = &s->args;
+	size_t i, ncommon = 0;
+	int rc;
 
-		if ((rc = pw_srv_line(s, "acknowledgments")))
-			goto out;
-		if (!a->haves.nr && (rc = pw_srv_line(s, "NAK")))
-			goto out;
-		for (i = 0; i < a->haves.nr; i++)
-			if ((rc = pw_srv_line(s, "ACK %s", pw_oid_to_hex(&a->haves.v[i], hex))))
-				goto out;
-		if (!a->wait_for_done) {
-			if ((ready = pw_srv_ok_to_give_up(s)) < 0) {
-				rc = ready;
-				goto out;
-			}
-			if (ready && (rc = pw_srv_line(s, "ready")))
-				goto out;
-		}
-		if ((rc = section_end(s, ready)))
-			goto out;
-		if (!ready) {
-			rc = pw_srv_flush_out(s);
-			goto out;
-		}
+	for (i = 0; i < a->haves.nr; i++) {
+		if ((rc = pw_srv_got_have(s, &a->haves.v[i])) < 0)
+			return rc;
+		if (rc)
+			a->haves.v[ncommon++] = a->haves.v[i];
 	}
-	/* shallow-info */
-	deepen_info = pw_srv_compute_shallow(s);
-	if (deepen_info < 0) {
-		rc = deepen_info;
-		goto out;
+	a->haves.nr = ncommon;
+	return 0;
+}
+
+/* The acknowledgments section (before "done"); *ready says whether the
+ * pack follows in this response. */
+static int send_acks(struct pw_upload_session *s, int *ready)
+{
+	struct pw_fetch_args *a = &s->args;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	*ready = 0;
+	if ((rc = pw_srv_line(s, "acknowledgments")))
+		return rc;
+	if (!a->haves.nr && (rc = pw_srv_line(s, "NAK")))
+		return rc;
+	for (i = 0; i < a->haves.nr; i++)
+		if ((rc = pw_srv_line(s, "ACK %s", pw_oid_to_hex(&a->haves.v[i], hex))))
+			return rc;
+	if (!a->wait_for_done) {
+		if ((*ready = pw_srv_ok_to_give_up(s)) < 0)
+			return *ready;
+		if (*ready && (rc = pw_srv_line(s, "ready")))
+			return rc;
 	}
-	if (deepen_info || a->shallows.nr) {
-		if ((rc = pw_srv_line(s, "shallow-info")))
-			goto out;
-		for (i = 0; i < s->new_shallow.nr; i++)
-			if ((rc = pw_srv_line_nolf(s, "shallow %s",
-			                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
-				goto out;
-		for (i = 0; i < s->unshallow.nr; i++)
-			if ((rc = pw_srv_line_nolf(s, "unshallow %s",
-			                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
-				goto out;
-		if ((rc = section_end(s, 1)))
-			goto out;
-	}
-	if (a->want_refs.nr) {
-		if ((rc = pw_srv_line(s, "wanted-refs")))
-			goto out;
-		for (i = 0; i < a->want_refs.nr; i++)
-			if ((rc = pw_srv_line(s, "%s %s", pw_oid_to_hex(&wanted_ref_oids[i], hex),
-			                      a->want_refs.v[i])))
-				goto out;
-		if ((rc = section_end(s, 1)))
-			goto out;
-	}
+	return section_end(s, *ready);
+}
+
+static int send_shallow_info(struct pw_upload_session *s)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc, deepen_info = pw_srv_compute_shallow(s);
+	size_t i;
+
+	if (deepen_info < 0)
+		return deepen_info;
+	if (!deepen_info && !s->args.shallows.nr)
+		return 0;
+	if ((rc = pw_srv_line(s, "shallow-info")))
+		return rc;
+	for (i = 0; i < s->new_shallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "shallow %s",
+		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+			return rc;
+	for (i = 0; i < s->unshallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
+		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
+			return rc;
+	return section_end(s, 1);
+}
+
+static int send_wanted_refs(struct pw_upload_session *s, const struct pw_oid *oids)
+{
+	const struct pw_fetch_args *a = &s->args;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	if (!a->want_refs.nr)
+		return 0;
+	if ((rc = pw_srv_line(s, "wanted-refs")))
+		return rc;
+	for (i = 0; i < a->want_refs.nr; i++)
+		if ((rc = pw_srv_line(s, "%s %s", pw_oid_to_hex(&oids[i], hex), a->want_refs.v[i])))
+			return rc;
+	return section_end(s, 1);
+}
+
+/* The sections after negotiation: shallow-info, wanted-refs, packfile. */
+static int send_response(struct pw_upload_session *s, const struct pw_oid *wanted_ref_oids)
+{
+	int rc;
+
+	if ((rc = send_shallow_info(s)) || (rc = send_wanted_refs(s, wanted_ref_oids)))
+		return rc;
 	if ((rc = pw_srv_line(s, "packfile")))
-		goto out;
+		return rc;
 	s->sideband = PW_SIDEBAND_64K;
 	/* a pack request in v2 always has sideband; thin/ofs/progress as asked */
 	rc = pw_srv_send_pack(s);
 	if (!rc && !(rc = section_end(s, 0)))
 		rc = pw_srv_flush_out(s);
-out:
+	return rc;
+}
+
+static int fetch_with(struct pw_upload_session *s, const struct pw_v2_request *req,
+                      struct pw_oid **wanted_ref_oids)
+{
+	struct pw_fetch_args *a = &s->args;
+	int rc, ready;
+
+	if ((rc = check_features(s, req)) || (rc = pw_fetch_args_v2_request(a, req, &s->err)))
+		return rc;
+	s->sideband_all = a->sideband_all;
+	if ((rc = pw_srv_load_refs(s)) || (rc = resolve_want_refs(s, wanted_ref_oids)) ||
+	    (rc = check_wants(s)))
+		return rc;
+	if (!a->wants.nr && !a->wait_for_done)
+		return pw_srv_flush_out(s); /* nothing wanted: nothing to say */
+	if ((rc = keep_common_haves(s)))
+		return rc;
+	if (!a->done) {
+		if ((rc = send_acks(s, &ready)))
+			return rc;
+		if (!ready)
+			return pw_srv_flush_out(s);
+	}
+	return send_response(s, *wanted_ref_oids);
+}
+
+static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	struct pw_oid *wanted_ref_oids = NULL;
+	int rc;
+
+	pw_srv_reset_fetch(s);
+	rc = fetch_with(s, req, &wanted_ref_oids);
 	free(wanted_ref_oids);
 	return rc;
 }

@@ -95,43 +95,14 @@ int pw_srv_odb(struct pw_upload_session *s)
  * object counts as no tag. */
 int pw_srv_peel(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *peeled)
 {
-	struct pw_oid cur = *oid;
-	struct pw_buf buf = PW_BUF_INIT;
-	int type, rc, hops = 0, was_tag = 0;
-	uint64_t size;
+	int rc = pw_odb_peel(s->odb, oid, peeled, NULL, &s->err);
 
-	for (;;) {
-		struct pw_tag_info tag;
-
-		rc = pw_odb_read_header(s->odb, &cur, &type, &size);
-		if (rc == PW_ENOTFOUND || (!rc && type != PW_OBJ_TAG)) {
-			rc = 0;
-			break;
-		}
-		if (rc) {
-			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-			break;
-		}
-		if (++hops > 64) {
-			rc = pw_error_set(&s->err, PW_ECORRUPT, "chain of tags too long");
-			break;
-		}
-		rc = pw_odb_read(s->odb, &cur, &type, &buf);
-		if (rc) {
-			rc = pw_error_copy(&s->err, pw_odb_error(s->odb));
-			break;
-		}
-		rc = pw_tag_parse(&tag, buf.data, buf.len, s->algo, &s->err);
-		if (rc)
-			break;
-		cur = tag.object;
-		was_tag = 1;
+	if (rc == PW_ENOTFOUND) {
+		/* the missing object ends the chain */
+		pw_error_clear(&s->err);
+		return !pw_oid_equal(peeled, oid);
 	}
-	pw_buf_free(&buf);
-	if (rc)
-		return rc;
-	*peeled = cur;
-	return was_tag;
+	return rc < 0 ? rc : rc > 0;
 }
 
 void pw_srv_unload_refs(struct pw_upload_session *s)

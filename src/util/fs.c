@@ -1,5 +1,8 @@
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +102,7 @@ int pw_fs_mkdir_p(const char *path, struct pw_error *err)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int pw_fs_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -109,10 +112,44 @@ static int write_all(int fd, const void *data, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* a non-blocking pipe or socket: wait until it drains */
+				struct pollfd pfd = {fd, POLLOUT, 0};
+
+				poll(&pfd, 1, -1);
+				continue;
+			}
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
 			return -1;
 		}
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
 	}
 	return 0;
 }
@@ -182,7 +219,7 @@ int pw_lock_acquire(struct pw_lock *lk, const char *path, struct pw_error *err)
 
 int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_error *err)
 {
-	if (lk->fd < 0 || write_all(lk->fd, data, len))
+	if (lk->fd < 0 || pw_fs_write_all(lk->fd, data, len))
 		return pw_error_set(err, PW_EIO, "cannot write %s: %s", lk->lock_path,
 		                    strerror(errno));
 	return 0;
@@ -224,4 +261,39 @@ void pw_lock_rollback(struct pw_lock *lk)
 	free(lk->path);
 	free(lk->lock_path);
 	lk->path = lk->lock_path = NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void pw_fs_remove_tree(const char *path, int keep_top)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!keep_top) {
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return;
+	}
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		char *p;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		p = pw_path_join(path, e->d_name);
+		if (p)
+			nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		free(p);
+	}
+	closedir(d);
 }

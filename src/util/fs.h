@@ -3,6 +3,7 @@
 #define PW_UTIL_FS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "packwire/buf.h"
 #include "packwire/error.h"
@@ -11,6 +12,12 @@
 /* pw_fs_read_file, pw_fs_mkdir_p and pw_path_join are public (packwire/fs.h). */
 int pw_fs_exists(const char *path);
 int pw_fs_is_dir(const char *path);
+/* Write all of data to fd (retrying on EINTR and short writes, waiting on a
+ * non-blocking fd that is full): 0, or -1 with errno set (EIO when write
+ * makes no progress). Callers word the message, naming what they wrote. */
+int pw_fs_write_all(int fd, const void *data, size_t len);
+/* The same with pwrite at offset off (the file position does not move). */
+int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off);
 /* Write data to path via a temporary file in the same directory + rename. */
 int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err);
 
@@ -28,5 +35,9 @@ int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_er
 int pw_lock_commit(struct pw_lock *lk, struct pw_error *err);
 /* Remove the lock file without touching the target. Safe to call twice. */
 void pw_lock_rollback(struct pw_lock *lk);
+
+/* rm -rf path, best effort, without following symlinks; with keep_top the
+ * directory itself stays (emptied). */
+void pw_fs_remove_tree(const char *path, int keep_top);
 
 #endif

@@ -38,7 +38,7 @@ PUBLIC = {
     "config": "repo", "repo": "repo",
     "refs": "refs",
     "odb": "odb", "idx": "odb",
-    "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack",
+    "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport",
     "client": "client", "push": "client",
