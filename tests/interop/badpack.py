@@ -111,8 +111,11 @@ def odb_hostile():
             (oid("commit", commit), hdr(1, len(commit)) + zlib.compress(commit))]
     commit_at = 12 + len(ents[0][1])
     names, at = [], {}
+    # 64 kB that do not compress: what follows a lying entry can no longer
+    # vouch for it (the entry's own bytes must)
+    pad = b"".join(H(b"%d" % i).digest() for i in range(65536 // RAW))
     for name in ["delta-oom", "huge-entry", "huge-delta", "big-entry", "big-delta", "empty",
-                 "delta-over-empty"]:
+                 "delta-over-empty", "claim-40m", "padding"]:
         here = 12 + sum(len(e[1]) for e in ents)
         raw = H(b"hostile " + name.encode()).digest()
         if name == "delta-oom":  # over the commit, one short copy
@@ -125,6 +128,10 @@ def odb_hostile():
             e = hdr(6, HUGE if name[0] == "h" else BIG) + ofs(here - commit_at) + zlib.compress(dd)
         elif name == "empty":
             e, raw = empty, oid("blob", b"")
+        elif name == "claim-40m":
+            e = hdr(3, 40 << 20) + zlib.compress(b"x")
+        elif name == "padding":
+            e, raw = hdr(3, len(pad)) + zlib.compress(pad), oid("blob", pad)
         else:  # the fuzz input itself, over the empty blob
             e = hdr(6, len(OOM_DELTA)) + ofs(here - at["empty"]) + zlib.compress(OOM_DELTA)
         at[name] = here
