@@ -130,6 +130,12 @@ for algo in sha1 sha256; do
 	(cd "$d/recv.git" && run_refused "$algo receive-pack: truncated pkt-line" "." \
 		"$PACKWIRE" receive-pack --stateless-rpc . <"$d/short.in")
 
+	# config values: a window of two billion objects costs what the objects do
+	st=0
+	(cd "$d/src" && limited "$PACKWIRE" -c pack.window=2000000000 pack-objects --all --stdout \
+		</dev/null >"$d/win.pack" 2>"$d/win.err") || st=$?
+	check "$algo pack-objects: pack.window=2000000000 within the limit" [ $st -eq 0 -a -s "$d/win.pack" ]
+
 	# ---- upload-pack: hostile requests ------------------------------------
 	head=$(git -C "$d/src" rev-parse HEAD)
 	# 200,000 made-up haves (8.6 MB) in one v0 round
