@@ -8,7 +8,9 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build check unit interop asan demo bench format clean fuzz install
+FUZZ_SECONDS ?= 30
+
+.PHONY: all build check unit interop asan demo bench format clean fuzz fuzz-smoke install
 
 all: build
 
@@ -42,6 +44,11 @@ asan: $(ASAN_BUILD)/CMakeCache.txt
 fuzz:
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DPW_LIBFUZZER=ON -DPW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-fuzz -j $(JOBS)
+
+# Every fuzz target for FUZZ_SECONDS from a scratch copy of its corpus; fails
+# on any crash, leak, timeout or out-of-memory (2 GB).
+fuzz-smoke: fuzz
+	bash fuzz/smoke.sh build-fuzz $(FUZZ_SECONDS)
 
 demo: build
 	bash scripts/demo.sh $(BUILD)/packwire

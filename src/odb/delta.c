@@ -46,46 +46,15 @@ size_t pw_delta_encode_size(uint8_t *out, uint64_t size)
 	return n;
 }
 
-int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, size_t delta_len,
-                   struct pw_buf *out, struct pw_error *err)
+/* Run the instructions after the size header. With dst NULL nothing is
+ * written: the instructions are only checked, in order, against the base and
+ * the declared result size, so a result is allocated only once they are known
+ * to produce exactly that many bytes. */
+static int run(const uint8_t *base, size_t base_len, const uint8_t *p, const uint8_t *end,
+               uint64_t rsize, uint8_t *dst, struct pw_error *err)
 {
-	const uint8_t *p, *end = delta + delta_len;
-	uint64_t bsize, rsize;
-	size_t hdr, pos = 0;
-	uint8_t *dst;
-	int rc;
+	size_t pos = 0;
 
-	if (pw_delta_sizes(delta, delta_len, &bsize, &rsize, &hdr))
-		return pw_error_set(err, PW_ECORRUPT, "delta: truncated size header");
-	if (bsize != base_len)
-		return pw_error_set(err, PW_ECORRUPT,
-		                    "delta: base size %llu does not match base object size %zu",
-		                    (unsigned long long)bsize, base_len);
-	if (rsize > PW_DELTA_MAX_RESULT)
-		return pw_error_set(err, PW_ETOOBIG, "delta: result size %llu is too large",
-		                    (unsigned long long)rsize);
-	pw_buf_reset(out);
-	/* Exactly the result's size, not the next power of two: results are
-	 * kept in base caches whose limits count their length, so slack from
-	 * doubling would be memory that no limit sees (a third more, on average). */
-	if (out->cap < (size_t)rsize + 1 && (!out->max || rsize <= out->max)) {
-		char *p = malloc((size_t)rsize + 1);
-
-		if (!p)
-			return pw_error_set(err, PW_ENOMEM, "delta: cannot allocate %llu bytes",
-			                    (unsigned long long)rsize);
-		if (out->cap)
-			free(out->data);
-		p[0] = '\0';
-		out->data = p;
-		out->cap = (size_t)rsize + 1;
-	}
-	rc = pw_buf_grow(out, (size_t)rsize);
-	if (rc)
-		return pw_error_set(err, rc, "delta: cannot allocate %llu bytes",
-		                    (unsigned long long)rsize);
-	dst = (uint8_t *)out->data;
-	p = delta + hdr;
 	while (p < end) {
 		uint8_t op = *p++;
 
@@ -115,14 +84,16 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 				                    (unsigned long long)off, base_len);
 			if (size > rsize - pos)
 				goto overflow;
-			memcpy(dst + pos, base + off, (size_t)size);
+			if (dst)
+				memcpy(dst + pos, base + off, (size_t)size);
 			pos += (size_t)size;
 		} else if (op) {
 			if ((size_t)(end - p) < op)
 				goto truncated;
 			if (op > rsize - pos)
 				goto overflow;
-			memcpy(dst + pos, p, op);
+			if (dst)
+				memcpy(dst + pos, p, op);
 			p += op;
 			pos += op;
 		} else {
@@ -133,12 +104,60 @@ int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, s
 		return pw_error_set(err, PW_ECORRUPT,
 		                    "delta: result is %zu bytes but the header says %llu", pos,
 		                    (unsigned long long)rsize);
-	out->len = pos;
-	out->data[pos] = '\0';
 	return 0;
 truncated:
 	return pw_error_set(err, PW_ECORRUPT, "delta: instruction truncated");
 overflow:
 	return pw_error_set(err, PW_ECORRUPT, "delta: result exceeds the declared %llu bytes",
 	                    (unsigned long long)rsize);
+}
+
+int pw_delta_apply(const uint8_t *base, size_t base_len, const uint8_t *delta, size_t delta_len,
+                   struct pw_buf *out, struct pw_error *err)
+{
+	const uint8_t *end = delta + delta_len;
+	uint64_t bsize, rsize;
+	size_t hdr;
+	int rc;
+
+	if (pw_delta_sizes(delta, delta_len, &bsize, &rsize, &hdr))
+		return pw_error_set(err, PW_ECORRUPT, "delta: truncated size header");
+	if (bsize != base_len)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "delta: base size %llu does not match base object size %zu",
+		                    (unsigned long long)bsize, base_len);
+	if (rsize > PW_DELTA_MAX_RESULT)
+		return pw_error_set(err, PW_ETOOBIG, "delta: result size %llu is too large",
+		                    (unsigned long long)rsize);
+	/* The header alone justifies no memory: a few bytes can claim gigabytes.
+	 * What the instructions produce can (each copy at most min(base size,
+	 * 0xffffff) bytes, each insert 127 bytes for its 128), so check them
+	 * first and allocate only a result they really build. */
+	if ((rc = run(base, base_len, delta + hdr, end, rsize, NULL, err)))
+		return rc;
+	pw_buf_reset(out);
+	/* Exactly the result's size, not the next power of two: results are
+	 * kept in base caches whose limits count their length, so slack from
+	 * doubling would be memory that no limit sees (a third more, on average). */
+	if (out->cap < (size_t)rsize + 1 && (!out->max || rsize <= out->max)) {
+		char *p = malloc((size_t)rsize + 1);
+
+		if (!p)
+			return pw_error_set(err, PW_ENOMEM, "delta: cannot allocate %llu bytes",
+			                    (unsigned long long)rsize);
+		if (out->cap)
+			free(out->data);
+		p[0] = '\0';
+		out->data = p;
+		out->cap = (size_t)rsize + 1;
+	}
+	rc = pw_buf_grow(out, (size_t)rsize);
+	if (rc)
+		return pw_error_set(err, rc, "delta: cannot allocate %llu bytes",
+		                    (unsigned long long)rsize);
+	if ((rc = run(base, base_len, delta + hdr, end, rsize, (uint8_t *)out->data, err)))
+		return rc;
+	out->len = (size_t)rsize;
+	out->data[out->len] = '\0';
+	return 0;
 }

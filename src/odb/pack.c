@@ -184,11 +184,13 @@ static int decode_at(const struct pw_pack *p, uint64_t offset, struct pw_pack_en
 	return 0;
 }
 
+/* Claims above this are checked against the entry's own compressed length. */
+#define PACK_LARGE_CLAIM ((uint64_t)32 << 20)
+
 /* Inflate the zlib stream of the entry at `offset` (header h) into out, which
  * must come out at exactly h->size bytes. */
-static int inflate_entry(const struct pw_pack *p, uint64_t offset,
-                         const struct pw_pack_entry_hdr *h, struct pw_pack_cache *cache,
-                         struct pw_buf *out, struct pw_error *err)
+static int inflate_entry(struct pw_pack *p, uint64_t offset, const struct pw_pack_entry_hdr *h,
+                         struct pw_pack_cache *cache, struct pw_buf *out, struct pw_error *err)
 {
 	size_t start = (size_t)offset + h->hdr_len, end = p->size - p->algo->rawsz;
 	struct libdeflate_decompressor *dec, *own = NULL;
@@ -200,6 +202,18 @@ static int inflate_entry(const struct pw_pack *p, uint64_t offset,
 		return pw_error_set(
 		        err, PW_ETOOBIG, "pack %s: object at offset %llu is too large (%llu bytes)",
 		        p->path, (unsigned long long)offset, (unsigned long long)h->size);
+	/* zlib expands at most ~1032:1, so a claim is worth only what the
+	 * entry's compressed bytes can produce. A large one is measured against
+	 * the entry itself (the reverse index knows where it ends), not against
+	 * the rest of the pack. */
+	if (h->size > PACK_LARGE_CLAIM && start <= end &&
+	    h->size <= (uint64_t)(end - start) * 1032 + 1024) {
+		struct pw_error ignored;
+		uint64_t next;
+
+		if (!pw_pack_entry_end(p, offset, &next, &ignored) && next > start && next <= end)
+			end = (size_t)next;
+	}
 	if (start > end || h->size > (uint64_t)(end - start) * 1032 + 1024)
 		return pw_error_set(err, PW_ECORRUPT,
 		                    "pack %s: entry at offset %llu is truncated or claims an "

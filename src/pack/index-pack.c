@@ -295,12 +295,15 @@ static uint64_t in_offset(const struct ip_in *in)
 static int grow_objs(struct pw_ipack *ip, uint32_t need)
 {
 	if (need > ip->alloc) {
-		/* the first call reserves what the header announces, exactly */
+		/* the first call reserves what parse() allows of the header's count */
 		uint32_t n = ip->alloc ? ip->alloc : need;
 		struct ip_obj *p;
 
 		while (n < need)
 			n = n > UINT32_MAX / 2 ? need : n * 2;
+		/* growth never passes that count: no slack beyond the header */
+		if (need <= ip->nr_header && n > ip->nr_header)
+			n = ip->nr_header;
 		p = realloc(ip->objs, (size_t)n * sizeof(*p));
 		if (!p)
 			return pw_error_set(&ip->err, PW_ENOMEM, "out of memory for %u objects",
@@ -566,6 +569,7 @@ static void report(struct pw_ipack *ip, int phase, uint64_t done, uint64_t total
 static int parse_header(struct pw_ipack *ip, struct ip_in *in)
 {
 	ssize_t avail = in_fill(in, PW_PACK_HEADER_SIZE, &ip->err);
+	uint32_t reserve;
 	int rc;
 
 	if (avail < 0)
@@ -585,7 +589,10 @@ static int parse_header(struct pw_ipack *ip, struct ip_in *in)
 		                    "pack header claims %u objects, more than its %zu bytes can "
 		                    "hold (wrong object count or truncated pack)",
 		                    ip->nr_header, in->len);
-	return grow_objs(ip, ip->nr_header < (1u << 20) ? ip->nr_header : (1u << 20));
+	reserve = in->eof ? (1u << 20) : (1u << 16);
+	/* A streamed header is 12 bytes that may lie: reserve for what a
+	 * first window of entries could be, and grow as entries arrive. */
+	return grow_objs(ip, ip->nr_header < reserve ? ip->nr_header : reserve);
 }
 
 /* Decode the header of entry i (at most 2 + 10 + 10 + PW_MAX_RAWSZ bytes),

@@ -693,7 +693,9 @@ static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct pw_pack_writer *w = wk->w;
-	size_t nslots = (size_t)w->opts.window + 1, i, seg;
+	/* a window wider than the objects would be memory no search uses */
+	size_t nslots = ((size_t)w->opts.window < w->nr ? (size_t)w->opts.window : w->nr) + 1, i,
+	       seg;
 	struct slot *slots = calloc(nslots, sizeof(*slots));
 	struct pw_buf delta = PW_BUF_INIT, best = PW_BUF_INIT;
 

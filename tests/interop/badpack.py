@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""badpack.py ALGO CASE OUT: write a small pack (good, or broken in one way)."""
+"""badpack.py ALGO CASE OUT: write a small pack (good, or broken in one way).
+
+Cases named odb-* also write the .idx beside OUT (a valid index, so the pack
+can sit in a repository without index-pack having seen it) and print
+"NAME OID" lines for the objects a test should read."""
 import hashlib, struct, sys, zlib
 
 algo, case, out = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -66,6 +70,82 @@ first = 12
 d = delta(base, res)
 ofs_delta = hdr(6, len(d)) + ofs(len(blob)) + zlib.compress(d)
 ref_delta = hdr(7, len(d)) + oid("blob", base) + zlib.compress(d)
+
+
+# Hostile sizes (issue 17): nothing here may make a reader allocate what the
+# bytes cannot justify. The fuzz-delta finding: 8 bytes of delta over an
+# empty base that claim a 2.4 GB result.
+OOM_DELTA = bytes([0x00, 0xA8, 0xF8, 0xC0, 0xF8, 0x08, 0xF5, 0x62])
+empty = hdr(3, 0) + zlib.compress(b"")
+HUGE = 1 << 62  # more bits than an entry header's size may have
+BIG = 1 << 59  # fits, and is just as absurd
+
+
+def claim(base_len, size, ops=b""):
+    return varint(base_len) + varint(size) + ops
+
+
+def write_idx(path, objs, pack_bytes):
+    # objs: (raw oid, offset, raw entry bytes); idx v2, 32-bit offsets
+    objs = sorted(objs)
+    fan, n = [], 0
+    for i in range(256):
+        while n < len(objs) and objs[n][0][0] <= i:
+            n += 1
+        fan.append(n)
+    b = b"\377tOc" + struct.pack(">I", 2) + struct.pack(">256I", *fan)
+    b += b"".join(o[0] for o in objs)
+    b += b"".join(struct.pack(">I", zlib.crc32(o[2])) for o in objs)
+    b += b"".join(struct.pack(">I", o[1]) for o in objs)
+    b += pack_bytes[-RAW:]
+    open(path, "wb").write(b + H(b).digest())
+
+
+def odb_hostile():
+    # a tree and a commit, then objects whose headers lie about their size
+    # under made-up ids: only the index says what they are
+    tree = b""
+    commit = b"tree %s\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nc\n" % (
+        oid("tree", tree).hex().encode())
+    ents = [(oid("tree", tree), hdr(2, 0) + zlib.compress(tree)),
+            (oid("commit", commit), hdr(1, len(commit)) + zlib.compress(commit))]
+    commit_at = 12 + len(ents[0][1])
+    names, at = [], {}
+    # 64 kB that do not compress: what follows a lying entry can no longer
+    # vouch for it (the entry's own bytes must)
+    pad = b"".join(H(b"%d" % i).digest() for i in range(65536 // RAW))
+    for name in ["delta-oom", "huge-entry", "huge-delta", "big-entry", "big-delta", "empty",
+                 "delta-over-empty", "claim-40m", "padding"]:
+        here = 12 + sum(len(e[1]) for e in ents)
+        raw = H(b"hostile " + name.encode()).digest()
+        if name == "delta-oom":  # over the commit, one short copy
+            dd = claim(len(commit), 2400000000, bytes([0x91, 0, 5]))
+            e = hdr(6, len(dd)) + ofs(here - commit_at) + zlib.compress(dd)
+        elif name.endswith("-entry"):
+            e = hdr(1, HUGE if name[0] == "h" else BIG) + zlib.compress(commit)
+        elif name.endswith("-delta"):
+            dd = claim(len(commit), len(commit), bytes([0x90, len(commit)]))
+            e = hdr(6, HUGE if name[0] == "h" else BIG) + ofs(here - commit_at) + zlib.compress(dd)
+        elif name == "empty":
+            e, raw = empty, oid("blob", b"")
+        elif name == "claim-40m":
+            e = hdr(3, 40 << 20) + zlib.compress(b"x")
+        elif name == "padding":
+            e, raw = hdr(3, len(pad)) + zlib.compress(pad), oid("blob", pad)
+        else:  # the fuzz input itself, over the empty blob
+            e = hdr(6, len(OOM_DELTA)) + ofs(here - at["empty"]) + zlib.compress(OOM_DELTA)
+        at[name] = here
+        ents.append((raw, e))
+        names.append((name, raw))
+    data = pack([e for _, e in ents])
+    objs, off = [], 12
+    for raw, e in ents:
+        objs.append((raw, off, e))
+        off += len(e)
+    write_idx((out[:-5] if out.endswith(".pack") else out) + ".idx", objs, data)
+    for name, raw in names:
+        print(name, raw.hex())
+    return data
 
 if case == "good":
     data = pack([blob, ofs_delta])
@@ -152,6 +232,24 @@ elif case == "dangling-tree":
     data = pack([hdr(2, len(t)) + zlib.compress(t)])
 elif case == "thin":
     data = pack([ref_delta])
+elif case == "delta-oom":
+    data = pack([empty, hdr(6, len(OOM_DELTA)) + ofs(len(empty)) + zlib.compress(OOM_DELTA)])
+elif case == "delta-oom-base":
+    bad = claim(len(base), 2400000000, bytes([0x91, 0, 5]))
+    data = pack([blob, hdr(6, len(bad)) + ofs(len(blob)) + zlib.compress(bad)])
+elif case in ("huge-entry", "big-entry"):
+    data = pack([hdr(3, HUGE if case[0] == "h" else BIG) + zlib.compress(base)])
+elif case in ("huge-delta-entry", "big-delta-entry"):
+    data = pack([blob, hdr(6, HUGE if case[0] == "h" else BIG) + ofs(len(blob)) + zlib.compress(d)])
+elif case == "big-ref-delta-entry":
+    data = pack([blob, hdr(7, BIG) + oid("blob", base) + zlib.compress(d)])
+elif case == "huge-count":
+    data = pack([blob, ofs_delta], count=0xFFFFFFFF)
+elif case == "bomb-big":
+    # a 3 GB claim that its compressed bytes could never produce
+    data = pack([hdr(3, 3 << 30) + zlib.compress(b"\0" * (1 << 20), 9)])
+elif case == "odb-hostile":
+    data = odb_hostile()
 else:
     sys.exit("unknown case " + case)
 open(out, "wb").write(bytes(data))

@@ -95,6 +95,41 @@ static void test_apply_bad(void)
 	pw_buf_free(&out);
 }
 
+/* A header's result size justifies no memory: only instructions that really
+ * produce it do (fuzz-delta's out-of-memory finding, issue 17). */
+static void test_apply_no_upfront_alloc(void)
+{
+	/* fuzz-delta input 00 00 a8 f8 c0 f8 08 f5 62: empty base, 2.4 GB claimed */
+	static const uint8_t claim[] = {0x00, 0xa8, 0xf8, 0xc0, 0xf8, 0x08, 0xf5, 0x62};
+	static uint8_t base[1 << 16], d[64];
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_error err = {0};
+	size_t n, i;
+
+	CHECK_EQ_INT(pw_delta_apply(base, 0, claim, sizeof(claim), &out, &err), PW_ECORRUPT);
+	CHECK_EQ_INT(out.cap, 0);
+
+	/* a 1 GiB claim over a real base with one short copy */
+	n = build(d, sizeof(base), (uint64_t)1 << 30);
+	d[n++] = 0x91;
+	d[n++] = 0;
+	d[n++] = 5;
+	CHECK_EQ_INT(pw_delta_apply(base, sizeof(base), d, n, &out, &err), PW_ECORRUPT);
+	CHECK(strstr(err.msg, "header says") != NULL);
+	CHECK_EQ_INT(out.cap, 0);
+
+	/* what copies really produce is still built: 16 full copies of 64 KiB */
+	for (i = 0; i < sizeof(base); i++)
+		base[i] = (uint8_t)(i * 7);
+	n = build(d, sizeof(base), 16 * sizeof(base));
+	for (i = 0; i < 16; i++)
+		d[n++] = 0x80; /* offset 0, size 0 = 0x10000 */
+	CHECK_EQ_INT(pw_delta_apply(base, sizeof(base), d, n, &out, &err), 0);
+	CHECK_EQ_INT(out.len, 16 * sizeof(base));
+	CHECK(!memcmp(out.data + 15 * sizeof(base), base, sizeof(base)));
+	pw_buf_free(&out);
+}
+
 static void test_entry_header(void)
 {
 	uint8_t buf[64];
@@ -141,6 +176,7 @@ int main(void)
 {
 	test_apply_ok();
 	test_apply_bad();
+	test_apply_no_upfront_alloc();
 	test_entry_header();
 	return pw_test_done();
 }
