@@ -32,7 +32,10 @@ struct pw_env_options {
 /* Fill *out from the environment (unset variables give NULL). The strings
  * point into the environment or into *out: valid until pw_env_options_free
  * and as long as the variables are not changed. PW_EINVAL "bogus count in
- * GIT_CONFIG_COUNT"; PW_ENOMEM. *out needs pw_env_options_free even then. */
+ * GIT_CONFIG_COUNT"; PW_ENOMEM. *out needs pw_env_options_free even then.
+ * Threads: it reads the process environment, so no other thread may change
+ * that environment (setenv, putenv) meanwhile; the filled struct is then
+ * only read by the library and may be shared by threads until freed. */
 PW_API int pw_options_from_env(struct pw_env_options *out, struct pw_error *err);
 PW_API void pw_env_options_free(struct pw_env_options *o);
 
