@@ -26,5 +26,6 @@
 #include "packwire/push.h"
 #include "packwire/server.h"
 #include "packwire/receive.h"
+#include "packwire/http.h"
 
 #endif
