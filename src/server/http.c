@@ -135,7 +135,7 @@ static int refuse(struct resp *r, int status, const char *reason, const char *bo
 	if (!r->started) {
 		r->nr = 0;
 		hdr_nocache(r);
-		if (body)
+		if (body && status != 415) /* git's 415 has no type */
 			hdr(r, "Content-Type", "text/plain");
 		if (!resp_start(r, status, reason) && body)
 			resp_write(r, body, strlen(body));
