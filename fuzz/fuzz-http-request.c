@@ -93,7 +93,7 @@ static int setup(void)
 		struct pw_repo_init_opts o;
 		struct pw_repo *repo;
 		struct pw_error err;
-		char path[256];
+		char path[512];
 		FILE *f;
 
 		snprintf(root[a], sizeof(root[a]), "/tmp/pw-fuzz-http-XXXXXX");
