@@ -44,8 +44,20 @@ start_httpd() {
 	HTTPD_ROOT=$1
 	HTTPD_DIR=$T/httpd
 	mkdir -p "$HTTPD_DIR"
-	printf '#!/bin/sh\nexec "%s" http-backend\n' "$PACKWIRE" >"$HTTPD_DIR/pw-backend"
-	chmod +x "$HTTPD_DIR/pw-backend"
+	# the CGI programs, through wrappers (HTTPD_TIME=1: each run's wall
+	# seconds and peak KiB appended to $HTTPD_DIR/time-pw or time-git)
+	local be cmd
+	for be in pw git; do
+		cmd="\"$GIT_HTTP_BACKEND\""
+		[ $be = git ] || cmd="\"$PACKWIRE\" http-backend"
+		[ -z "${HTTPD_TIME:-}" ] ||
+			cmd="/usr/bin/time -a -f '%e %M' -o \"$HTTPD_DIR/time-$be\" $cmd"
+		printf '#!/bin/sh\nexec %s\n' "$cmd" >"$HTTPD_DIR/$be-backend"
+		chmod +x "$HTTPD_DIR/$be-backend"
+	done
+	# git http-backend, as "nobody", reads repositories of other owners
+	mkdir -p "$HTTPD_DIR/home"
+	printf '[safe]\n\tdirectory = *\n' >"$HTTPD_DIR/home/.gitconfig"
 	echo "alice:$(openssl passwd -apr1 secret)" >"$HTTPD_DIR/htpasswd"
 	local m=$HTTPD_MODULES as=() try
 	for try in 1 2 3; do
@@ -69,10 +81,11 @@ start_httpd() {
 			LoadModule env_module $m/mod_env.so
 			SetEnv GIT_PROJECT_ROOT "$HTTPD_ROOT"
 			SetEnv GIT_HTTP_EXPORT_ALL 1
+			SetEnv HOME "$HTTPD_DIR/home"
 			ScriptAlias /pw/ "$HTTPD_DIR/pw-backend/"
 			ScriptAlias /pw-open/ "$HTTPD_DIR/pw-backend/"
-			ScriptAlias /git/ "$GIT_HTTP_BACKEND/"
-			ScriptAlias /git-open/ "$GIT_HTTP_BACKEND/"
+			ScriptAlias /git/ "$HTTPD_DIR/git-backend/"
+			ScriptAlias /git-open/ "$HTTPD_DIR/git-backend/"
 			<If "%{REQUEST_URI} =~ m#^/(pw|git)/# && (%{QUERY_STRING} =~ /service=git-receive-pack/ || %{REQUEST_URI} =~ m#/git-receive-pack\$#)">
 				AuthType Basic
 				AuthName "git"
@@ -81,6 +94,8 @@ start_httpd() {
 			</If>
 		CONF
 		if [ "$(id -u)" -eq 0 ]; then
+			# (symbolic links in ROOT are not followed: what they point
+			# at stays as it is, readable only)
 			chown -R nobody:nogroup "$HTTPD_DIR" "$HTTPD_ROOT"
 			as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 		fi
