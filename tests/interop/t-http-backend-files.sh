@@ -77,6 +77,17 @@ for algo in sha1 sha256; do
 	get git-open "$r/info/refs?service=git-upload-pack" git.out >git.st
 	same_file "$algo http.uploadpack=false: refused as git ($(cat git.st))" git.st pw.st
 	git -C "srv/$r" config --unset http.uploadpack
+	# http.receivepack: true opens push to anonymous users, false closes it
+	for val in true false; do
+		git -C "srv/$r" config http.receivepack $val
+		for be in pw git; do
+			get "$be-open" "$r/info/refs?service=git-receive-pack" "$be.out" >"$be.anon"
+			get "$be" "$r/info/refs?service=git-receive-pack" "$be.out" -u alice:secret >"$be.user"
+		done
+		same_file "$algo http.receivepack=$val, anonymous: as git ($(cat git.anon))" git.anon pw.anon
+		same_file "$algo http.receivepack=$val, user: as git ($(cat git.user))" git.user pw.user
+	done
+	git -C "srv/$r" config --unset http.receivepack
 	own_httpd_root
 
 	# bad requests: the same status as git http-backend
