@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Apache httpd for the HTTP tests (source after lib.sh): start_httpd writes a
 # minimal config in $HTTPD_DIR serving $HTTPD_ROOT through CGI:
 #   /pw/...   packwire http-backend     /git/...   git http-backend
@@ -59,8 +60,8 @@ start_httpd() {
 	mkdir -p "$HTTPD_DIR/home"
 	printf '[safe]\n\tdirectory = *\n' >"$HTTPD_DIR/home/.gitconfig"
 	echo "alice:$(openssl passwd -apr1 secret)" >"$HTTPD_DIR/htpasswd"
-	local m=$HTTPD_MODULES as=() try
-	for try in 1 2 3; do
+	local m=$HTTPD_MODULES as=()
+	for _ in 1 2 3; do
 		HTTPD_PORT=$(free_port)
 		cat >"$HTTPD_DIR/httpd.conf" <<-CONF
 			ServerName 127.0.0.1
@@ -102,8 +103,7 @@ start_httpd() {
 		"${as[@]}" "$HTTPD_BIN" -X -f "$HTTPD_DIR/httpd.conf" 2>>"$HTTPD_DIR/start.log" &
 		HTTPD_PID=$!
 		trap stop_httpd EXIT
-		local i
-		for i in $(seq 1 100); do
+		for _ in $(seq 1 100); do
 			if curl -s -o /dev/null "http://127.0.0.1:$HTTPD_PORT/"; then
 				return 0
 			fi

@@ -37,7 +37,7 @@ cache() { grep -i '^cache-control:' "$1.h" | tr -d '\r' || echo "no cache-contro
 
 for algo in sha1 sha256; do
 	r=$algo.git
-	pack=$(cd "srv/$r/objects/pack" && ls pack-*.pack | head -1)
+	pack=$(basename "$(find "srv/$r/objects/pack" -name 'pack-*.pack' | head -1)")
 	l=$(cat "loose-$algo")
 	for path in HEAD info/refs objects/info/packs "objects/pack/$pack" \
 		"objects/pack/${pack%.pack}.idx" "objects/${l:0:2}/${l:2}" \
@@ -102,6 +102,7 @@ for algo in sha1 sha256; do
 	done
 	for m in "POST HEAD" "POST info/refs" "GET git-upload-pack" "PUT git-receive-pack" \
 		"DELETE objects/info/packs"; do
+		# shellcheck disable=SC2086 # two words: method and path
 		set -- $m
 		get pw-open "$r/$2" pw.out -X "$1" >pw.st
 		get git-open "$r/$2" git.out -X "$1" >git.st

@@ -22,6 +22,12 @@ done
 start_httpd "$T/srv"
 U=http://127.0.0.1:$HTTPD_PORT
 
+# run_to FILE COMMAND...: the command's output (both streams) into FILE
+run_to() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1
+}
 # norm FILE: the backend's name and the port out of a message
 norm() { sed -e "s#/\(pw\|git\)\(-open\)\?/#/BE\2/#g" -e "s#-\(pw\|git\)\.git#-BE.git#g" \
 	-e "s#:$HTTPD_PORT#:PORT#g" "$1"; }
@@ -50,12 +56,10 @@ for algo in sha1 sha256; do
 			w=work-$algo-$be-v$v
 			git clone -q "srv/$r" "$w"
 			git -C "$w" commit -q --allow-empty -m "pushed over http v$v"
-			git -C "$w" -c protocol.version=$v push "$U/$be-open/$r" HEAD:refs/heads/open-v$v \
-				>"$w.open.out" 2>&1 && not_ok "$be $algo v$v: push without a user refused" ||
-				ok "$be $algo v$v: push without a user refused"
-			git -C "$w" -c protocol.version=$v push "$U/$be/$r" HEAD:refs/heads/noauth-v$v \
-				>"$w.noauth.out" 2>&1 && not_ok "$be $algo v$v: push without auth refused" ||
-				ok "$be $algo v$v: push without auth refused"
+			check_fails "$be $algo v$v: push without a user refused" run_to "$w.open.out" \
+				git -C "$w" -c protocol.version=$v push "$U/$be-open/$r" HEAD:refs/heads/open-v$v
+			check_fails "$be $algo v$v: push without auth refused" run_to "$w.noauth.out" \
+				git -C "$w" -c protocol.version=$v push "$U/$be/$r" HEAD:refs/heads/noauth-v$v
 			before=$(refs "srv/$r")
 			check "$be $algo v$v: nothing written by refused pushes" test "$before" = "$(refs "srv/$r")"
 			check "$be $algo v$v: push with user:pass" git -C "$w" -c protocol.version=$v push -q \
