@@ -21,6 +21,7 @@ static const struct cmd commands[] = {
         {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},
         {"fetch", cmd_fetch, "download objects and refs from a server"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
+        {"http-backend", cmd_http_backend, "serve Git over HTTP as a CGI program (git http-backend)"},
         {"index-pack", cmd_index_pack, "build the .idx of a pack"},
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"ls-remote", cmd_ls_remote, "list the refs of a remote repository"},

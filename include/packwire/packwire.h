@@ -34,5 +34,6 @@
 #include "packwire/receive.h"
 #include "packwire/daemon.h"
 #include "packwire/env.h"
+#include "packwire/http.h"
 
 #endif

@@ -44,7 +44,7 @@ PUBLIC = {
     "client": "client", "push": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
-    "env": "transport", "daemon": "server",
+    "env": "transport", "daemon": "server", "http": "server",
 }
 CALLS = [
     ("fprintf-stderr", re.compile(r"\bv?fprintf\s*\(\s*std(err|out)\b")),

@@ -1,0 +1,107 @@
+/* The smart (and dumb) HTTP server side: one request handler that every
+ * front calls (the CGI program `packwire http-backend`, an embedded server).
+ * The front describes the request (method, path, query, a few headers, a
+ * body reader) and gives a response sink; the handler routes it as
+ * `git http-backend` does: info/refs with or without a service, the
+ * stateless-RPC POSTs to git-upload-pack and git-receive-pack, and the dumb
+ * files (HEAD, info/refs, objects/info/..., loose objects, packs and idx),
+ * with Git's status codes, content types and cache headers. It reads no
+ * environment variable and prints nothing: the front fills the request. */
+#ifndef PACKWIRE_HTTP_H
+#define PACKWIRE_HTTP_H
+
+#include "packwire/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/error.h"
+
+/* Default bound of a buffered (upload-pack) request body, inflated: 10 MiB,
+ * as git http-backend's GIT_HTTP_MAX_REQUEST_BUFFER. */
+#define PW_HTTP_MAX_REQUEST_BUFFER (10u * 1024 * 1024)
+
+/*
+ * One request. Strings are borrowed for the call; NULL means absent.
+ * Where the repository is: project_root + path_info (as GIT_PROJECT_ROOT and
+ * PATH_INFO), or, when project_root is NULL or empty, path_translated (the
+ * web server's PATH_TRANSLATED) is the full file-system path.
+ */
+struct pw_http_request {
+	const char *method;          /* "GET", "HEAD", "POST", ... (required) */
+	const char *path_info;       /* "/repo.git/info/refs" */
+	const char *path_translated; /* used when project_root is unset */
+	const char *query;           /* "service=git-upload-pack", no '?' */
+	const char *server_protocol; /* "HTTP/1.1": a wrong method is 405, else 400 */
+	const char *content_type;
+	const char *content_encoding; /* "gzip" or "x-gzip" = gzip body */
+	const char *git_protocol;     /* the Git-Protocol header ("version=2") */
+	const char *remote_user;      /* authenticated user; NULL/"" = anonymous */
+	const char *remote_addr;
+	long long content_length; /* bytes of body; -1 = unknown (read to EOF) */
+	/* Read up to len body bytes into buf: the count, 0 at the end, < 0 on
+	 * error. NULL = empty body. Called on the caller's thread. */
+	long (*read_body)(void *ctx, void *buf, size_t len);
+	void *body_ctx;
+
+	/* Server settings (what the environment gives git http-backend). */
+	const char *project_root; /* GIT_PROJECT_ROOT */
+	int export_all;           /* GIT_HTTP_EXPORT_ALL: no git-daemon-export-ok needed */
+	/* Bound of a buffered body (GIT_HTTP_MAX_REQUEST_BUFFER); 0 = the
+	 * repository's http.maxRequestBuffer, else PW_HTTP_MAX_REQUEST_BUFFER. */
+	uint64_t max_request_buffer;
+	/* Where upload-pack/receive-pack messages go when the client has no
+	 * side-band (the web server's error log); -1 drops them. */
+	int err_fd;
+	const char *agent; /* NULL = "packwire/<version>" */
+};
+
+/* Zero the request, content_length and err_fd -1. */
+PW_API void pw_http_request_init(struct pw_http_request *req);
+
+struct pw_http_header {
+	const char *name, *value;
+};
+
+/*
+ * Where the response goes. start() is called exactly once, before any
+ * write(), with the status ("200", "OK" included) and the headers (borrowed
+ * for the call; no Status header among them). write() gets the body in
+ * pieces. A non-zero return from either means the client is gone: the
+ * handler stops. Both are called on the caller's thread. For a HEAD request
+ * the handler sends the headers only.
+ */
+struct pw_http_sink {
+	int (*start)(void *ctx, int status, const char *reason,
+	             const struct pw_http_header *headers, size_t nr);
+	int (*write)(void *ctx, const void *data, size_t len);
+	void *ctx;
+};
+
+/*
+ * Serve one request. Returns 0 when the request was served (whatever the
+ * status); a negative code with the message in err (for the server's log,
+ * as git http-backend writes to stderr) when the answer was a refusal or an
+ * error (404, 403, 500, ...; the response has been sent) or when the
+ * service failed after its response began. err->code says which:
+ * PW_ENOTFOUND (404), PW_EUNSUPPORTED (403/405/415), PW_EINVAL (400/500),
+ * PW_ETOOBIG (413), else the service's code.
+ * The POSTs run upload-pack/receive-pack on a second thread, fed and drained
+ * through a socket pair by the caller's thread; the process must ignore
+ * SIGPIPE (a client that goes away then gives EPIPE, not death). Any number
+ * of requests may run at once on different threads.
+ */
+PW_API int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
+                         struct pw_error *err);
+
+/*
+ * The decoder of a gzip request body, exposed for tests and fuzzing:
+ * inflate in[0..len) (a whole gzip stream; bytes after its end are
+ * ignored, as Git does) into out, at most max bytes (0 = no bound).
+ * PW_ETOOBIG past max, PW_EINVAL for a damaged or truncated stream.
+ */
+struct pw_buf;
+PW_API int pw_http_gunzip(struct pw_buf *out, const void *in, size_t len, uint64_t max,
+                          struct pw_error *err);
+
+#endif

@@ -1,0 +1,1140 @@
+/* The HTTP request handler behind every front (CGI, embedded server): routes
+ * a request as git http-backend does and answers through the caller's sink.
+ * The smart POSTs run upload-pack/receive-pack on a worker thread over a
+ * socket pair; this thread feeds the body in and the response out, so the
+ * sink and the body reader only ever run on the caller's thread. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/http.h"
+#include "packwire/object.h"
+#include "packwire/odb.h"
+#include "packwire/pkt.h"
+#include "packwire/receive.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
+#include "packwire/server.h"
+
+#define IO_CHUNK 65536
+
+void pw_http_request_init(struct pw_http_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->content_length = -1;
+	req->err_fd = -1;
+}
+
+/* ---- the response: headers collected, then sent once ------------------- */
+
+#define MAX_HDRS 12
+
+struct resp {
+	const struct pw_http_sink *sink;
+	int head_only; /* HEAD: headers, no body */
+	int started, failed;
+	struct pw_http_header h[MAX_HDRS];
+	char vals[MAX_HDRS][96];
+	size_t nr;
+};
+
+static void hdr(struct resp *r, const char *name, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void hdr(struct resp *r, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nr >= MAX_HDRS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->vals[r->nr], sizeof(r->vals[0]), fmt, ap);
+	va_end(ap);
+	r->h[r->nr].name = name;
+	r->h[r->nr].value = r->vals[r->nr];
+	r->nr++;
+}
+
+static void hdr_nocache(struct resp *r)
+{
+	hdr(r, "Expires", "Fri, 01 Jan 1980 00:00:00 GMT");
+	hdr(r, "Pragma", "no-cache");
+	hdr(r, "Cache-Control", "no-cache, max-age=0, must-revalidate");
+}
+
+/* Git's RFC 2822 dates, in UTC: "Thu, 3 Dec 2026 12:58:34 +0000" */
+static void hdr_date(struct resp *r, const char *name, time_t when)
+{
+	static const char days[] = "SunMonTueWedThuFriSat",
+	                  months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	struct tm tm;
+
+	if (!gmtime_r(&when, &tm))
+		return;
+	hdr(r, name, "%.3s, %d %.3s %d %02d:%02d:%02d +0000", days + 3 * tm.tm_wday, tm.tm_mday,
+	    months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void hdr_forever(struct resp *r)
+{
+	time_t now = time(NULL);
+
+	hdr_date(r, "Date", now);
+	hdr_date(r, "Expires", now + 31536000);
+	hdr(r, "Cache-Control", "public, max-age=31536000");
+}
+
+static int resp_start(struct resp *r, int status, const char *reason)
+{
+	if (r->started)
+		return r->failed ? -1 : 0;
+	r->started = 1;
+	if (r->sink->start(r->sink->ctx, status, reason, r->h, r->nr))
+		r->failed = 1;
+	return r->failed ? -1 : 0;
+}
+
+static int resp_write(struct resp *r, const void *data, size_t len)
+{
+	if (!r->started && resp_start(r, 200, "OK"))
+		return -1;
+	if (r->failed)
+		return -1;
+	if (r->head_only || !len)
+		return 0;
+	if (r->sink->write(r->sink->ctx, data, len))
+		r->failed = 1;
+	return r->failed ? -1 : 0;
+}
+
+/* A refusal: status, no-cache headers, an optional body; the message (for
+ * the log) into err with code. */
+static int refuse(struct resp *r, int status, const char *reason, const char *body, int code,
+                  struct pw_error *err, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static int refuse(struct resp *r, int status, const char *reason, const char *body, int code,
+                  struct pw_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[PW_ERROR_MSG_MAX];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!r->started) {
+		r->nr = 0;
+		hdr_nocache(r);
+		if (body && status != 415) /* git's 415 has no type */
+			hdr(r, "Content-Type", "text/plain");
+		if (!resp_start(r, status, reason) && body)
+			resp_write(r, body, strlen(body));
+	}
+	return pw_error_set(err, code, "%s", msg);
+}
+
+/* ---- routing ----------------------------------------------------------- */
+
+enum route {
+	R_HEAD,
+	R_INFO_REFS,
+	R_TEXT,
+	R_INFO_PACKS,
+	R_LOOSE,
+	R_PACK,
+	R_IDX,
+	R_RPC,
+};
+
+static int all_hex(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int ends_with(const char *s, size_t len, const char *suffix, size_t *at)
+{
+	size_t n = strlen(suffix);
+
+	if (len < n || memcmp(s + len - n, suffix, n))
+		return 0;
+	*at = len - n;
+	return 1;
+}
+
+/* The file-name tail of `dir` that names a service (the part Git's regexes
+ * match), its route and method; *at is where it starts (at its '/'). */
+static int match_route(const char *dir, size_t len, enum route *route, const char **method,
+                       size_t *at)
+{
+	static const struct {
+		const char *suffix;
+		enum route route;
+	} fixed[] = {
+	        {"/HEAD", R_HEAD},
+	        {"/info/refs", R_INFO_REFS},
+	        {"/objects/info/alternates", R_TEXT},
+	        {"/objects/info/http-alternates", R_TEXT},
+	        {"/objects/info/packs", R_INFO_PACKS},
+	        {"/git-upload-pack", R_RPC},
+	        {"/git-receive-pack", R_RPC},
+	};
+	static const size_t hexlens[] = {40, 64};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (ends_with(dir, len, fixed[i].suffix, at)) {
+			*route = fixed[i].route;
+			*method = *route == R_RPC ? "POST" : "GET";
+			return 1;
+		}
+	*method = "GET";
+	for (k = 0; k < 2; k++) {
+		size_t hex = hexlens[k], n;
+
+		/* /objects/xx/<hex-2> */
+		n = 9 + 2 + 1 + hex - 2;
+		if (len >= n && !memcmp(dir + len - n, "/objects/", 9) &&
+		    all_hex(dir + len - n + 9, 2) && dir[len - n + 11] == '/' &&
+		    all_hex(dir + len - n + 12, hex - 2)) {
+			*route = R_LOOSE;
+			*at = len - n;
+			return 1;
+		}
+		/* /objects/pack/pack-<hex>.pack and .idx */
+		for (i = 0; i < 2; i++) {
+			const char *ext = i ? ".idx" : ".pack";
+			size_t el = strlen(ext);
+
+			n = 19 + hex + el;
+			if (len >= n && !memcmp(dir + len - n, "/objects/pack/pack-", 19) &&
+			    all_hex(dir + len - n + 19, hex) && !memcmp(dir + len - el, ext, el)) {
+				*route = i ? R_IDX : R_PACK;
+				*at = len - n;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Git's daemon_avoid_alias: the path starts with '/' (or '~') and has no
+ * "//", "/./", "/../", nor ends in "/." or "/..". 1 when aliased. */
+static int path_is_aliased(const char *p)
+{
+	int sl = 1, ndot = 0;
+
+	if (!p || (*p != '/' && *p != '~'))
+		return 1;
+	for (p++;; p++) {
+		char ch = *p;
+
+		if (sl) {
+			if (ch == '.')
+				ndot++;
+			else if (ch == '/') {
+				if (ndot < 3)
+					return 1;
+				ndot = 0;
+			} else if (!ch)
+				return ndot > 0 && ndot < 3;
+			else
+				sl = ndot = 0;
+		} else if (!ch)
+			return 0;
+		else if (ch == '/') {
+			sl = 1;
+			ndot = 0;
+		}
+	}
+}
+
+/* The value of `name` in a query string ("a=b&service=x"), %-decoded into
+ * out; 0 when found. */
+static int query_param(const char *q, const char *name, char *out, size_t cap)
+{
+	size_t nl = strlen(name);
+
+	while (q && *q) {
+		const char *end = strchr(q, '&');
+		size_t len = end ? (size_t)(end - q) : strlen(q);
+
+		if (len > nl && !memcmp(q, name, nl) && q[nl] == '=') {
+			size_t i, o = 0;
+
+			for (i = nl + 1; i < len && o + 1 < cap; i++) {
+				int hi, lo;
+
+				if (q[i] == '+')
+					out[o++] = ' ';
+				else if (q[i] == '%' && i + 2 < len &&
+				         (hi = pw_hexval(q[i + 1])) >= 0 &&
+				         (lo = pw_hexval(q[i + 2])) >= 0) {
+					out[o++] = (char)(hi << 4 | lo);
+					i += 2;
+				} else
+					out[o++] = q[i];
+			}
+			out[o] = 0;
+			return 0;
+		}
+		q = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+/* ---- the dumb files ----------------------------------------------------- */
+
+static int send_buf(struct resp *r, const char *type, const struct pw_buf *b)
+{
+	hdr(r, "Content-Length", "%zu", b->len);
+	hdr(r, "Content-Type", "%s", type);
+	return resp_write(r, b->data, b->len);
+}
+
+static int send_file(struct resp *r, struct pw_repo *repo, const char *name, const char *type,
+                     struct pw_error *err)
+{
+	char *path = NULL, *buf = NULL;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (asprintf(&path, "%s/%s", pw_repo_git_dir(repo), name) < 0)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int e = fd < 0 ? errno : EISDIR;
+
+		if (fd >= 0)
+			close(fd);
+		rc = refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err, "Cannot open '%s': %s",
+		            path, strerror(e));
+		free(path);
+		return rc;
+	}
+	hdr(r, "Content-Length", "%lld", (long long)st.st_size);
+	hdr(r, "Content-Type", "%s", type);
+	hdr_date(r, "Last-Modified", st.st_mtime);
+	if (resp_start(r, 200, "OK") || !(buf = malloc(IO_CHUNK)))
+		goto out;
+	for (;;) {
+		ssize_t n = read(fd, buf, IO_CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = pw_error_set(err, PW_EIO, "reading '%s': %s", path, strerror(errno));
+			break;
+		}
+		if (!n || resp_write(r, buf, (size_t)n))
+			break;
+	}
+out:
+	free(buf);
+	free(path);
+	close(fd);
+	return rc;
+}
+
+struct text_refs {
+	struct pw_repo *repo;
+	struct pw_odb *odb;
+	struct pw_buf *out;
+	struct pw_buf tmp;
+};
+
+/* "<oid>\t<name>\n", and "<peeled>\t<name>^{}\n" for a tag (Git's
+ * show_text_ref: refs whose object is missing are left out). */
+static int text_ref(const struct pw_ref *ref, void *data)
+{
+	struct text_refs *t = data;
+	const struct pw_hash_algo *algo = pw_repo_algo(t->repo);
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_oid oid = ref->oid;
+	uint64_t size;
+	int type, depth;
+
+	if (pw_odb_read_header(t->odb, &oid, &type, &size))
+		return 0;
+	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&oid, hex), ref->name))
+		return PW_ENOMEM;
+	if (type != PW_OBJ_TAG)
+		return 0;
+	for (depth = 0; type == PW_OBJ_TAG && depth < 64; depth++) {
+		struct pw_tag_info tag;
+
+		if (pw_odb_read(t->odb, &oid, &type, &t->tmp) ||
+		    pw_tag_parse(&tag, t->tmp.data, t->tmp.len, algo, NULL))
+			return 0;
+		oid = tag.object;
+		if (pw_odb_read_header(t->odb, &oid, &type, &size))
+			return 0;
+	}
+	if (type == PW_OBJ_TAG)
+		return 0;
+	return pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&oid, hex), ref->name) ? PW_ENOMEM
+	                                                                               : 0;
+}
+
+static int get_text_refs(struct resp *r, struct pw_repo *repo, struct pw_error *err)
+{
+	struct pw_buf out = PW_BUF_INIT;
+	struct text_refs t = {repo, NULL, &out, PW_BUF_INIT};
+	int rc;
+
+	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
+		return refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s", err->msg);
+	rc = pw_refs_foreach(repo, "refs/", 0, text_ref, &t);
+	if (rc) {
+		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "listing refs: %s",
+		            pw_repo_error(repo)->msg);
+	} else {
+		hdr_nocache(r);
+		send_buf(r, "text/plain", &out); /* a vanished client is not our error */
+	}
+	pw_odb_free(t.odb);
+	pw_buf_free(&t.tmp);
+	pw_buf_free(&out);
+	return rc;
+}
+
+static int get_head(struct resp *r, struct pw_repo *repo)
+{
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_oid oid;
+	char *target = NULL, hex[PW_MAX_HEXSZ + 1];
+
+	/* Git prints HEAD only when it resolves (an unborn HEAD gives "") */
+	if (!pw_refs_read(repo, "HEAD", &oid, &target)) {
+		struct pw_oid tip;
+
+		if (target && !pw_refs_resolve(repo, "HEAD", &tip, NULL))
+			pw_buf_addf(&out, "ref: %s\n", target);
+		else if (!target)
+			pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&oid, hex));
+	}
+	free(target);
+	send_buf(r, "text/plain", &out);
+	pw_buf_free(&out);
+	return 0;
+}
+
+struct pack_ent {
+	char *name;
+	time_t mtime;
+};
+
+static int pack_cmp(const void *a, const void *b)
+{
+	const struct pack_ent *x = a, *y = b;
+
+	if (x->mtime != y->mtime)
+		return x->mtime < y->mtime ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* objects/info/packs: "P pack-<hex>.pack" per local pack that has its idx,
+ * newest first (Git's order), then an empty line. */
+static int get_info_packs(struct resp *r, struct pw_repo *repo, struct pw_error *err)
+{
+	struct pw_buf out = PW_BUF_INIT, path = PW_BUF_INIT;
+	struct pack_ent *v = NULL;
+	size_t nr = 0, alloc = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (pw_buf_addf(&path, "%s/pack", pw_repo_objects_dir(repo)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	d = opendir(path.data);
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char *p = NULL;
+
+		if (len < 10 || strncmp(de->d_name, "pack-", 5) ||
+		    strcmp(de->d_name + len - 4, ".idx"))
+			continue;
+		if (asprintf(&p, "%s/%.*s.pack", path.data, (int)(len - 4), de->d_name) < 0) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		if (stat(p, &st)) {
+			free(p);
+			continue;
+		}
+		free(p);
+		if (nr == alloc) {
+			struct pack_ent *nv =
+			        realloc(v, (alloc = alloc ? 2 * alloc : 16) * sizeof(*v));
+
+			if (!nv) {
+				rc = PW_ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if (asprintf(&v[nr].name, "%.*s.pack", (int)(len - 4), de->d_name) < 0) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		v[nr++].mtime = st.st_mtime;
+	}
+	if (d)
+		closedir(d);
+	if (!rc) {
+		qsort(v, nr, sizeof(*v), pack_cmp);
+		for (i = 0; i < nr && !rc; i++)
+			rc = pw_buf_addf(&out, "P %s\n", v[i].name);
+		if (!rc)
+			rc = pw_buf_addch(&out, '\n');
+	}
+	if (rc)
+		rc = refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err, "out of memory");
+	else {
+		hdr_nocache(r);
+		send_buf(r, "text/plain; charset=utf-8", &out);
+	}
+	for (i = 0; i < nr; i++)
+		free(v[i].name);
+	free(v);
+	pw_buf_free(&out);
+	pw_buf_free(&path);
+	return rc;
+}
+
+/* ---- the request body --------------------------------------------------- */
+
+struct body {
+	const struct pw_http_request *req;
+	long long raw_left; /* -1 = to EOF */
+	int gzip, z_live, z_done, eof;
+	z_stream z;
+	unsigned char *in;
+	uint64_t out_total, max; /* max 0 = none */
+	/* a buffered body, served from memory */
+	const char *mem;
+	size_t mem_len, mem_off;
+	int err_status; /* 400 or 413 once reading failed */
+	char err_msg[256];
+};
+
+static long raw_read(struct body *b, void *buf, size_t len)
+{
+	long n;
+
+	if (!b->req->read_body || !b->raw_left)
+		return 0;
+	if (b->raw_left > 0 && (long long)len > b->raw_left)
+		len = (size_t)b->raw_left;
+	n = b->req->read_body(b->req->body_ctx, buf, len);
+	if (n < 0 || (n == 0 && b->raw_left > 0)) {
+		b->err_status = 400;
+		snprintf(b->err_msg, sizeof(b->err_msg), "%s",
+		         n < 0 ? "error reading the request body"
+		               : "the request body ended before its Content-Length");
+		return -1;
+	}
+	if (b->raw_left > 0)
+		b->raw_left -= n;
+	return n;
+}
+
+static int body_fail(struct body *b, int status, const char *msg)
+{
+	b->err_status = status;
+	snprintf(b->err_msg, sizeof(b->err_msg), "%s", msg);
+	return -1;
+}
+
+/* Up to cap decoded body bytes into out: the count, 0 at the end, -1 on
+ * error (err_status/err_msg set). */
+static long body_read(struct body *b, unsigned char *out, size_t cap)
+{
+	long n;
+
+	if (b->mem) {
+		size_t k = b->mem_len - b->mem_off < cap ? b->mem_len - b->mem_off : cap;
+
+		memcpy(out, b->mem + b->mem_off, k);
+		b->mem_off += k;
+		return (long)k;
+	}
+	if (b->eof)
+		return 0;
+	if (!b->gzip) {
+		n = raw_read(b, out, cap);
+		if (n == 0)
+			b->eof = 1;
+		if (n > 0 && b->max && (b->out_total += (uint64_t)n) > b->max)
+			return body_fail(b, 413, "request was larger than our maximum size");
+		return n;
+	}
+	if (!b->z_live) {
+		memset(&b->z, 0, sizeof(b->z));
+		if (!(b->in = malloc(IO_CHUNK)) || inflateInit2(&b->z, 16 + MAX_WBITS) != Z_OK)
+			return body_fail(b, 500, "out of memory");
+		b->z_live = 1;
+	}
+	b->z.next_out = out;
+	b->z.avail_out = (uInt)cap;
+	while (b->z.avail_out == cap) {
+		int zr;
+
+		if (!b->z.avail_in) {
+			n = raw_read(b, b->in, IO_CHUNK);
+			if (n < 0)
+				return -1;
+			if (!n)
+				return body_fail(b, 400,
+				                 "request ended in the middle of the gzip stream");
+			b->z.next_in = b->in;
+			b->z.avail_in = (uInt)n;
+		}
+		zr = inflate(&b->z, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			b->eof = 1;
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR)
+			return body_fail(b, 400, "the gzip request body is damaged");
+	}
+	n = (long)(cap - b->z.avail_out);
+	if (b->max && (b->out_total += (uint64_t)n) > b->max)
+		return body_fail(b, 413, "request was larger than our maximum size");
+	return n;
+}
+
+static void body_free(struct body *b)
+{
+	if (b->z_live)
+		inflateEnd(&b->z);
+	free(b->in);
+}
+
+int pw_http_gunzip(struct pw_buf *out, const void *in, size_t len, uint64_t max,
+                   struct pw_error *err)
+{
+	struct pw_http_request req;
+	struct body b;
+	unsigned char *chunk = malloc(IO_CHUNK);
+	long n;
+	int rc = 0;
+
+	pw_http_request_init(&req);
+	pw_buf_reset(out);
+	if (!chunk)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	memset(&b, 0, sizeof(b));
+	b.req = &req;
+	b.raw_left = -1;
+	b.gzip = 1;
+	b.max = max;
+	/* feed the whole input at once, with no reader behind it */
+	memset(&b.z, 0, sizeof(b.z));
+	if (inflateInit2(&b.z, 16 + MAX_WBITS) != Z_OK) {
+		free(chunk);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	b.z_live = 1;
+	b.z.next_in = (unsigned char *)(uintptr_t)in;
+	b.z.avail_in = (uInt)len;
+	while ((n = body_read(&b, chunk, IO_CHUNK)) > 0)
+		if (pw_buf_add(out, chunk, (size_t)n)) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			break;
+		}
+	if (!rc && n < 0)
+		rc = pw_error_set(err, b.err_status == 413 ? PW_ETOOBIG : PW_EINVAL, "%s",
+		                  b.err_msg);
+	body_free(&b);
+	free(chunk);
+	return rc;
+}
+
+/* ---- the smart services ------------------------------------------------- */
+
+struct job {
+	struct pw_repo *repo;
+	int receive;
+	struct pw_upload_pack_opts up;
+	struct pw_receive_opts rp;
+	int in_fd, out_fd;
+	int rc;
+	struct pw_error err;
+};
+
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+
+	if (j->receive)
+		j->rc = pw_receive_pack(j->repo, j->in_fd, j->out_fd, &j->rp, &j->err);
+	else
+		j->rc = pw_upload_pack(j->repo, j->in_fd, j->out_fd, &j->up, &j->err);
+	close(j->out_fd);
+	close(j->in_fd);
+	return NULL;
+}
+
+/* Run the job on a thread; feed it the body (b, NULL = none) and pass what
+ * it writes to the response. */
+static int run_job(struct resp *r, struct job *j, struct body *b, struct pw_error *err)
+{
+	int in_sv[2], out_sv[2], in_w, out_r, rc = 0;
+	unsigned char *ibuf = NULL, *obuf = NULL;
+	size_t ipend = 0, ioff = 0;
+	int in_failed = 0;
+	pthread_t th;
+
+	if (!(ibuf = malloc(IO_CHUNK)) || !(obuf = malloc(IO_CHUNK))) {
+		free(ibuf);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
+		              "out of memory");
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv)) {
+		free(ibuf);
+		free(obuf);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out_sv)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		free(ibuf);
+		free(obuf);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	}
+	j->in_fd = in_sv[1];
+	j->out_fd = out_sv[1];
+	in_w = in_sv[0];
+	out_r = out_sv[0];
+	shutdown(in_w, SHUT_RD);
+	shutdown(out_r, SHUT_WR);
+	if (!b)
+		shutdown(in_w, SHUT_WR); /* the session reads EOF at once */
+	if (pthread_create(&th, NULL, job_main, j)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		close(out_sv[0]);
+		close(out_sv[1]);
+		free(ibuf);
+		free(obuf);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err,
+		              "cannot start a thread");
+	}
+	if (!b) {
+		close(in_w);
+		in_w = -1;
+	}
+
+	while (out_r >= 0) {
+		struct pollfd p[2];
+		int n = 0, oi;
+
+		if (in_w >= 0) {
+			p[n].fd = in_w;
+			p[n].events = POLLOUT;
+			p[n++].revents = 0;
+		}
+		oi = n;
+		p[n].fd = out_r;
+		p[n].events = POLLIN;
+		p[n++].revents = 0;
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (in_w >= 0 && p[0].revents) {
+			if (ioff == ipend) {
+				long got = body_read(b, ibuf, IO_CHUNK);
+
+				ioff = ipend = 0;
+				if (got <= 0) {
+					in_failed = got < 0;
+					close(in_w); /* EOF (or the end of a bad body) for the
+					                session */
+					in_w = -1;
+				} else
+					ipend = (size_t)got;
+			}
+			if (in_w >= 0 && ioff < ipend) {
+				ssize_t w = send(in_w, ibuf + ioff, ipend - ioff,
+				                 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+				if (w > 0)
+					ioff += (size_t)w;
+				else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+				         errno != EINTR) {
+					close(in_w); /* the session stopped reading */
+					in_w = -1;
+				}
+			}
+		}
+		if (p[oi].revents) {
+			ssize_t got = read(out_r, obuf, IO_CHUNK);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(out_r);
+				out_r = -1;
+				break;
+			}
+			/* after a bad body the session's answer is not sent */
+			if (!in_failed && resp_write(r, obuf, (size_t)got)) {
+				close(out_r); /* the client is gone: the session gets EPIPE */
+				out_r = -1;
+			}
+		}
+	}
+	if (in_w >= 0)
+		close(in_w);
+	pthread_join(th, NULL);
+	free(ibuf);
+	free(obuf);
+	if (in_failed)
+		return refuse(r, b->err_status,
+		              b->err_status == 413 ? "Request Entity Too Large" : "Bad Request",
+		              b->err_msg, b->err_status == 413 ? PW_ETOOBIG : PW_EINVAL, err, "%s",
+		              b->err_msg);
+	if (!r->started)
+		resp_write(r, "", 0);
+	if (j->rc)
+		rc = pw_error_copy(err, &j->err);
+	return rc;
+}
+
+struct svc {
+	const char *name;   /* "upload-pack" */
+	const char *config; /* "http.uploadpack" */
+	int receive;
+};
+
+static const struct svc services[] = {
+        {"upload-pack", "http.uploadpack", 0},
+        {"receive-pack", "http.receivepack", 1},
+};
+
+/* Git's select_service: a known "git-<name>", enabled by config (push
+ * needs an authenticated user unless http.receivepack says so). */
+static const struct svc *select_service(struct resp *r, const struct pw_http_request *req,
+                                        struct pw_repo *repo, const char *name,
+                                        struct pw_error *err)
+{
+	const struct svc *s = NULL;
+	int enabled;
+	size_t i;
+
+	if (!strncmp(name, "git-", 4))
+		for (i = 0; i < sizeof(services) / sizeof(services[0]); i++)
+			if (!strcmp(name + 4, services[i].name))
+				s = &services[i];
+	if (!s) {
+		refuse(r, 403, "Forbidden", NULL, PW_EUNSUPPORTED, err, "Unsupported service: '%s'",
+		       name);
+		return NULL;
+	}
+	if (pw_config_get_bool(pw_repo_config(repo), s->config, &enabled, NULL))
+		enabled = s->receive ? (req->remote_user && *req->remote_user) : 1;
+	if (!enabled) {
+		refuse(r, 403, "Forbidden", NULL, PW_EUNSUPPORTED, err, "Service not enabled: '%s'",
+		       s->name);
+		return NULL;
+	}
+	return s;
+}
+
+static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
+                     const struct pw_http_request *req)
+{
+	memset(j, 0, sizeof(*j));
+	j->repo = repo;
+	j->receive = s->receive;
+	pw_upload_pack_opts_init(&j->up);
+	j->up.version = pw_protocol_version_from_env(req->git_protocol);
+	j->up.agent = req->agent;
+	pw_receive_opts_init(&j->rp);
+	j->rp.err_fd = req->err_fd;
+	j->rp.agent = req->agent;
+	/* push has no v2 yet: Git's receive-pack falls back to v0 as well */
+	if (pw_protocol_version_from_env(req->git_protocol) == 1)
+		j->rp.protocol_version = 1;
+}
+
+static int get_info_refs_smart(struct resp *r, const struct pw_http_request *req,
+                               struct pw_repo *repo, const char *service, struct pw_error *err)
+{
+	const struct svc *s = select_service(r, req, repo, service, err);
+	struct pw_buf pre = PW_BUF_INIT;
+	struct job j;
+	int rc;
+
+	if (!s)
+		return err->code;
+	hdr_nocache(r);
+	hdr(r, "Content-Type", "application/x-git-%s-advertisement", s->name);
+	job_init(&j, repo, s, req);
+	j.up.advertise_refs = j.up.stateless_rpc = 1;
+	j.rp.advertise_refs = j.rp.stateless_rpc = 1;
+	if (pw_protocol_version_from_env(req->git_protocol) != 2) {
+		pw_pkt_writef(&pre, "# service=git-%s\n", s->name);
+		pw_pkt_flush(&pre);
+	}
+	if (resp_write(r, pre.data, pre.len)) {
+		pw_buf_free(&pre);
+		return 0;
+	}
+	pw_buf_free(&pre);
+	rc = run_job(r, &j, NULL, err);
+	return rc;
+}
+
+static int service_rpc(struct resp *r, const struct pw_http_request *req, struct pw_repo *repo,
+                       const char *service, uint64_t max_buffer, struct pw_error *err)
+{
+	const struct svc *s = select_service(r, req, repo, service, err);
+	const char *ct = req->content_type ? req->content_type : "";
+	char want[64], body[256];
+	struct pw_buf full = PW_BUF_INIT;
+	unsigned char *chunk = NULL;
+	struct body b;
+	struct job j;
+	int rc;
+
+	if (!s)
+		return err->code;
+	snprintf(want, sizeof(want), "application/x-git-%s-request", s->name);
+	if (strcmp(ct, want)) {
+		snprintf(body, sizeof(body),
+		         "Expected POST with Content-Type '%s', but received '%s' instead.\n", want,
+		         ct);
+		return refuse(r, 415, "Unsupported Media Type", body, PW_EUNSUPPORTED, err,
+		              "Expected POST with Content-Type '%s', but received '%.200s' instead",
+		              want, ct);
+	}
+	hdr_nocache(r);
+	hdr(r, "Content-Type", "application/x-git-%s-result", s->name);
+	job_init(&j, repo, s, req);
+	j.up.stateless_rpc = j.rp.stateless_rpc = 1;
+
+	memset(&b, 0, sizeof(b));
+	b.req = req;
+	b.raw_left = req->content_length;
+	b.gzip = req->content_encoding && (!strcmp(req->content_encoding, "gzip") ||
+	                                   !strcmp(req->content_encoding, "x-gzip"));
+	if (!s->receive) {
+		/* upload-pack's request is read whole first (bounded, as Git) */
+		long n;
+
+		if (!b.gzip && req->content_length >= 0 &&
+		    (uint64_t)req->content_length > max_buffer)
+			return refuse(r, 413, "Request Entity Too Large",
+			              "request was larger than our maximum size\n", PW_ETOOBIG, err,
+			              "request was larger than our maximum size (%llu);"
+			              " try setting GIT_HTTP_MAX_REQUEST_BUFFER",
+			              (unsigned long long)max_buffer);
+		b.max = max_buffer;
+		if (!(chunk = malloc(IO_CHUNK)))
+			return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
+			              "out of memory");
+		while ((n = body_read(&b, chunk, IO_CHUNK)) > 0)
+			if (pw_buf_add(&full, chunk, (size_t)n)) {
+				n = body_fail(&b, 500, "out of memory");
+				break;
+			}
+		free(chunk);
+		body_free(&b);
+		if (n < 0) {
+			pw_buf_free(&full);
+			return refuse(r, b.err_status,
+			              b.err_status == 413   ? "Request Entity Too Large"
+			              : b.err_status == 500 ? "Internal Server Error"
+			                                    : "Bad Request",
+			              b.err_msg, b.err_status == 413 ? PW_ETOOBIG : PW_EINVAL, err,
+			              "%s", b.err_msg);
+		}
+		memset(&b, 0, sizeof(b));
+		b.req = req;
+		b.mem = full.data;
+		b.mem_len = full.len;
+	}
+	rc = run_job(r, &j, &b, err);
+	body_free(&b);
+	pw_buf_free(&full);
+	return rc;
+}
+
+/* ---- the entry point ---------------------------------------------------- */
+
+int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
+                  struct pw_error *err)
+{
+	struct resp r;
+	struct pw_repo *repo = NULL;
+	struct pw_error local;
+	const char *method = req->method, *want;
+	char *dir = NULL, *name, service[128];
+	int has_service = 0;
+	enum route route;
+	size_t at, len;
+	uint64_t max_buffer;
+	int rc;
+
+	if (!err)
+		err = &local;
+	pw_error_clear(err);
+	memset(&r, 0, sizeof(r));
+	r.sink = sink;
+	if (!method)
+		return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+		              "No REQUEST_METHOD from server");
+	if (!strcmp(method, "HEAD")) {
+		method = "GET";
+		r.head_only = 1;
+	}
+	if (req->project_root && *req->project_root) {
+		const char *pi = req->path_info;
+		size_t rl = strlen(req->project_root);
+
+		if (!pi || !*pi)
+			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "GIT_PROJECT_ROOT is set but PATH_INFO is not");
+		if (path_is_aliased(pi))
+			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "'%s': aliased", pi);
+		if (*pi == '/')
+			pi++;
+		if (asprintf(&dir, "%s%s%s", req->project_root,
+		             req->project_root[rl - 1] == '/' ? "" : "/", pi) < 0)
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	} else if (req->path_translated && *req->path_translated) {
+		/* Git trusts the web server here; we still refuse ".." segments */
+		if (path_is_aliased(req->path_translated))
+			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "'%s': aliased", req->path_translated);
+		if (!(dir = strdup(req->path_translated)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	} else
+		return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+		              "No GIT_PROJECT_ROOT or PATH_TRANSLATED from server");
+
+	len = strlen(dir);
+	if (!match_route(dir, len, &route, &want, &at)) {
+		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		            "Request not supported: '%s'", dir);
+		goto out;
+	}
+	if (strcmp(method, want)) {
+		r.nr = 0;
+		if (req->server_protocol && !strcmp(req->server_protocol, "HTTP/1.1")) {
+			hdr(&r, "Allow", "%s", !strcmp(want, "GET") ? "GET, HEAD" : want);
+			hdr_nocache(&r);
+			resp_start(&r, 405, "Method Not Allowed");
+		} else {
+			hdr_nocache(&r);
+			resp_start(&r, 400, "Bad Request");
+		}
+		rc = pw_error_set(err, PW_EUNSUPPORTED, "%s not allowed for '%s'", req->method,
+		                  dir);
+		goto out;
+	}
+	name = dir + at + 1;
+	dir[at] = 0;
+	if (pw_repo_open_exact(&repo, dir, NULL)) {
+		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		            "Not a git repository: '%s'", dir);
+		goto out;
+	}
+	if (!req->export_all) {
+		char *ok = NULL;
+
+		if (asprintf(&ok, "%s/git-daemon-export-ok", pw_repo_git_dir(repo)) < 0) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = access(ok, F_OK);
+		free(ok);
+		if (rc) {
+			rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+			            "Repository not exported: '%s'", dir);
+			goto out;
+		}
+	}
+	max_buffer = req->max_request_buffer;
+	if (!max_buffer) {
+		int64_t v;
+
+		if (!pw_config_get_int64(pw_repo_config(repo), "http.maxrequestbuffer", &v, NULL) &&
+		    v > 0)
+			max_buffer = (uint64_t)v;
+		else
+			max_buffer = PW_HTTP_MAX_REQUEST_BUFFER;
+	}
+
+	if (route == R_INFO_REFS)
+		has_service = !query_param(req->query, "service", service, sizeof(service));
+	if (route != R_RPC && !has_service) {
+		int any;
+
+		if (!pw_config_get_bool(pw_repo_config(repo), "http.getanyfile", &any, NULL) &&
+		    !any) {
+			rc = refuse(&r, 403, "Forbidden", NULL, PW_EUNSUPPORTED, err,
+			            "Unsupported service: getanyfile");
+			goto out;
+		}
+	}
+	switch (route) {
+	case R_HEAD:
+		rc = get_head(&r, repo);
+		break;
+	case R_INFO_REFS:
+		if (has_service)
+			rc = get_info_refs_smart(&r, req, repo, service, err);
+		else
+			rc = get_text_refs(&r, repo, err);
+		break;
+	case R_TEXT:
+		hdr_nocache(&r);
+		rc = send_file(&r, repo, name, "text/plain", err);
+		break;
+	case R_INFO_PACKS:
+		rc = get_info_packs(&r, repo, err);
+		break;
+	case R_LOOSE:
+		hdr_forever(&r);
+		rc = send_file(&r, repo, name, "application/x-git-loose-object", err);
+		break;
+	case R_PACK:
+		hdr_forever(&r);
+		rc = send_file(&r, repo, name, "application/x-git-packed-objects", err);
+		break;
+	case R_IDX:
+		hdr_forever(&r);
+		rc = send_file(&r, repo, name, "application/x-git-packed-objects-toc", err);
+		break;
+	case R_RPC:
+		rc = service_rpc(&r, req, repo, name, max_buffer, err);
+		break;
+	}
+out:
+	pw_repo_free(repo);
+	free(dir);
+	return rc;
+}
