@@ -98,17 +98,6 @@ void pw_daemon_request_free(struct pw_daemon_request *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *dupn(const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	if (s) {
-		memcpy(s, p, n);
-		s[n] = 0;
-	}
-	return s;
-}
-
 /* Git's canonicalize_client: no '/', no leading or trailing '.', lower case. */
 static char *canon_host(const char *p, size_t n)
 {
@@ -189,7 +178,7 @@ int pw_daemon_request_parse(struct pw_daemon_request *out, const uint8_t *data, 
 		shown[n] = 0;
 		return pw_error_set(err, PW_EPROTO, "Protocol error: '%s'", shown);
 	}
-	if (!(out->path = dupn(path, (size_t)(line + llen - path))))
+	if (!(out->path = strndup(path, (size_t)(line + llen - path))))
 		goto oom;
 	if (!nul)
 		return 0;
@@ -323,7 +312,7 @@ static char *enter_repo(const char *path, int strict, char **used)
 		len--;
 	if (len >= PATH_MAX)
 		return NULL;
-	if (!(base = dupn(path, len)))
+	if (!(base = strndup(path, len)))
 		return NULL;
 	if (base[0] == '~') {
 		char *e = expand_user(base);

@@ -320,24 +320,14 @@ static int send_acks(struct pw_upload_session *s, int *ready)
 
 static int send_shallow_info(struct pw_upload_session *s)
 {
-	char hex[PW_MAX_HEXSZ + 1];
 	int rc, deepen_info = pw_srv_compute_shallow(s);
-	size_t i;
 
 	if (deepen_info < 0)
 		return deepen_info;
 	if (!deepen_info && !s->args.shallows.nr)
 		return 0;
-	if ((rc = pw_srv_line(s, "shallow-info")))
+	if ((rc = pw_srv_line(s, "shallow-info")) || (rc = pw_srv_send_shallow_lines(s)))
 		return rc;
-	for (i = 0; i < s->new_shallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "shallow %s",
-		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
-			return rc;
-	for (i = 0; i < s->unshallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
-		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
-			return rc;
 	return section_end(s, 1);
 }
 

@@ -229,3 +229,21 @@ int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
 {
 	return pw_oid_array_push(arr, oid) ? pw_error_set(&s->err, PW_ENOMEM, "out of memory") : 0;
 }
+
+/* The "shallow"/"unshallow" lines of the boundary computed for this fetch. */
+int pw_srv_send_shallow_lines(struct pw_upload_session *s)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->new_shallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "shallow %s",
+		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+			return rc;
+	for (i = 0; i < s->unshallow.nr; i++)
+		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
+		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
+			return rc;
+	return 0;
+}

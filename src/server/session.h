@@ -83,4 +83,8 @@ int pw_srv_oom(struct pw_upload_session *s);
 int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
                      const struct pw_oid *oid);
 
+/* Queue the "shallow <oid>" and "unshallow <oid>" lines of new_shallow and
+ * unshallow (no flush). */
+int pw_srv_send_shallow_lines(struct pw_upload_session *s);
+
 #endif

@@ -249,23 +249,6 @@ static int v0_receive_wants(struct pw_upload_session *s)
 	return s->args.wants.nr ? 1 : 0;
 }
 
-static int send_shallow_lines(struct pw_upload_session *s)
-{
-	char hex[PW_MAX_HEXSZ + 1];
-	size_t i;
-	int rc;
-
-	for (i = 0; i < s->new_shallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "shallow %s",
-		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
-			return rc;
-	for (i = 0; i < s->unshallow.nr; i++)
-		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
-		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
-			return rc;
-	return 0;
-}
-
 enum { ACK_NONE, ACK_MULTI, ACK_DETAILED };
 
 /* Rounds of haves until "done" (or "ready" with no-done). 1 when a pack is
@@ -410,7 +393,7 @@ static int serve_v0(struct pw_upload_session *s)
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		if ((rc = send_shallow_lines(s)) || (rc = pw_pkt_flush(&s->out)) ||
+		if ((rc = pw_srv_send_shallow_lines(s)) || (rc = pw_pkt_flush(&s->out)) ||
 		    (rc = pw_srv_flush_out(s)))
 			return rc < 0 && !s->err.code ? pw_error_set(&s->err, rc, "out of memory")
 			                              : rc;
