@@ -32,6 +32,35 @@ stop_httpd() {
 	fi
 }
 
+# As root, httpd and the CGI programs run as "nobody", who must reach the
+# test's directory and the packwire binary. A build tree below a private
+# directory (a clone under /root, say) is out of its reach: the test then
+# works in a directory of its own under /tmp, with a copy of the binary and
+# the library, removed when the test ends.
+HTTP_STAGE=
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+if [ "$(id -u)" -eq 0 ] &&
+	! as_nobody sh -c 'test -x "$1" && cd "$2"' sh "$PACKWIRE" "$T" 2>/dev/null; then
+	HTTP_STAGE=$(mktemp -d /tmp/pw-http.XXXXXX)
+	chmod 755 "$HTTP_STAGE"
+	cp "$PACKWIRE" "$HTTP_STAGE/packwire.bin"
+	cp -P "$(dirname "$(readlink -f "$PACKWIRE")")"/libpackwire.so* "$HTTP_STAGE/" 2>/dev/null || true
+	printf '#!/bin/sh
+LD_LIBRARY_PATH=%s exec %s/packwire.bin "$@"
+' "$HTTP_STAGE" "$HTTP_STAGE" \
+		>"$HTTP_STAGE/packwire"
+	chmod 755 "$HTTP_STAGE/packwire"
+	PACKWIRE=$HTTP_STAGE/packwire
+	T=$HTTP_STAGE/t
+	mkdir -p "$T"
+	cd "$T"
+fi
+http_cleanup() {
+	stop_httpd
+	[ -z "$HTTP_STAGE" ] || rm -rf "$HTTP_STAGE"
+}
+trap http_cleanup EXIT
+
 # the test's own git, as root, reads repositories owned by "nobody": a
 # global config of this test's own says they are safe
 mkdir -p "$T/home"
@@ -102,7 +131,6 @@ start_httpd() {
 		fi
 		"${as[@]}" "$HTTPD_BIN" -X -f "$HTTPD_DIR/httpd.conf" 2>>"$HTTPD_DIR/start.log" &
 		HTTPD_PID=$!
-		trap stop_httpd EXIT
 		for _ in $(seq 1 100); do
 			if curl -s -o /dev/null "http://127.0.0.1:$HTTPD_PORT/"; then
 				return 0
