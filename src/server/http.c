@@ -497,7 +497,8 @@ static int get_info_packs(struct resp *r, struct pw_repo *repo, struct pw_error 
 	if (d)
 		closedir(d);
 	if (!rc) {
-		qsort(v, nr, sizeof(*v), pack_cmp);
+		if (nr) /* v is NULL when the directory holds no pack */
+			qsort(v, nr, sizeof(*v), pack_cmp);
 		for (i = 0; i < nr && !rc; i++)
 			rc = pw_buf_addf(&out, "P %s\n", v[i].name);
 		if (!rc)
