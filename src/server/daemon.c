@@ -26,6 +26,7 @@
 #include "packwire/repo.h"
 #include "packwire/server.h"
 #include "server/hook.h"
+#include "server/paths.h"
 
 static const char *const service_names[PW_DAEMON_NR_SERVICES] = {
         "upload-pack",
@@ -220,13 +221,14 @@ oom:
 /* ---- paths --------------------------------------------------------------- */
 
 /* Git's daemon_avoid_alias: the path starts with '/' or '~' and has no
- * "//", "/./", "/../", and does not end in "/." or "/..". */
-static int avoid_alias(const char *p)
+ * "//", "/./", "/../", and does not end in "/." or "/..". Shared with the
+ * HTTP handler (server/paths.h); 1 when the path is aliased. */
+int pw_srv_path_is_aliased(const char *p)
 {
 	int sl = 1, ndot = 0;
 
-	if (*p != '/' && *p != '~')
-		return -1;
+	if (!p || (*p != '/' && *p != '~'))
+		return 1;
 	for (p++;; p++) {
 		char ch = *p;
 
@@ -235,10 +237,10 @@ static int avoid_alias(const char *p)
 				ndot++;
 			else if (ch == '/') {
 				if (ndot < 3)
-					return -1;
+					return 1;
 				ndot = 0;
 			} else if (!ch) {
-				return ndot > 0 && ndot < 3 ? -1 : 0;
+				return ndot > 0 && ndot < 3 ? 1 : 0;
 			} else {
 				sl = ndot = 0;
 			}
@@ -443,7 +445,7 @@ static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_requ
 	char *valid = NULL, *used = NULL;
 	int based = 0;
 
-	if (avoid_alias(dir)) {
+	if (pw_srv_path_is_aliased(dir)) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': aliased", dir);
 		return NULL;
 	}

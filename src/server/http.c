@@ -28,6 +28,7 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/server.h"
+#include "server/paths.h"
 
 #define IO_CHUNK 65536
 
@@ -230,37 +231,6 @@ static int match_route(const char *dir, size_t len, enum route *route, const cha
 		}
 	}
 	return 0;
-}
-
-/* Git's daemon_avoid_alias: the path starts with '/' (or '~') and has no
- * "//", "/./", "/../", nor ends in "/." or "/..". 1 when aliased. */
-static int path_is_aliased(const char *p)
-{
-	int sl = 1, ndot = 0;
-
-	if (!p || (*p != '/' && *p != '~'))
-		return 1;
-	for (p++;; p++) {
-		char ch = *p;
-
-		if (sl) {
-			if (ch == '.')
-				ndot++;
-			else if (ch == '/') {
-				if (ndot < 3)
-					return 1;
-				ndot = 0;
-			} else if (!ch)
-				return ndot > 0 && ndot < 3;
-			else
-				sl = ndot = 0;
-		} else if (!ch)
-			return 0;
-		else if (ch == '/') {
-			sl = 1;
-			ndot = 0;
-		}
-	}
 }
 
 /* The value of `name` in a query string ("a=b&service=x"), %-decoded into
@@ -1017,7 +987,7 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 		if (!pi || !*pi)
 			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "GIT_PROJECT_ROOT is set but PATH_INFO is not");
-		if (path_is_aliased(pi))
+		if (pw_srv_path_is_aliased(pi))
 			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "'%s': aliased", pi);
 		if (*pi == '/')
@@ -1027,7 +997,7 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 	} else if (req->path_translated && *req->path_translated) {
 		/* Git trusts the web server here; we still refuse ".." segments */
-		if (path_is_aliased(req->path_translated))
+		if (pw_srv_path_is_aliased(req->path_translated))
 			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "'%s': aliased", req->path_translated);
 		if (!(dir = strdup(req->path_translated)))

@@ -1,0 +1,9 @@
+/* Path rules the git:// daemon and the HTTP handler share. */
+#ifndef PW_SERVER_PATHS_H
+#define PW_SERVER_PATHS_H
+
+/* Git's daemon_avoid_alias: 1 when path does not start with '/' or '~', or
+ * holds "//", "/./" or "/../", or ends in "/." or "/.."; else 0. */
+int pw_srv_path_is_aliased(const char *path);
+
+#endif
