@@ -567,16 +567,27 @@ static int64_t rev_lookup(const struct pw_pack *p, uint64_t offset)
 	return -1;
 }
 
+/* The reverse-index position of the entry starting at offset (*i), or an
+ * error when no entry starts there. */
+static int entry_at(struct pw_pack *p, uint64_t offset, int64_t *i, struct pw_error *err)
+{
+	int rc;
+
+	if ((rc = pw_pack_revindex(p, err)))
+		return rc;
+	if ((*i = rev_lookup(p, offset)) < 0)
+		return pw_error_set(err, PW_EINVAL, "pack %s: no entry starts at offset %llu",
+		                    p->path, (unsigned long long)offset);
+	return 0;
+}
+
 int pw_pack_entry_end(struct pw_pack *p, uint64_t offset, uint64_t *end, struct pw_error *err)
 {
 	int64_t i;
 	int rc;
 
-	if ((rc = pw_pack_revindex(p, err)))
+	if ((rc = entry_at(p, offset, &i, err)))
 		return rc;
-	if ((i = rev_lookup(p, offset)) < 0)
-		return pw_error_set(err, PW_EINVAL, "pack %s: no entry starts at offset %llu",
-		                    p->path, (unsigned long long)offset);
 	*end = p->rev_offsets[i + 1];
 	return 0;
 }
@@ -588,11 +599,8 @@ int pw_pack_entry_raw(struct pw_pack *p, uint64_t offset, struct pw_pack_raw_ent
 	int64_t i;
 	int rc;
 
-	if ((rc = pw_pack_revindex(p, err)))
+	if ((rc = entry_at(p, offset, &i, err)))
 		return rc;
-	if ((i = rev_lookup(p, offset)) < 0)
-		return pw_error_set(err, PW_EINVAL, "pack %s: no entry starts at offset %llu",
-		                    p->path, (unsigned long long)offset);
 	if ((rc = decode_at(p, offset, &h, err)))
 		return rc;
 	memset(info, 0, sizeof(*info));
