@@ -82,6 +82,10 @@ int pw_graph_parse(struct pw_graph *g, uint32_t idx)
 	rc = pw_commit_parse(&ci, g->buf.data, g->buf.len, g->algo, g->err);
 	if (rc)
 		return rc;
+	if (g->grafts && pw_oidmap_get(g->grafts, &oid)) {
+		ci.nr_parents = 0; /* the history stops here */
+		g->v[idx].flags |= G_SRV_SHALLOW;
+	}
 	if (g->parents_nr + ci.nr_parents > g->parents_alloc) {
 		size_t na = g->parents_alloc ? g->parents_alloc * 2 : 512;
 		uint32_t *np;

@@ -27,6 +27,7 @@ enum {
 	G_QUEUED = 1 << 13,
 	G_EXCL = 1 << 14,        /* reachable from deepen-not */
 	G_HAVE_LISTED = 1 << 15, /* in have_objs */
+	G_SRV_SHALLOW = 1 << 16, /* in the serving repository's shallow file */
 };
 
 struct pw_gcommit {
@@ -49,14 +50,17 @@ struct pw_graph {
 	size_t parents_nr, parents_alloc;
 	uint32_t epoch;
 	struct pw_buf buf;
+	/* the repository's own shallow commits, or NULL: parsed without
+	 * parents, as Git's grafts make them (borrowed) */
+	const struct pw_oidmap *grafts;
 };
 
 void pw_graph_init(struct pw_graph *g, struct pw_odb *odb, struct pw_error *err);
 void pw_graph_free(struct pw_graph *g);
 /* Find or add a commit node (unparsed). */
 int pw_graph_lookup(struct pw_graph *g, const struct pw_oid *oid, uint32_t *idx);
-/* Parse the node: 0, or PW_ENOTFOUND (flag G_MISSING) when the object is absent
- * or not a commit; other errors are real. */
+/* Parse the node (a commit in g->grafts gets no parents and G_SRV_SHALLOW): 0, or PW_ENOTFOUND
+ * (flag G_MISSING) when the object is absent or not a commit; other errors are real. */
 int pw_graph_parse(struct pw_graph *g, uint32_t idx);
 static inline uint32_t pw_graph_parent(const struct pw_graph *g, uint32_t idx, uint32_t i)
 {

@@ -295,6 +295,11 @@ static int sw_add_haves(struct shallow_walk *w)
 		}
 		if ((rc = mark_unint(w->g, idx)) || (rc = queue(w->g, &w->h, idx)))
 			return rc;
+		/* a thin shallow pack leaves out every have's tree, also below a
+		 * new boundary (Git's --objects-edge-aggressive) */
+		if (s->args.thin_pack && !pw_graph_parse(w->gr, idx) &&
+		    (rc = sw_revlist_add(w, &w->gr->v[idx].tree, NULL, 1)))
+			return rc;
 	}
 	return 0;
 }
@@ -720,6 +725,9 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	shallow = s->args.shallows.nr || s->new_shallow.nr || s->unshallow.nr;
 	s->stats.shallow = shallow;
+	/* a shallow repository's history ends at its own boundary: the graph
+	 * walk knows it, rev-list and the bitmap do not */
+	shallow = shallow || s->srv_shallow.nr;
 	if (!shallow) {
 		rc = send_bitmap(&g, &st);
 		if (!rc) {

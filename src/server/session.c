@@ -212,6 +212,8 @@ void pw_srv_reset_fetch(struct pw_upload_session *s)
 	pw_fetch_args_init(&s->args, algo);
 	pw_graph_free(&s->graph);
 	pw_graph_init(&s->graph, s->odb, &s->err);
+	if (s->srv_shallow.nr)
+		s->graph.grafts = &s->srv_shallow_map;
 	free(s->have_objs.v);
 	free(s->new_shallow.v);
 	free(s->unshallow.v);

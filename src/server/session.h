@@ -52,6 +52,12 @@ struct pw_upload_session {
 	int head_unborn;
 	struct pw_oidmap our_refs; /* advertised oids and their peeled values */
 
+	/* the repository's own shallow file (loaded once per session): its
+	 * commits end the history we have and serve */
+	struct pw_oid_array srv_shallow; /* sorted */
+	struct pw_oidmap srv_shallow_map;
+	int srv_shallow_loaded;
+
 	/* one fetch */
 	struct pw_fetch_args args;
 	struct pw_graph graph;
@@ -82,6 +88,9 @@ int pw_srv_oom(struct pw_upload_session *s);
 /* Append oid to arr; PW_ENOMEM is recorded in s->err. */
 int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
                      const struct pw_oid *oid);
+
+/* Read the repository's shallow file into srv_shallow (shallow.c). */
+int pw_srv_load_repo_shallow(struct pw_upload_session *s);
 
 /* Queue the "shallow <oid>" and "unshallow <oid>" lines of new_shallow and
  * unshallow (no flush). */

@@ -6,12 +6,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packwire/fs.h"
 #include "packwire/object.h"
+#include "packwire/repo.h"
 #include "packwire/refs.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
 #define INFINITE_DEPTH 0x7fffffffu
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return pw_oid_cmp(a, b);
+}
+
+/* $GIT_DIR/shallow: one id per line, the commits whose parents this
+ * repository lacks. Absent means a complete repository. */
+int pw_srv_load_repo_shallow(struct pw_upload_session *s)
+{
+	struct pw_buf data = PW_BUF_INIT;
+	char *path;
+	const char *p, *end;
+	size_t i, n;
+	int rc, created;
+
+	if (s->srv_shallow_loaded)
+		return 0;
+	if (!(path = pw_path_join(pw_repo_git_dir(s->repo), "shallow")))
+		return pw_srv_oom(s);
+	rc = pw_fs_read_file(path, &data, 0, &s->err);
+	free(path);
+	if (rc == PW_ENOTFOUND) {
+		pw_error_clear(&s->err);
+		s->srv_shallow_loaded = 1;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	for (p = data.data, end = p + data.len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct pw_oid oid;
+
+		if (len) {
+			if (len != s->algo->hexsz || pw_oid_from_hex(&oid, p, len, s->algo)) {
+				rc = pw_srv_fail(s, PW_ECORRUPT, "bad line in shallow file: %.*s",
+				                 (int)(len > 80 ? 80 : len), p);
+				goto out;
+			}
+			if ((rc = pw_srv__push_oid(s, &s->srv_shallow, &oid)))
+				goto out;
+		}
+		p += len + 1;
+	}
+	if (s->srv_shallow.nr)
+		qsort(s->srv_shallow.v, s->srv_shallow.nr, sizeof(*s->srv_shallow.v), cmp_oid);
+	for (i = 0, n = 0; i < s->srv_shallow.nr; i++) {
+		if (n && pw_oid_equal(&s->srv_shallow.v[n - 1], &s->srv_shallow.v[i]))
+			continue;
+		s->srv_shallow.v[n++] = s->srv_shallow.v[i];
+		if (!pw_oidmap_put(&s->srv_shallow_map, &s->srv_shallow.v[i], &created)) {
+			rc = pw_srv_oom(s);
+			goto out;
+		}
+	}
+	s->srv_shallow.nr = n;
+	s->srv_shallow_loaded = 1;
+out:
+	pw_buf_free(&data);
+	return rc;
+}
 
 struct queue {
 	uint32_t *v;
@@ -63,7 +127,8 @@ static int by_depth(struct pw_upload_session *s, const uint32_t *start, size_t n
 		}
 		if (rc)
 			goto out;
-		if (d >= depth) {
+		/* the repository's own shallow commits are a boundary too */
+		if (d >= depth || (g->v[c].flags & G_SRV_SHALLOW)) {
 			g->v[c].flags |= G_SHALLOW;
 			continue;
 		}
@@ -237,6 +302,10 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 	uint32_t *start = NULL;
 	size_t n = 0, i;
 	int deepen = a->depth || a->deepen_since || a->deepen_not.nr, rc = 0;
+	/* a shallow repository tells a v2 client its boundary on every fetch,
+	 * as a deepen to the full (grafted) history */
+	int srv_full = !deepen && s->v2 && s->srv_shallow.nr;
+	unsigned depth = srv_full ? INFINITE_DEPTH : a->depth;
 
 	/* the client's boundary */
 	for (i = 0; i < a->shallows.nr; i++) {
@@ -259,13 +328,13 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 			return rc;
 		g->v[idx].flags |= G_CLIENT_SHALLOW | G_CUT_HAVE;
 	}
-	if (!deepen)
+	if (!deepen && !srv_full)
 		goto cuts;
 
 	start = malloc((a->wants.nr + a->shallows.nr + 1) * sizeof(*start));
 	if (!start)
 		return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-	if (a->depth && a->deepen_relative) {
+	if (depth && a->deepen_relative) {
 		for (i = 0; i < a->shallows.nr; i++) {
 			uint32_t idx;
 
@@ -291,7 +360,7 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 			start[n++] = idx;
 		}
 	}
-	if (a->depth >= INFINITE_DEPTH) {
+	if (depth >= INFINITE_DEPTH && !s->srv_shallow.nr) {
 		/* --unshallow: the whole history, every client boundary goes away */
 		for (i = 0; i < a->shallows.nr; i++) {
 			uint32_t idx;
@@ -301,8 +370,8 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 			if (g->v[idx].flags & G_CLIENT_SHALLOW)
 				g->v[idx].flags |= G_NOT_SHALLOW;
 		}
-	} else if (a->depth) {
-		uint64_t d = (uint64_t)a->depth + (a->deepen_relative ? 1 : 0);
+	} else if (depth) {
+		uint64_t d = (uint64_t)depth + (a->deepen_relative ? 1 : 0);
 
 		rc = by_depth(s, start, n, d > INFINITE_DEPTH ? INFINITE_DEPTH : (uint32_t)d);
 	} else {
@@ -344,7 +413,7 @@ cuts:
 		if (g->v[idx].flags & G_CLIENT_SHALLOW)
 			g->v[idx].flags |= G_CUT_SEND;
 	}
-	rc = deepen;
+	rc = deepen || srv_full;
 out:
 	free(start);
 	return rc;

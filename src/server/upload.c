@@ -115,6 +115,8 @@ void pw_upload_session_free(struct pw_upload_session *s)
 	free(s->have_objs.v);
 	free(s->new_shallow.v);
 	free(s->unshallow.v);
+	free(s->srv_shallow.v);
+	pw_oidmap_free(&s->srv_shallow_map);
 	if (s->rd_ok)
 		pw_pkt_reader_free(&s->rd);
 	pw_buf_free(&s->out);
@@ -200,6 +202,11 @@ static int v0_advertise(struct pw_upload_session *s)
 		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
 			goto out;
 	}
+	/* a shallow repository tells where its history ends */
+	for (i = 0; i < s->srv_shallow.nr; i++)
+		if ((rc = pw_pkt_writef(&s->out, "shallow %s\n",
+		                        pw_oid_to_hex(&s->srv_shallow.v[i], hex))))
+			goto nomem;
 	if ((rc = pw_pkt_flush(&s->out)))
 		goto nomem;
 	rc = pw_srv_flush_out(s);
@@ -435,10 +442,12 @@ int pw_upload_session_run(struct pw_upload_session *s)
 	int rc;
 
 	pw_error_clear(&s->err);
-	if ((rc = pw_srv_odb(s)))
+	if ((rc = pw_srv_odb(s)) || (rc = pw_srv_load_repo_shallow(s)))
 		return rc;
 	s->graph.odb = s->odb;
 	s->graph.algo = s->algo;
+	if (s->srv_shallow.nr)
+		s->graph.grafts = &s->srv_shallow_map;
 	if (s->opts.version == 2)
 		rc = pw_srv__serve_v2(s);
 	else
