@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packwire/config.h"
 #include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -24,11 +26,36 @@ static int nomem(struct pw_upload_session *s, int rc)
 	return pw_error_set(&s->err, rc, "%s", pw_strerror(rc));
 }
 
+/* lsrefs.unborn: "advertise" (the default) or "allow" honour an unborn
+ * request, "ignore" does not; only "advertise" says so in the capability. */
+enum { UNBORN_IGNORE, UNBORN_ALLOW, UNBORN_ADVERTISE };
+
+static int unborn_mode(struct pw_upload_session *s, int *mode)
+{
+	const char *v = NULL;
+
+	*mode = UNBORN_ADVERTISE;
+	if (pw_config_get_string(pw_repo_config(s->repo), "lsrefs.unborn", &v, NULL) || !v)
+		return 0;
+	if (!strcmp(v, "advertise"))
+		*mode = UNBORN_ADVERTISE;
+	else if (!strcmp(v, "allow"))
+		*mode = UNBORN_ALLOW;
+	else if (!strcmp(v, "ignore"))
+		*mode = UNBORN_IGNORE;
+	else
+		return pw_srv_fail(s, PW_EINVAL, "invalid value for 'lsrefs.unborn': '%s'", v);
+	return 0;
+}
+
 static int advertise(struct pw_upload_session *s)
 {
 	char agent[96], fetch[96], format[48];
 	const char *lines[7];
-	int rc;
+	int rc, unborn;
+
+	if ((rc = unborn_mode(s, &unborn)))
+		return rc;
 
 	snprintf(agent, sizeof(agent), "agent=%s", s->agent);
 	snprintf(fetch, sizeof(fetch), "fetch=shallow wait-for-done%s%s%s",
@@ -36,7 +63,7 @@ static int advertise(struct pw_upload_session *s)
 	         s->allow_sideband_all ? " sideband-all" : "");
 	snprintf(format, sizeof(format), "object-format=%s", s->algo->name);
 	lines[0] = agent;
-	lines[1] = "ls-refs=unborn";
+	lines[1] = unborn == UNBORN_ADVERTISE ? "ls-refs=unborn" : "ls-refs";
 	lines[2] = fetch;
 	lines[3] = "server-option";
 	lines[4] = format;
@@ -84,11 +111,13 @@ static int prefix_match(const struct pw_v2_request *req, const size_t *pfx, size
 
 static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 {
-	int peel = 0, symrefs = 0, unborn = 0, rc;
+	int peel = 0, symrefs = 0, unborn = 0, unborn_ok, rc;
 	size_t *pfx = NULL, npfx = 0, i;
 	char hex[PW_MAX_HEXSZ + 1];
 	struct pw_buf line = PW_BUF_INIT;
 
+	if ((rc = unborn_mode(s, &unborn_ok)))
+		return rc;
 	pfx = malloc((req->nargs + 1) * sizeof(*pfx));
 	if (!pfx)
 		return nomem(s, PW_ENOMEM);
@@ -100,8 +129,9 @@ static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 		else if (is_line(a, "symrefs"))
 			symrefs = 1;
 		else if (is_line(a, "unborn"))
-			unborn = 1;
-		else if (a->len > 11 && !memcmp(a->p, "ref-prefix ", 11))
+			unborn = unborn_ok != UNBORN_IGNORE;
+		else if (a->len >= 11 && !memcmp(a->p, "ref-prefix ", 11))
+			/* an empty prefix matches every ref */
 			pfx[npfx++] = i;
 		else {
 			free(pfx);
