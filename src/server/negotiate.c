@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "packwire/object.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -208,6 +210,34 @@ static int not_our_ref(struct pw_upload_session *s, const struct pw_oid *oid)
 	return pw_srv_fail(s, PW_EPROTO, "upload-pack: not our ref %s", pw_oid_to_hex(oid, hex));
 }
 
+struct tip_ctx {
+	const struct pw_oid *want;
+	int found;
+};
+
+static int tip_cb(const struct pw_ref *ref, void *data)
+{
+	struct tip_ctx *c = data;
+
+	if (!pw_oid_equal(&ref->oid, c->want))
+		return 0;
+	c->found = 1;
+	return 1;
+}
+
+/* Is oid the tip of any ref, advertised or hidden? 1/0, <0 on errors. */
+static int is_any_ref_tip(struct pw_upload_session *s, const struct pw_oid *oid)
+{
+	struct tip_ctx c = {oid, 0};
+	int rc = pw_refs_foreach(s->repo, NULL, 0, tip_cb, &c);
+
+	if (c.found)
+		return 1;
+	if (rc)
+		return pw_error_copy(&s->err, pw_repo_error(s->repo));
+	return 0;
+}
+
 int pw_srv_check_wants(struct pw_upload_session *s)
 {
 	uint32_t *todo = NULL;
@@ -230,6 +260,16 @@ int pw_srv_check_wants(struct pw_upload_session *s)
 		}
 		if (s->allow_any || pw_oidmap_get(&s->our_refs, w))
 			continue;
+		/* allow-tip (and allow-reachable) also let the tips of hidden
+		 * refs be asked for, as Git does */
+		if (s->allow_tip || s->allow_reachable) {
+			if ((rc = is_any_ref_tip(s, w)) < 0)
+				goto out;
+			if (rc) {
+				rc = 0;
+				continue;
+			}
+		}
 		if (type != PW_OBJ_COMMIT || !(s->allow_reachable || s->opts.stateless_rpc)) {
 			rc = not_our_ref(s, w);
 			goto out;
