@@ -178,18 +178,31 @@ enum pw_filter_kind {
 	PW_FILTER_BLOB_NONE,  /* blob:none */
 	PW_FILTER_BLOB_LIMIT, /* blob:limit=<n>[kmg]; value = bytes */
 	PW_FILTER_TREE_DEPTH, /* tree:<depth>; value = depth */
+	PW_FILTER_SPARSE_OID, /* sparse:oid=<blob-ish>; sparse_oid = the name */
+	PW_FILTER_COMBINE,    /* combine:<f1>+<f2>...; sub[0..nr_sub) */
 };
+
+/* combine: nests at most this deep */
+#define PW_FILTER_MAX_NESTING 8
 
 struct pw_filter {
 	enum pw_filter_kind kind;
 	uint64_t value;
+	char *sparse_oid;      /* malloc'd, NUL-terminated (sparse:oid) */
+	struct pw_filter *sub; /* malloc'd (combine) */
+	size_t nr_sub;
 };
 
-/* PW_EINVAL "invalid filter-spec '...'" for a malformed spec of a known kind,
- * PW_EUNSUPPORTED "unsupported filter-spec '...'" for other kinds
- * (sparse:, object:type=, combine:). */
+/* PW_EINVAL "invalid filter-spec '...'" for a malformed spec of a known kind
+ * (combine: Git's "expected something after combine:" and "must escape char
+ * in sub-filter-spec: 'c'" too; sub-specs are %-decoded), PW_EUNSUPPORTED
+ * "unsupported filter-spec '...'" for other kinds (sparse:path=,
+ * object:type=). Free *out with pw_filter_free (also after an error). */
 PW_API int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len,
                            struct pw_error *err);
+PW_API void pw_filter_free(struct pw_filter *f);
+/* The name a filter kind has in uploadpackfilter.<name>.allow. */
+PW_API const char *pw_filter_config_name(enum pw_filter_kind kind);
 
 #define PW_FETCH_MAX_IDS (1u << 22) /* per list (wants, haves, shallows, ...) */
 

@@ -33,6 +33,7 @@ void pw_fetch_args_free(struct pw_fetch_args *a)
 	free(a->shallows.v);
 	str_array_free(&a->want_refs);
 	str_array_free(&a->deepen_not);
+	pw_filter_free(&a->filter);
 	free(a->v0_caps);
 	pw_fetch_args_init(a, algo);
 }
@@ -151,13 +152,131 @@ static int parse_u64(const char *p, size_t len, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+void pw_filter_free(struct pw_filter *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_sub; i++)
+		pw_filter_free(&f->sub[i]);
+	free(f->sub);
+	free(f->sparse_oid);
+	memset(f, 0, sizeof(*f));
+}
+
+const char *pw_filter_config_name(enum pw_filter_kind kind)
+{
+	switch (kind) {
+	case PW_FILTER_BLOB_NONE:
+		return "blob:none";
+	case PW_FILTER_BLOB_LIMIT:
+		return "blob:limit";
+	case PW_FILTER_TREE_DEPTH:
+		return "tree";
+	case PW_FILTER_SPARSE_OID:
+		return "sparse:oid";
+	case PW_FILTER_COMBINE:
+		return "combine";
+	default:
+		return "";
+	}
+}
+
+static int filter_parse(struct pw_filter *out, const char *spec, size_t len, int nesting,
+                        struct pw_error *err);
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* combine:<sub>+<sub>...: each sub-spec may not hold a reserved character
+ * unescaped, and is %-decoded before it is parsed (Git's rules). */
+static int parse_combine(struct pw_filter *out, const char *p, size_t len, int nesting,
+                         struct pw_error *err)
+{
+	static const char reserved[] = "~`!@#$^&*()[]{}\\;'\",<>?";
+	size_t start = 0, i;
+
+	if (!len)
+		return pw_error_set(err, PW_EINVAL, "expected something after combine:");
+	if (nesting >= PW_FILTER_MAX_NESTING)
+		return pw_error_set(err, PW_EINVAL,
+		                    "invalid filter-spec: combine: nested too deep");
+	out->kind = PW_FILTER_COMBINE;
+	while (start <= len) {
+		const char *e = memchr(p + start, '+', len - start);
+		size_t sl = e ? (size_t)(e - (p + start)) : len - start, n = 0;
+		const char *sub = p + start;
+		struct pw_filter *nv;
+		char *dec;
+		int rc;
+
+		for (i = 0; i < sl; i++)
+			if ((unsigned char)sub[i] <= ' ' || strchr(reserved, sub[i]))
+				return pw_error_set(err, PW_EINVAL,
+				                    "must escape char in sub-filter-spec: '%c'",
+				                    sub[i]);
+		if (!(dec = malloc(sl + 1)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		for (i = 0; i < sl; i++) {
+			if (sub[i] == '%' && i + 2 < sl && hexval(sub[i + 1]) >= 0 &&
+			    hexval(sub[i + 2]) >= 0) {
+				dec[n++] = (char)(hexval(sub[i + 1]) * 16 + hexval(sub[i + 2]));
+				i += 2;
+			} else {
+				dec[n++] = sub[i];
+			}
+		}
+		dec[n] = '\0';
+		nv = realloc(out->sub, (out->nr_sub + 1) * sizeof(*nv));
+		if (!nv) {
+			free(dec);
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+		out->sub = nv;
+		memset(&out->sub[out->nr_sub], 0, sizeof(*nv));
+		out->nr_sub++;
+		rc = filter_parse(&out->sub[out->nr_sub - 1], dec, n, nesting + 1, err);
+		free(dec);
+		if (rc)
+			return rc;
+		if (!e)
+			break;
+		start += sl + 1;
+	}
+	return 0;
+}
+
 int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len, struct pw_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	return filter_parse(out, spec, len, 0, err);
+}
+
+static int filter_parse(struct pw_filter *out, const char *spec, size_t len, int nesting,
+                        struct pw_error *err)
 {
 	char q[PW_QUOTE_MAX];
 	uint64_t v;
 
 	out->kind = PW_FILTER_NONE;
 	out->value = 0;
+	if (len >= 8 && !memcmp(spec, "combine:", 8))
+		return parse_combine(out, spec + 8, len - 8, nesting, err);
+	if (len > 11 && !memcmp(spec, "sparse:oid=", 11) && !memchr(spec, '\0', len)) {
+		if (!(out->sparse_oid = malloc(len - 11 + 1)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		memcpy(out->sparse_oid, spec + 11, len - 11);
+		out->sparse_oid[len - 11] = '\0';
+		out->kind = PW_FILTER_SPARSE_OID;
+		return 0;
+	}
 	if (is_word(spec, len, "blob:none")) {
 		out->kind = PW_FILTER_BLOB_NONE;
 		return 0;
@@ -195,8 +314,7 @@ int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len, struct 
 			return 0;
 		}
 	} else if ((len >= 7 && !memcmp(spec, "sparse:", 7)) ||
-	           (len >= 12 && !memcmp(spec, "object:type=", 12)) ||
-	           (len >= 8 && !memcmp(spec, "combine:", 8))) {
+	           (len >= 12 && !memcmp(spec, "object:type=", 12))) {
 		return pw_error_set(err, PW_EUNSUPPORTED, "unsupported filter-spec '%s'",
 		                    pw_proto__quote(q, sizeof(q), spec, len));
 	}

@@ -498,6 +498,7 @@ static void filter_ok(const char *spec, enum pw_filter_kind kind, uint64_t value
 	CHECK_EQ_INT(pw_filter_parse(&f, spec, strlen(spec), &err), 0);
 	CHECK_EQ_INT(f.kind, kind);
 	CHECK_EQ_INT(f.value, value);
+	pw_filter_free(&f);
 }
 
 static void filter_bad(const char *spec, int code)
@@ -510,6 +511,36 @@ static void filter_bad(const char *spec, int code)
 	snprintf(want, sizeof(want), "%s filter-spec '%s'",
 	         code == PW_EUNSUPPORTED ? "unsupported" : "invalid", spec);
 	CHECK_STR(err.msg, want);
+	pw_filter_free(&f);
+}
+
+/* combine: sub-filters in order, %-decoded; Git's messages for bad ones */
+static void test_filter_combine(void)
+{
+	struct pw_filter f;
+	struct pw_error err = {0};
+
+	CHECK_EQ_INT(pw_filter_parse(&f, "combine:blob:none+tree:1", 24, &err), 0);
+	CHECK_EQ_INT(f.kind, PW_FILTER_COMBINE);
+	CHECK_EQ_INT(f.nr_sub, 2);
+	CHECK_EQ_INT(f.sub[0].kind, PW_FILTER_BLOB_NONE);
+	CHECK_EQ_INT(f.sub[1].kind, PW_FILTER_TREE_DEPTH);
+	CHECK_EQ_INT(f.sub[1].value, 1);
+	pw_filter_free(&f);
+	CHECK_EQ_INT(pw_filter_parse(&f, "combine:sparse:oid=main%3Aone+blob:limit=1k", 43, &err),
+	             0);
+	CHECK_EQ_INT(f.sub[0].kind, PW_FILTER_SPARSE_OID);
+	CHECK_STR(f.sub[0].sparse_oid, "main:one");
+	CHECK_EQ_INT(f.sub[1].value, 1024);
+	pw_filter_free(&f);
+	CHECK_EQ_INT(pw_filter_parse(&f, "combine:", 8, &err), PW_EINVAL);
+	CHECK_STR(err.msg, "expected something after combine:");
+	pw_filter_free(&f);
+	CHECK_EQ_INT(pw_filter_parse(&f, "combine:blob:none+tree:1;", 25, &err), PW_EINVAL);
+	CHECK_STR(err.msg, "must escape char in sub-filter-spec: ';'");
+	pw_filter_free(&f);
+	CHECK_EQ_INT(pw_filter_parse(&f, "combine:blob:none+tree:x", 24, &err), PW_EINVAL);
+	pw_filter_free(&f);
 }
 
 static void test_filter(void)
@@ -538,9 +569,11 @@ static void test_filter(void)
 	filter_bad("tree:1x", PW_EINVAL);
 	filter_bad("tree", PW_EINVAL);
 	filter_bad("none", PW_EINVAL);
-	filter_bad("sparse:oid=main:.sparse", PW_EUNSUPPORTED);
+	filter_ok("sparse:oid=main:.sparse", PW_FILTER_SPARSE_OID, 0);
+	filter_bad("sparse:path=x", PW_EUNSUPPORTED);
 	filter_bad("object:type=blob", PW_EUNSUPPORTED);
-	filter_bad("combine:blob:none+tree:0", PW_EUNSUPPORTED);
+	filter_ok("combine:blob:none+tree:0", PW_FILTER_COMBINE, 0);
+	test_filter_combine();
 }
 
 int main(void)
