@@ -12,6 +12,7 @@
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "packwire/revlist.h"
+#include "server/filter.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -20,6 +21,7 @@ struct gen {
 	struct pw_pack_writer *w;
 	struct pw_oidmap sent;  /* objects in the pack, for include-tag */
 	struct pw_oidmap wants; /* explicitly wanted: never filtered out */
+	struct pw_srv_filter filter;
 	int track_sent;
 	int rc;
 	/* progress throttle */
@@ -31,47 +33,6 @@ struct gen {
 static int nomem(struct pw_upload_session *s)
 {
 	return pw_error_set(&s->err, PW_ENOMEM, "out of memory");
-}
-
-/* ---- filters ------------------------------------------------------------- */
-
-static size_t path_depth(const char *path, size_t len)
-{
-	size_t d = 1, i;
-
-	if (!len)
-		return 0;
-	for (i = 0; i < len; i++)
-		d += path[i] == '/';
-	return d;
-}
-
-/* 1 to send the object, 0 to leave it out. */
-static int filter_keeps(struct gen *g, const struct pw_oid *oid, int type, const char *path,
-                        size_t path_len)
-{
-	const struct pw_fetch_args *a = &g->s->args;
-	uint64_t size;
-	int t;
-
-	if (!a->has_filter || type == PW_OBJ_COMMIT || type == PW_OBJ_TAG)
-		return 1;
-	if (pw_oidmap_get(&g->wants, oid))
-		return 1;
-	switch (a->filter.kind) {
-	case PW_FILTER_BLOB_NONE:
-		return type != PW_OBJ_BLOB;
-	case PW_FILTER_BLOB_LIMIT:
-		if (type != PW_OBJ_BLOB)
-			return 1;
-		if (pw_odb_read_header(g->s->odb, oid, &t, &size))
-			return 1; /* let the writer report it */
-		return size < a->filter.value;
-	case PW_FILTER_TREE_DEPTH:
-		return path_depth(path ? path : "", path ? path_len : 0) < a->filter.value;
-	default:
-		return 1;
-	}
 }
 
 static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char *path,
@@ -96,7 +57,8 @@ static int walk_cb(const struct pw_revlist_obj *obj, void *data)
 			return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
 		return 0;
 	}
-	if (!filter_keeps(g, &obj->oid, obj->type, obj->path, obj->path_len))
+	if (!pw_oidmap_get(&g->wants, &obj->oid) &&
+	    !pw_srv_filter_keeps(&g->filter, &obj->oid, obj->type, obj->path, obj->path_len))
 		return 0;
 	return add_obj(g, &obj->oid, obj->type, obj->type == PW_OBJ_TAG ? NULL : obj->path,
 	               obj->type == PW_OBJ_TAG ? 0 : obj->path_len);
@@ -720,8 +682,15 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	g.last_pct = -2;
 	g.track_sent = s->args.include_tag;
 	for (i = 0; i < s->args.wants.nr; i++)
-		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created))
+		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created)) {
+			pw_oidmap_free(&g.wants);
 			return nomem(s);
+		}
+	if ((rc = pw_srv_filter_init(&g.filter, s))) {
+		pw_srv_filter_free(&g.filter);
+		pw_oidmap_free(&g.wants);
+		return rc;
+	}
 
 	shallow = s->args.shallows.nr || s->new_shallow.nr || s->unshallow.nr;
 	s->stats.shallow = shallow;
@@ -790,5 +759,6 @@ out:
 	pw_pack_writer_free(g.w);
 	pw_oidmap_free(&g.sent);
 	pw_oidmap_free(&g.wants);
+	pw_srv_filter_free(&g.filter);
 	return rc;
 }

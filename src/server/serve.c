@@ -9,6 +9,7 @@
 #include "packwire/config.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "server/filter.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -401,7 +402,8 @@ static int fetch_with(struct pw_upload_session *s, const struct pw_v2_request *r
 	struct pw_fetch_args *a = &s->args;
 	int rc, ready;
 
-	if ((rc = check_features(s, req)) || (rc = pw_fetch_args_v2_request(a, req, &s->err)))
+	if ((rc = check_features(s, req)) || (rc = pw_fetch_args_v2_request(a, req, &s->err)) ||
+	    (rc = pw_srv_check_filter(s)))
 		return rc;
 	s->sideband_all = a->sideband_all;
 	if ((rc = pw_srv_load_refs(s)) || (rc = resolve_want_refs(s, wanted_ref_oids)) ||

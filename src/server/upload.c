@@ -13,6 +13,7 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/version.h"
+#include "server/filter.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -251,7 +252,7 @@ static int v0_receive_wants(struct pw_upload_session *s)
 			return pw_srv_fail(s, PW_EPROTO,
 			                   "git upload-pack: filtering capability not negotiated");
 	}
-	if ((rc = pw_fetch_args_check(&s->args, &s->err)))
+	if ((rc = pw_fetch_args_check(&s->args, &s->err)) || (rc = pw_srv_check_filter(s)))
 		return rc;
 	return s->args.wants.nr ? 1 : 0;
 }
