@@ -112,6 +112,7 @@ int cmd_http_backend(int argc, char **argv)
 	req.content_type = getenv("CONTENT_TYPE");
 	req.content_encoding = getenv("HTTP_CONTENT_ENCODING");
 	req.git_protocol = getenv("HTTP_GIT_PROTOCOL");
+	req.ref_namespace = getenv("GIT_NAMESPACE");
 	req.remote_user = getenv("REMOTE_USER");
 	req.remote_addr = getenv("REMOTE_ADDR");
 	req.project_root = getenv("GIT_PROJECT_ROOT");

@@ -59,6 +59,7 @@ int cmd_upload_pack(int argc, char **argv)
 	opts.version = pw_protocol_version_from_env(getenv("GIT_PROTOCOL"));
 	/* Git lets GIT_USER_AGENT replace its agent string; so do we */
 	opts.agent = getenv("GIT_USER_AGENT");
+	opts.ref_namespace = getenv("GIT_NAMESPACE");
 	if (opts.agent && (!*opts.agent || strlen(opts.agent) > 60 || strpbrk(opts.agent, " \n")))
 		opts.agent = NULL;
 

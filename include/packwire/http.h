@@ -53,7 +53,8 @@ struct pw_http_request {
 	/* Where upload-pack/receive-pack messages go when the client has no
 	 * side-band (the web server's error log); -1 drops them. */
 	int err_fd;
-	const char *agent; /* NULL = "packwire/<version>" */
+	const char *agent;         /* NULL = "packwire/<version>" */
+	const char *ref_namespace; /* GIT_NAMESPACE for upload-pack, or NULL */
 };
 
 /* Zero the request, content_length and err_fd -1. */

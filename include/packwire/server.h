@@ -20,6 +20,10 @@ struct pw_upload_pack_opts {
 	int timeout;        /* seconds without input before giving up; 0 = none */
 	int progress_fd;    /* unused by the library yet; -1 */
 	const char *agent;  /* NULL = "packwire/<version>" */
+	/* GIT_NAMESPACE ("a/b"), or NULL: only the refs under
+	 * refs/namespaces/a/refs/namespaces/b/ are served, under their names
+	 * there, and that namespace's HEAD (borrowed) */
+	const char *ref_namespace;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

@@ -841,6 +841,7 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	pw_upload_pack_opts_init(&j->up);
 	j->up.version = pw_protocol_version_from_env(req->git_protocol);
 	j->up.agent = req->agent;
+	j->up.ref_namespace = req->ref_namespace;
 	pw_receive_opts_init(&j->rp);
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;

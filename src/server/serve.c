@@ -155,14 +155,22 @@ static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 		pw_buf_reset(&line);
 		pw_buf_addf(&line, "%s %s", pw_oid_to_hex(&r->oid, hex), r->name);
 		if (symrefs && r->symref) {
-			char *final = NULL;
+			char *final = NULL, *full = pw_srv_ref_full_name(s, r->name);
 			struct pw_oid o;
 
-			if (!pw_refs_resolve(s->repo, r->name, &o, &final) && final)
-				pw_buf_addf(&line, " symref-target:%s", final);
+			if (!full) {
+				rc = s->err.code;
+				goto out;
+			}
+			if (!pw_refs_resolve(s->repo, full, &o, &final) && final)
+				pw_buf_addf(&line, " symref-target:%s",
+				            s->ns && !strncmp(final, s->ns, s->ns_len)
+				                    ? final + s->ns_len
+				                    : final);
 			else
 				pw_buf_addf(&line, " symref-target:%s", r->symref);
 			free(final);
+			free(full);
 		}
 		if (peel && r->has_peeled)
 			pw_buf_addf(&line, " peeled:%s", pw_oid_to_hex(&r->peeled, hex));
@@ -277,10 +285,16 @@ static int resolve_want_refs(struct pw_upload_session *s, struct pw_oid **oids)
 		return nomem(s, PW_ENOMEM);
 	for (i = 0; i < a->want_refs.nr; i++) {
 		const char *name = a->want_refs.v[i];
+		char *full = pw_srv_ref_full_name(s, name);
 
+		if (!full)
+			return s->err.code;
 		if (!pw_refname_is_storable(name) ||
-		    pw_refs_resolve(s->repo, name, &(*oids)[i], NULL))
+		    pw_refs_resolve(s->repo, full, &(*oids)[i], NULL)) {
+			free(full);
 			return pw_srv_fail(s, PW_EPROTO, "unknown ref %s", name);
+		}
+		free(full);
 		if ((rc = pw_srv__push_oid(s, &a->wants, &(*oids)[i])))
 			return rc;
 	}

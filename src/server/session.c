@@ -123,6 +123,31 @@ void pw_srv_unload_refs(struct pw_upload_session *s)
 	s->refs_loaded = 0;
 }
 
+/* A name inside the namespace without its prefix (others are kept whole,
+ * as Git's strip_namespace leaves them). */
+static const char *strip_ns(const struct pw_upload_session *s, const char *name)
+{
+	if (s->ns && !strncmp(name, s->ns, s->ns_len))
+		return name + s->ns_len;
+	return name;
+}
+
+char *pw_srv_ref_full_name(struct pw_upload_session *s, const char *name)
+{
+	char *full;
+	size_t n = strlen(name);
+
+	if (!s->ns)
+		full = strdup(name);
+	else if ((full = malloc(s->ns_len + n + 1))) {
+		memcpy(full, s->ns, s->ns_len);
+		memcpy(full + s->ns_len, name, n + 1);
+	}
+	if (!full)
+		pw_srv_oom(s);
+	return full;
+}
+
 struct load_ctx {
 	struct pw_upload_session *s;
 	size_t alloc;
@@ -139,6 +164,8 @@ static int load_one(const struct pw_ref *ref, void *data)
 
 	if (pw_oid_is_zero(&ref->oid))
 		return 0;
+	if (s->ns && strncmp(ref->name, s->ns, s->ns_len))
+		return 0; /* outside the namespace (pw_refs_foreach's HEAD) */
 	if (s->nr_refs == c->alloc) {
 		size_t na = c->alloc ? c->alloc * 2 : 64;
 		struct pw_adv_ref *nv = realloc(s->refs, na * sizeof(*nv));
@@ -150,8 +177,8 @@ static int load_one(const struct pw_ref *ref, void *data)
 	}
 	r = &s->refs[s->nr_refs];
 	memset(r, 0, sizeof(*r));
-	r->name = strdup(ref->name);
-	r->symref = ref->symref_target ? strdup(ref->symref_target) : NULL;
+	r->name = strdup(ref->name + (s->ns ? s->ns_len : 0));
+	r->symref = ref->symref_target ? strdup(strip_ns(s, ref->symref_target)) : NULL;
 	if (!r->name || (ref->symref_target && !r->symref)) {
 		free(r->name);
 		free(r->symref);
@@ -175,31 +202,74 @@ static int load_one(const struct pw_ref *ref, void *data)
 	return 0;
 }
 
+/* The namespace's HEAD, advertised first as HEAD. */
+static int load_ns_head(struct load_ctx *c, char *head_name)
+{
+	struct pw_ref ref;
+	struct pw_oid oid;
+	char *final = NULL, *sym = NULL;
+	int rc;
+
+	memset(&ref, 0, sizeof(ref));
+	if (pw_refs_read(c->s->repo, head_name, &oid, &sym))
+		return 0;
+	rc = pw_refs_resolve(c->s->repo, head_name, &ref.oid, &final);
+	free(final);
+	if (!rc) {
+		/* load_one strips the prefix: give it the full name */
+		ref.name = head_name;
+		ref.symref_target = sym;
+		rc = load_one(&ref, c);
+	} else {
+		rc = 0;
+	}
+	free(sym);
+	return rc;
+}
+
 int pw_srv_load_refs(struct pw_upload_session *s)
 {
 	struct load_ctx c = {s, 0, 0};
 	struct pw_oid head;
-	char *target = NULL, *sym = NULL;
+	char *target = NULL, *sym = NULL, *head_name = NULL, *prefix = NULL;
 	int rc;
 
 	if (s->refs_loaded)
 		return 0;
 	if ((rc = pw_srv_odb(s)))
 		return rc;
-	rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
-	if (c.rc)
-		return c.rc;
-	if (rc)
-		return pw_error_copy(&s->err, pw_repo_error(s->repo));
+	if (s->ns) {
+		if (!(head_name = pw_srv_ref_full_name(s, "HEAD")) ||
+		    !(prefix = pw_srv_ref_full_name(s, "refs/"))) {
+			free(head_name);
+			return s->err.code;
+		}
+		if (!(rc = load_ns_head(&c, head_name)))
+			rc = pw_refs_foreach(s->repo, prefix, 0, load_one, &c);
+		free(prefix);
+	} else {
+		rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
+	}
+	if (c.rc || rc) {
+		free(head_name);
+		return c.rc ? c.rc : pw_error_copy(&s->err, pw_repo_error(s->repo));
+	}
 	/* HEAD's target, also when the branch is unborn */
-	rc = pw_refs_read(s->repo, "HEAD", &head, &sym);
+	rc = pw_refs_read(s->repo, head_name ? head_name : "HEAD", &head, &sym);
 	if (!rc && sym) {
-		rc = pw_refs_resolve(s->repo, "HEAD", &head, &target);
+		rc = pw_refs_resolve(s->repo, head_name ? head_name : "HEAD", &head, &target);
 		if (rc == PW_ENOTFOUND)
 			s->head_unborn = 1;
 		free(target);
+		if (s->ns && strncmp(sym, s->ns, s->ns_len)) {
+			free(sym); /* pointing outside the namespace: not shown */
+			sym = NULL;
+		} else if (s->ns) {
+			memmove(sym, sym + s->ns_len, strlen(sym + s->ns_len) + 1);
+		}
 		s->head_symref = sym;
 	}
+	free(head_name);
 	s->refs_loaded = 1;
 	return 0;
 }

@@ -29,6 +29,8 @@ struct pw_upload_session {
 	struct pw_odb *odb;
 	struct pw_upload_pack_opts opts;
 	char agent[64];
+	char *ns; /* "refs/namespaces/<a>/..." prefix of GIT_NAMESPACE, or NULL */
+	size_t ns_len;
 	int in_fd, out_fd;
 	struct pw_pkt_reader rd;
 	int rd_ok;
@@ -88,6 +90,10 @@ int pw_srv_oom(struct pw_upload_session *s);
 /* Append oid to arr; PW_ENOMEM is recorded in s->err. */
 int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
                      const struct pw_oid *oid);
+
+/* The full name of a ref the client names (namespace prefix added), malloc'd;
+ * NULL when out of memory (recorded). */
+char *pw_srv_ref_full_name(struct pw_upload_session *s, const char *name);
 
 /* Read the repository's shallow file into srv_shallow (shallow.c). */
 int pw_srv_load_repo_shallow(struct pw_upload_session *s);

@@ -63,6 +63,32 @@ static int config_bool(struct pw_upload_session *s, const char *key)
 	return v;
 }
 
+/* Git's expansion of GIT_NAMESPACE: "a/b" -> "refs/namespaces/a/refs/namespaces/b/"
+ * (empty components are skipped); an empty namespace is none. */
+static int namespace_prefix(struct pw_upload_session *s, const char *ns)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	int rc = 0;
+
+	while (*ns) {
+		const char *slash = strchr(ns, '/');
+		size_t n = slash ? (size_t)(slash - ns) : strlen(ns);
+
+		if (n && (rc = pw_buf_addf(&b, "refs/namespaces/%.*s/", (int)n, ns)))
+			break;
+		ns += n;
+		while (*ns == '/')
+			ns++;
+	}
+	if (!rc && b.len) {
+		if (!(s->ns = strdup(b.data)))
+			rc = PW_ENOMEM;
+		s->ns_len = b.len;
+	}
+	pw_buf_free(&b);
+	return rc;
+}
+
 int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, int in_fd,
                           int out_fd, const struct pw_upload_pack_opts *opts, struct pw_error *err)
 {
@@ -83,6 +109,11 @@ int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, 
 	         s->opts.agent ? s->opts.agent : "packwire/" PW_VERSION);
 	s->in_fd = in_fd;
 	s->out_fd = out_fd;
+	if (s->opts.ref_namespace && (rc = namespace_prefix(s, s->opts.ref_namespace))) {
+		free(s);
+		return pw_error_set(err, rc, "out of memory");
+	}
+	s->opts.ref_namespace = NULL; /* borrowed: s->ns is ours */
 	pw_buf_init(&s->out, 0);
 	pw_fetch_args_init(&s->args, s->algo);
 	pw_graph_init(&s->graph, NULL, &s->err);
@@ -118,6 +149,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 	free(s->unshallow.v);
 	free(s->srv_shallow.v);
 	pw_oidmap_free(&s->srv_shallow_map);
+	free(s->ns);
 	if (s->rd_ok)
 		pw_pkt_reader_free(&s->rd);
 	pw_buf_free(&s->out);
