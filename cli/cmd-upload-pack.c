@@ -6,19 +6,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/server.h"
+#include "trace2.h"
 
 static const char usage_text[] =
         "packwire upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
         "                     [--advertise-refs] <directory>";
 
+/* A session id in the manner of Git's (time, host-independent, process). */
+static void sid_make(char *buf, size_t size)
+{
+	struct timeval tv;
+	struct tm tm;
+	char when[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf, size, "%s.%06ldZ-Hpackwire-P%08lx", when, (long)tv.tv_usec,
+	         (unsigned long)getpid());
+}
+
 int cmd_upload_pack(int argc, char **argv)
 {
+	struct pw_cli_trace2 *trace;
+	char sid[96];
 	struct pw_upload_pack_opts opts;
 	struct pw_repo *repo;
 	struct pw_error err;
@@ -76,7 +96,13 @@ int cmd_upload_pack(int argc, char **argv)
 
 	/* a client hanging up must not kill us with SIGPIPE: writes report EPIPE */
 	signal(SIGPIPE, SIG_IGN);
+	sid_make(sid, sizeof(sid));
+	opts.session_id = sid;
+	trace = pw_cli_trace2_open(sid);
+	opts.trace_data = pw_cli_trace2_data;
+	opts.trace_ctx = trace;
 	rc = pw_upload_pack(repo, 0, 1, &opts, &err);
+	pw_cli_trace2_close(trace);
 	pw_repo_free(repo);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);

@@ -24,6 +24,13 @@ struct pw_upload_pack_opts {
 	 * refs/namespaces/a/refs/namespaces/b/ are served, under their names
 	 * there, and that namespace's HEAD (borrowed) */
 	const char *ref_namespace;
+	/* The session id advertised when transfer.advertiseSID is true
+	 * (borrowed; NULL = one made from the time and the process id). */
+	const char *session_id;
+	/* Trace2-style data events ("transfer", "negotiated-version", "2";
+	 * "transfer", "client-sid", <the client's id>), or NULL. */
+	void (*trace_data)(void *ctx, const char *category, const char *key, const char *value);
+	void *trace_ctx;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

@@ -51,8 +51,9 @@ static int unborn_mode(struct pw_upload_session *s, int *mode)
 
 static int advertise(struct pw_upload_session *s)
 {
-	char agent[96], fetch[96], format[48];
-	const char *lines[7];
+	char agent[96], fetch[96], format[48], sid[128];
+	const char *lines[8];
+	size_t n = 0;
 	int rc, unborn;
 
 	if ((rc = unborn_mode(s, &unborn)))
@@ -63,13 +64,16 @@ static int advertise(struct pw_upload_session *s)
 	         s->allow_filter ? " filter" : "", s->allow_ref_in_want ? " ref-in-want" : "",
 	         s->allow_sideband_all ? " sideband-all" : "");
 	snprintf(format, sizeof(format), "object-format=%s", s->algo->name);
-	lines[0] = agent;
-	lines[1] = unborn == UNBORN_ADVERTISE ? "ls-refs=unborn" : "ls-refs";
-	lines[2] = fetch;
-	lines[3] = "server-option";
-	lines[4] = format;
-	lines[5] = "object-info";
-	if ((rc = pw_v2_adv_write(&s->out, lines, 6)))
+	snprintf(sid, sizeof(sid), "session-id=%s", s->sid);
+	lines[n++] = agent;
+	lines[n++] = unborn == UNBORN_ADVERTISE ? "ls-refs=unborn" : "ls-refs";
+	lines[n++] = fetch;
+	lines[n++] = "server-option";
+	lines[n++] = format;
+	if (s->advertise_sid)
+		lines[n++] = sid;
+	lines[n++] = "object-info";
+	if ((rc = pw_v2_adv_write(&s->out, lines, n)))
 		return nomem(s, rc);
 	return pw_srv_flush_out(s);
 }
@@ -447,6 +451,25 @@ static int fetch(struct pw_upload_session *s, const struct pw_v2_request *req)
 	return rc;
 }
 
+/* The client's session-id capability, when we advertise ours (as Git). */
+static void trace_client_sid(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	char sid[256];
+	size_t i;
+
+	if (!s->advertise_sid)
+		return;
+	for (i = 0; i < req->ncaps; i++) {
+		const struct pw_str *c = &req->caps[i];
+
+		if (c->len >= 11 && !memcmp(c->p, "session-id=", 11)) {
+			snprintf(sid, sizeof(sid), "%.*s", (int)(c->len - 11), c->p + 11);
+			pw_srv_trace(s, "client-sid", sid);
+			return;
+		}
+	}
+}
+
 /* ---- the request loop ----------------------------------------------------- */
 
 int pw_srv__serve_v2(struct pw_upload_session *s)
@@ -498,6 +521,7 @@ int pw_srv__serve_v2(struct pw_upload_session *s)
 			goto out;
 		if ((rc = pw_v2_request_object_format(&req, s->algo, NULL, &s->err)))
 			goto out;
+		trace_client_sid(s, &req);
 		/* refs are read fresh for every request */
 		pw_srv_unload_refs(s);
 		if (req.command.len == 7 && !memcmp(req.command.p, "ls-refs", 7))

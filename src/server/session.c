@@ -22,6 +22,12 @@ int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
 	return code;
 }
 
+void pw_srv_trace(struct pw_upload_session *s, const char *key, const char *value)
+{
+	if (s->opts.trace_data)
+		s->opts.trace_data(s->opts.trace_ctx, "transfer", key, value);
+}
+
 int pw_srv_flush_out(struct pw_upload_session *s)
 {
 	struct pw_error e;

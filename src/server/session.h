@@ -44,7 +44,8 @@ struct pw_upload_session {
 
 	/* configuration */
 	unsigned allow_filter : 1, allow_tip : 1, allow_reachable : 1, allow_any : 1;
-	unsigned allow_ref_in_want : 1, allow_sideband_all : 1;
+	unsigned allow_ref_in_want : 1, allow_sideband_all : 1, advertise_sid : 1;
+	char sid[96]; /* our session id (transfer.advertiseSID) */
 
 	/* refs (loaded once per request) */
 	struct pw_adv_ref *refs;
@@ -94,6 +95,9 @@ int pw_srv__push_oid(struct pw_upload_session *s, struct pw_oid_array *arr,
 /* The full name of a ref the client names (namespace prefix added), malloc'd;
  * NULL when out of memory (recorded). */
 char *pw_srv_ref_full_name(struct pw_upload_session *s, const char *name);
+
+/* A trace2-style data event for the caller (opts.trace_data), if any. */
+void pw_srv_trace(struct pw_upload_session *s, const char *key, const char *value);
 
 /* Read the repository's shallow file into srv_shallow (shallow.c). */
 int pw_srv_load_repo_shallow(struct pw_upload_session *s);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "packwire/buf.h"
 #include "packwire/config.h"
@@ -133,6 +135,18 @@ int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, 
 		s->allow_tip = s->allow_reachable = 1;
 	s->allow_ref_in_want = config_bool(s, "uploadpack.allowRefInWant");
 	s->allow_sideband_all = config_bool(s, "uploadpack.allowSidebandAll");
+	s->advertise_sid = config_bool(s, "transfer.advertiseSID");
+	if (s->opts.session_id && *s->opts.session_id && !strpbrk(s->opts.session_id, " \n") &&
+	    strlen(s->opts.session_id) < sizeof(s->sid))
+		snprintf(s->sid, sizeof(s->sid), "%s", s->opts.session_id);
+	else {
+		struct timeval tv;
+
+		gettimeofday(&tv, NULL);
+		snprintf(s->sid, sizeof(s->sid), "packwire-%lld.%06ld-P%08lx", (long long)tv.tv_sec,
+		         (long)tv.tv_usec, (unsigned long)getpid());
+	}
+	s->opts.session_id = NULL;
 	*out = s;
 	return 0;
 }
@@ -188,6 +202,8 @@ static int v0_caps(struct pw_upload_session *s, struct pw_buf *caps)
 	}
 	if (!rc && s->allow_filter)
 		rc = pw_caps_add(caps, "filter", NULL);
+	if (!rc && s->advertise_sid)
+		rc = pw_caps_add(caps, "session-id", s->sid);
 	if (!rc)
 		rc = pw_caps_add(caps, "object-format", s->algo->name);
 	if (!rc)
@@ -257,7 +273,7 @@ out:
 static int v0_receive_wants(struct pw_upload_session *s)
 {
 	struct pw_pkt pkt;
-	int rc, any = 0;
+	int rc, any = 0, sid_seen = 0;
 
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
@@ -278,6 +294,18 @@ static int v0_receive_wants(struct pw_upload_session *s)
 		any = 1;
 		if ((rc = pw_fetch_args_v0_want_line(&s->args, pkt.data, pkt.len, &s->err)))
 			return rc;
+		if (!sid_seen && s->advertise_sid && s->args.v0_caps) {
+			struct pw_str v;
+			char sid[256];
+
+			sid_seen = 1;
+			if (!pw_caps_get(s->args.v0_caps, strlen(s->args.v0_caps), "session-id",
+			                 &v) &&
+			    v.p) {
+				snprintf(sid, sizeof(sid), "%.*s", (int)v.len, v.p);
+				pw_srv_trace(s, "client-sid", sid);
+			}
+		}
 		if (pkt.len > 7 && !memcmp(pkt.data, "filter ", 7) &&
 		    !(s->allow_filter && s->args.v0_caps &&
 		      pw_caps_has(s->args.v0_caps, strlen(s->args.v0_caps), "filter")))
@@ -481,6 +509,12 @@ int pw_upload_session_run(struct pw_upload_session *s)
 	s->graph.algo = s->algo;
 	if (s->srv_shallow.nr)
 		s->graph.grafts = &s->srv_shallow_map;
+	{
+		char v[8];
+
+		snprintf(v, sizeof(v), "%d", s->opts.version);
+		pw_srv_trace(s, "negotiated-version", v);
+	}
 	if (s->opts.version == 2)
 		rc = pw_srv__serve_v2(s);
 	else
