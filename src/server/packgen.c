@@ -677,6 +677,10 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	uint32_t pack_reused = 0;
 	int rc, created, shallow;
 
+	const char *hook = pw_srv_pack_objects_hook(s);
+
+	if (hook)
+		return pw_srv_send_pack_hook(s, hook);
 	memset(&g, 0, sizeof(g));
 	g.s = s;
 	g.last_pct = -2;

@@ -21,6 +21,11 @@ int pw_srv_compute_shallow(struct pw_upload_session *s);
 /* pack generation (packgen.c): wants, haves, shallows of s->args */
 int pw_srv_send_pack(struct pw_upload_session *s);
 
+/* uploadpack.packObjectsHook from trusted configuration, or NULL; the pack
+ * made by that hook instead of ours (packhook.c). */
+const char *pw_srv_pack_objects_hook(struct pw_upload_session *s);
+int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook);
+
 /* Protocol v2 (serve.c): the capability advertisement and the command loop. */
 int pw_srv__serve_v2(struct pw_upload_session *s);
 
