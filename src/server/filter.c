@@ -87,6 +87,9 @@ int pw_srv_check_filter(struct pw_upload_session *s)
 
 /* ---- sparse:oid ------------------------------------------------------------- */
 
+/* the largest pattern blob read (16 MiB) */
+#define PW_SRV_SPARSE_MAX (16 << 20)
+
 struct sparse_pat {
 	char *pat;
 	unsigned negative : 1, dir_only : 1, basename : 1;
@@ -229,6 +232,16 @@ static int sparse_load(struct pw_upload_session *s, const struct pw_filter *f,
 	if (resolve_blobish(s, f->sparse_oid, &oid))
 		return pw_srv_fail(s, PW_ENOTFOUND, "unable to access sparse blob in '%s'",
 		                   f->sparse_oid);
+	{
+		uint64_t size;
+
+		/* the client picks the blob: a pattern file, not any object */
+		if (!pw_odb_read_header(s->odb, &oid, &type, &size) && size > PW_SRV_SPARSE_MAX)
+			return pw_srv_fail(
+			        s, PW_ETOOBIG,
+			        "unable to parse sparse filter data in %s (larger than %d bytes)",
+			        pw_oid_to_hex(&oid, hex), PW_SRV_SPARSE_MAX);
+	}
 	rc = pw_odb_read(s->odb, &oid, &type, &b);
 	if (rc || type != PW_OBJ_BLOB) {
 		pw_buf_free(&b);
