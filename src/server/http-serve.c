@@ -63,7 +63,7 @@ struct req {
 	char *mem;
 	size_t mem_len, mem_cap, mem_pos;
 	int fd;
-	uint64_t body_len;
+	uint64_t body_len, clen; /* clen: Content-Length, or MHD_SIZE_UNKNOWN */
 	int too_big;
 
 	/* the response */
@@ -591,6 +591,7 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	struct req *r = calloc(1, sizeof(*r));
 	const union MHD_ConnectionInfo *ci;
 	struct pw_buf q;
+	const char *v;
 
 	if (!r)
 		return NULL;
@@ -609,6 +610,14 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	r->cenc = dup_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
 	r->gitproto = dup_header(c, "Git-Protocol");
 	r->ua = dup_header(c, MHD_HTTP_HEADER_USER_AGENT);
+	r->clen = MHD_SIZE_UNKNOWN;
+	if ((v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
+		char *end;
+		unsigned long long n = strtoull(v, &end, 10);
+
+		if (*v && !*end)
+			r->clen = n;
+	}
 	pw_buf_init(&q, 64 * 1024);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &q);
 	r->query = strdup(q.data);
@@ -651,6 +660,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&s->lock);
 		if (*url != '/')
 			return queue_plain(r, 400, "Bad Request: the path must begin with '/'\n");
+		if (r->clen != MHD_SIZE_UNKNOWN && r->clen > s->o.max_body)
+			return queue_plain(r, 413, "Request Entity Too Large\n");
 		if (s->nr_users && is_push(r) && !authenticate(r))
 			return queue_plain(r, 401, "Authentication required to push\n");
 		return MHD_YES;
