@@ -5,7 +5,7 @@
 # refs and object format. Push needs a user of --auth-file (SHA-crypt $5$
 # and $6$ hashes made by openssl): 401 without, refused with a wrong
 # password, accepted with the right one; without --auth-file only where
-# http.receivepack is true. SHA-1 and SHA-256 clones run in parallel, the
+# http.receivepack is true; a push bigger than http.postBuffer is chunked. SHA-1 and SHA-256 clones run in parallel, the
 # access log has one line per request, and SIGTERM stops it with exit 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
@@ -104,6 +104,20 @@ for algo in sha1 sha256; do
 			git -C "$w" push "$O/$algo.git" HEAD:refs/heads/open
 		contains "open $algo: ... with 403" "$w.push" "403"
 	fi
+done
+
+# a push bigger than http.postBuffer goes as a chunked request body
+for algo in sha1 sha256; do
+	w=chunked-$algo
+	git clone -q "srv/$algo.git" "$w"
+	head -c 300000 /dev/urandom >"$w/random.bin"
+	git -C "$w" add random.bin && git -C "$w" commit -q -m "a big incompressible file"
+	U=${A/http:\/\//http://alice:wonderland@}
+	check "chunked $algo: push of 300 KB with http.postBuffer=65520 accepted" run_to "$w.push" \
+		env GIT_TRACE_CURL="$T/$w.trace" git -C "$w" -c http.postBuffer=65520 push "$U/$algo.git" HEAD:refs/heads/chunked
+	check "chunked $algo: ... sent with Transfer-Encoding: chunked" grep -qi "Transfer-Encoding: chunked" "$w.trace"
+	check "chunked $algo: server has the ref, fsck clean" eval \
+		'test "$(git -C "srv/$algo.git" rev-parse refs/heads/chunked)" = "$(git -C "$w" rev-parse HEAD)" && fsck_ok "srv/$algo.git"'
 done
 
 # SHA-1 and SHA-256 clients in parallel through one server
