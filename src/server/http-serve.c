@@ -917,6 +917,10 @@ void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds)
 	if (!s)
 		return;
 	ls = MHD_quiesce_daemon(s->d);
+	/* MHD no longer accepts, but the kernel would still queue connections
+	 * on the open socket: refuse them now (closed only after the stop) */
+	if (ls != MHD_INVALID_SOCKET)
+		shutdown(ls, SHUT_RDWR);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += grace_seconds;
 	pthread_mutex_lock(&s->lock);
