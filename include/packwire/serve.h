@@ -22,7 +22,7 @@ struct pw_serve_opts {
 	const char *listen;          /* IPv4/IPv6 address; NULL = "127.0.0.1" */
 	unsigned port;               /* 0 = any free port (see pw_serve_port) */
 	const char *base_path;       /* the directory of the repositories (required) */
-	unsigned threads;            /* the socket thread pool; 0 = 4 */
+	unsigned threads;            /* socket threads (a pool when > 1); 0 = 4 */
 	unsigned max_connections;    /* 0 = 256 */
 	unsigned timeout;            /* idle seconds before a connection is dropped; 0 = 60 */
 	uint64_t max_request_buffer; /* as GIT_HTTP_MAX_REQUEST_BUFFER; 0 = per repository */

@@ -878,8 +878,11 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 		struct MHD_OptionItem ops[] = {
 		        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s}, /* must come first */
 		        {MHD_OPTION_SOCK_ADDR, 0, sa},
-		        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->o.threads, NULL},
 		        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->o.max_connections, NULL},
+		        /* one thread is MHD's polling thread alone (a pool of 1 is refused) */
+		        {s->o.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE
+		                          : MHD_OPTION_CONNECTION_LIMIT,
+		         (intptr_t)(s->o.threads > 1 ? s->o.threads : s->o.max_connections), NULL},
 		        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->o.timeout, NULL},
 		        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->o.max_header, NULL},
 		        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},

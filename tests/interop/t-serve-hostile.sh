@@ -2,7 +2,7 @@
 # `packwire serve` against hostile clients: malformed HTTP, oversized
 # headers, an oversized and a truncated POST body, a gzip bomb, a client
 # that stalls mid-body (dropped after --timeout), traversal in the path,
-# unknown services. Each gets a clear status (or is dropped), nothing is
+# unknown services. Connections past --max-connections wait. Each gets a clear status (or is dropped), nothing is
 # written into the repositories, and a normal clone still works after each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
@@ -118,6 +118,34 @@ check "stall: dropped after about --timeout=2 s, not before ($secs s)" \
 	awk -v s="$secs" 'BEGIN { exit !(s >= 1.5 && s < 10) }'
 check "stall: the access log says timeout" grep -q '" - 0 .* timeout$' access.log
 check "stall: server still serves a clone after it" alive stall
+
+# --max-connections: past the limit a connection waits (unaccepted) until a
+# slot frees; here the idle ones are dropped after --timeout, then it is served
+start_serve limit "$T/srv" --max-connections=3 --threads=1 --timeout=2
+LPID=$SERVE_PID
+out=$(python3 - "$SERVE_PORT" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port), timeout=1)
+s.sendall(b"GET /sha1.git/info/refs HTTP/1.1\r\nHost: x\r\n\r\n")
+t0 = time.time()
+try:
+    s.recv(100)
+    first = "answered"
+except socket.timeout:
+    first = "waiting"
+s.settimeout(15)
+d = s.recv(100)
+print(first, d.split(b"\r\n")[0].split(b" ")[1].decode() if d else "closed")
+PY
+)
+check "max-connections: a 4th connection waits while 3 are open ($out)" test "${out% *}" = waiting
+check "max-connections: ... and is served once the idle ones are dropped" test "${out#* }" = 200
+check "max-connections: serve logged no error about its options" eval '! grep -q "Warning" limit.log'
+stop_serve $LPID
+check "max-connections: serve exits 0" test "$SERVE_RC" = 0
 
 for algo in sha1 sha256; do
 	same_file "$algo: refs unchanged by the hostile requests" "refs-$algo.before" <(refs "srv/$algo.git")
