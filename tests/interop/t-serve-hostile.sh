@@ -17,7 +17,7 @@ for algo in sha1 sha256; do
 	refs "srv/$algo.git" >"refs-$algo.before"
 	all_objects "srv/$algo.git" >"objects-$algo.before"
 done
-start_serve hostile "$T/srv" --timeout=2 --max-body=4194304 --max-request-buffer=1048576 \
+start_serve hostile "$T/srv" --timeout=5 --max-body=4194304 --max-request-buffer=1048576 \
 	--access-log="$T/access.log"
 PID=$SERVE_PID
 PORT=$SERVE_PORT
@@ -110,12 +110,13 @@ hostile unknown-service 403
 hostile unknown-rpc 404
 hostile no-repo 404
 
-# a client that stalls mid-body is dropped after --timeout (2 s)
+# a client that stalls mid-body is dropped after --timeout (5 s: shorter would
+# also cut the keep-alive connections of the checking clones on a loaded machine)
 out=$(python3 raw.py "$PORT" stall)
 secs=${out#* }
 check "stall: connection dropped without an answer ($out)" test "${out%% *}" = closed
-check "stall: dropped after about --timeout=2 s, not before ($secs s)" \
-	awk -v s="$secs" 'BEGIN { exit !(s >= 1.5 && s < 10) }'
+check "stall: dropped after about --timeout=5 s, not before ($secs s)" \
+	awk -v s="$secs" 'BEGIN { exit !(s >= 4.5 && s < 30) }'
 check "stall: the access log says timeout" grep -q '" - 0 .* timeout$' access.log
 check "stall: server still serves a clone after it" alive stall
 
