@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
         {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
         {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
+        {"serve", cmd_serve, "serve repositories over HTTP(S) with an embedded server"},
         {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
         {"update-ref", cmd_update_ref, "update references safely"},

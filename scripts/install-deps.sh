@@ -3,7 +3,7 @@
 # Safe to run again; skips apt when everything is present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git clang libclang-rt-14-dev
-      libssl-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev libmicrohttpd-dev
+      libssl-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev libmicrohttpd-dev libcrypt-dev
       openssh-client time util-linux python3 bc apache2-bin openssl curl)
 missing=()
 for p in "${pkgs[@]}"; do

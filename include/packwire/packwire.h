@@ -35,5 +35,6 @@
 #include "packwire/daemon.h"
 #include "packwire/env.h"
 #include "packwire/http.h"
+#include "packwire/serve.h"
 
 #endif

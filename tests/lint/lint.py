@@ -45,6 +45,7 @@ PUBLIC = {
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
+    "serve": "server",
 }
 CALLS = [
     ("fprintf-stderr", re.compile(r"\bv?fprintf\s*\(\s*std(err|out)\b")),

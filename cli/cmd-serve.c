@@ -1,0 +1,142 @@
+/* packwire serve: an HTTP(S) server for every repository under a directory
+ * (packwire/serve.h). This front parses options, writes the access log and
+ * the pid file, and waits for SIGTERM/SIGINT to stop gracefully. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "packwire/packwire.h"
+
+static const char usage_text[] =
+        "packwire serve [--listen=ADDR] [--port=N] [--base-path=DIR] [--threads=N]\n"
+        "                      [--max-connections=N] [--timeout=SECONDS] [--max-request-buffer=N]\n"
+        "                      [--max-body=N] [--cert=PEM --key=PEM] [--auth-file=HTPASSWD]\n"
+        "                      [--access-log=FILE] [--pid-file=FILE] [--quiet]";
+
+static void log_line(void *ctx, const char *line)
+{
+	FILE *f = ctx;
+
+	flockfile(f);
+	fputs(line, f);
+	fputc('\n', f);
+	fflush(f);
+	funlockfile(f);
+}
+
+static void log_error(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "error: %s\n", msg);
+}
+
+static int parse_num(const char *opt, const char *v, unsigned long long max,
+                     unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || errno || *end || *out > max)
+		return pw_cli_fatal("invalid value for %s: '%s'", opt, v);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct pw_serve_opts o;
+	struct pw_serve *s;
+	struct pw_error err;
+	const char *v, *access_log = NULL, *pid_file = NULL;
+	unsigned long long n;
+	FILE *logf = stderr;
+	sigset_t set;
+	int i, sig, quiet = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.base_path = ".";
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+#define NUM(name, field, max)                                                                      \
+	if (pw_cli_opt_value(argc, argv, &i, name, NULL, &v)) {                                    \
+		if (parse_num(name, v, max, &n))                                                   \
+			return PW_EXIT_FATAL;                                                      \
+		field = n;                                                                         \
+		continue;                                                                          \
+	}
+		if (pw_cli_opt_value(argc, argv, &i, "--listen", NULL, &o.listen) ||
+		    pw_cli_opt_value(argc, argv, &i, "--base-path", NULL, &o.base_path) ||
+		    pw_cli_opt_value(argc, argv, &i, "--cert", NULL, &o.cert_file) ||
+		    pw_cli_opt_value(argc, argv, &i, "--key", NULL, &o.key_file) ||
+		    pw_cli_opt_value(argc, argv, &i, "--auth-file", NULL, &o.auth_file) ||
+		    pw_cli_opt_value(argc, argv, &i, "--access-log", NULL, &access_log) ||
+		    pw_cli_opt_value(argc, argv, &i, "--pid-file", NULL, &pid_file))
+			continue;
+		NUM("--port", o.port, 65535)
+		NUM("--threads", o.threads, 1024)
+		NUM("--max-connections", o.max_connections, 65536)
+		NUM("--timeout", o.timeout, 86400)
+		NUM("--max-request-buffer", o.max_request_buffer, ULLONG_MAX)
+		NUM("--max-body", o.max_body, ULLONG_MAX)
+#undef NUM
+		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			quiet = 1;
+			continue;
+		}
+		return pw_cli_unknown_option(a, usage_text);
+	}
+	if (access_log && !(logf = fopen(access_log, "a")))
+		return pw_cli_fatal("cannot open access log '%s': %s", access_log, strerror(errno));
+	if (!quiet || access_log) {
+		o.log = log_line;
+		o.log_ctx = logf;
+	}
+	o.error_log = log_error;
+
+	/* the server's threads inherit the mask: only sigwait below sees these */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (pw_serve_start(&s, &o, &err)) {
+		if (logf != stderr)
+			fclose(logf);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	if (pid_file) {
+		FILE *f = fopen(pid_file, "w");
+
+		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
+			pw_serve_stop(s, 0);
+			return pw_cli_fatal("cannot write pid file '%s': %s", pid_file,
+			                    strerror(errno));
+		}
+	}
+	fprintf(stderr, "packwire serve: listening on %s://%s:%u/ (base path %s)\n",
+	        o.cert_file ? "https" : "http", o.listen ? o.listen : "127.0.0.1", pw_serve_port(s),
+	        o.base_path);
+	for (;;) {
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig != SIGHUP)
+			break;
+	}
+	fprintf(stderr, "packwire serve: %s, finishing the requests in flight\n",
+	        sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	pw_serve_stop(s, 30);
+	if (pid_file)
+		unlink(pid_file);
+	if (logf != stderr)
+		fclose(logf);
+	return 0;
+}

@@ -1,0 +1,946 @@
+/* The embedded HTTP server (packwire/serve.h): libmicrohttpd glue around
+ * pw_http_serve. MHD's pool threads never block: a request's body is
+ * spooled as it comes (memory, then an unlinked file), then the handler
+ * runs on a thread of its own, reading the spool and writing into a
+ * bounded buffer that MHD's content reader drains. While the buffer is
+ * empty (or the headers are not known yet) the connection is suspended and
+ * the handler's thread resumes it. */
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "packwire/buf.h"
+#include "packwire/http.h"
+#include "packwire/serve.h"
+#include "packwire/version.h"
+
+#define SPOOL_MEM   (4u << 20)   /* body bytes kept in memory before a file */
+#define OUT_MAX     (256u << 10) /* response bytes buffered ahead of the socket */
+#define MAX_HEADERS 32
+
+struct user {
+	char *name, *hash;
+};
+
+struct pw_serve {
+	struct MHD_Daemon *d;
+	struct pw_serve_opts o;
+	char *base, *realm, *agent, *cert, *key;
+	struct user *users;
+	size_t nr_users;
+	unsigned port;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned inflight; /* requests between their first call and completion */
+	unsigned workers;  /* handler threads alive */
+	int cancel;        /* handler threads stop writing: the grace is over */
+};
+
+struct req {
+	struct pw_serve *s;
+	struct MHD_Connection *conn;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int refs; /* the connection's, and the handler thread's while it runs */
+
+	char *method, *url, *query, *version, *ctype, *cenc, *gitproto, *user, *ua;
+	char addr[64];
+	struct timespec t0;
+
+	/* the body spool */
+	char *mem;
+	size_t mem_len, mem_cap, mem_pos;
+	int fd;
+	uint64_t body_len, clen; /* clen: Content-Length, or MHD_SIZE_UNKNOWN */
+	int too_big;
+
+	/* the response */
+	int worker, started, queued, done, failed, gone, suspended;
+	int status;
+	uint64_t size; /* MHD_SIZE_UNKNOWN unless a Content-Length came */
+	size_t nr_hdr;
+	char *hname[MAX_HEADERS], *hvalue[MAX_HEADERS];
+	char *out;
+	size_t out_len, out_off, out_cap;
+	uint64_t sent;
+};
+
+/* ---- passwords ---------------------------------------------------------- */
+
+int pw_serve_check_password(const char *hash, const char *password, struct pw_error *err)
+{
+	static const char *const kinds[] = {"$2y$", "$2b$", "$2a$", "$5$", "$6$"};
+	struct crypt_data *cd;
+	const char *r;
+	size_t i;
+	int ok;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(hash, kinds[i], strlen(kinds[i])))
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return pw_error_set(
+		        err, PW_EUNSUPPORTED,
+		        "password hash '%.8s...' is not bcrypt ($2y$, $2b$) or SHA-crypt "
+		        "($5$, $6$)",
+		        hash);
+	if (!(cd = calloc(1, sizeof(*cd))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	r = crypt_r(password, hash, cd);
+	ok = r && *r != '*' && !strcmp(r, hash);
+	free(cd);
+	return ok;
+}
+
+static int load_users(struct pw_serve *s, const char *path, struct pw_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!f)
+		return pw_error_set(err, PW_EIO, "cannot open auth file '%s': %s", path,
+		                    strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *colon, *end = line + strcspn(line, "\r\n");
+		struct user *u;
+
+		lineno++;
+		*end = 0;
+		if (!*line || *line == '#')
+			continue;
+		colon = strchr(line, ':');
+		if (!colon || colon == line || !colon[1]) {
+			rc = pw_error_set(err, PW_EINVAL, "%s:%u: not a 'user:hash' line", path,
+			                  lineno);
+			break;
+		}
+		*colon = 0;
+		/* an htpasswd hash ends at the next ':' (later fields are comments) */
+		colon[1 + strcspn(colon + 1, ":")] = 0;
+		if (pw_serve_check_password(colon + 1, "", err) < 0) {
+			rc = pw_error_wrap(err, "%s:%u", path, lineno);
+			break;
+		}
+		u = realloc(s->users, (s->nr_users + 1) * sizeof(*u));
+		if (!u) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		s->users = u;
+		u += s->nr_users;
+		u->name = strdup(line);
+		u->hash = strdup(colon + 1);
+		if (!u->name || !u->hash) {
+			free(u->name);
+			free(u->hash);
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		s->nr_users++;
+	}
+	fclose(f);
+	if (!rc && !s->nr_users)
+		rc = pw_error_set(err, PW_EINVAL, "auth file '%s' has no user", path);
+	return rc;
+}
+
+static int read_file(char **out, const char *path, struct pw_error *err)
+{
+	struct pw_buf b;
+	char chunk[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	*out = NULL;
+	if (!f)
+		return pw_error_set(err, PW_EIO, "cannot open '%s': %s", path, strerror(errno));
+	pw_buf_init(&b, 1u << 20);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (pw_buf_add(&b, chunk, n)) {
+			fclose(f);
+			pw_buf_free(&b);
+			return pw_error_set(err, PW_ETOOBIG, "'%s' is larger than 1 MiB", path);
+		}
+	fclose(f);
+	if (!(*out = strdup(b.data))) {
+		pw_buf_free(&b);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	pw_buf_free(&b);
+	return 0;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static void req_unref(struct req *r)
+{
+	size_t i;
+	int last;
+
+	pthread_mutex_lock(&r->lock);
+	last = --r->refs == 0;
+	pthread_mutex_unlock(&r->lock);
+	if (!last)
+		return;
+	free(r->method);
+	free(r->url);
+	free(r->query);
+	free(r->version);
+	free(r->ctype);
+	free(r->cenc);
+	free(r->gitproto);
+	free(r->user);
+	free(r->ua);
+	free(r->mem);
+	if (r->fd >= 0)
+		close(r->fd);
+	for (i = 0; i < r->nr_hdr; i++) {
+		free(r->hname[i]);
+		free(r->hvalue[i]);
+	}
+	free(r->out);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	free(r);
+}
+
+static char *dup_header(struct MHD_Connection *c, const char *name)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+
+	return v ? strdup(v) : NULL;
+}
+
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+	struct pw_buf *b = cls;
+
+	(void)kind;
+	if (b->len)
+		pw_buf_addch(b, '&');
+	pw_buf_adds(b, key);
+	if (value) {
+		pw_buf_addch(b, '=');
+		pw_buf_adds(b, value);
+	}
+	return MHD_YES;
+}
+
+static int spool_to_file(struct req *r)
+{
+	const char *p = r->mem;
+	size_t left = r->mem_len;
+	char tmpl[] = "/tmp/packwire-serve-XXXXXX";
+
+	r->fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (r->fd < 0) {
+		r->fd = mkostemp(tmpl, O_CLOEXEC);
+		if (r->fd < 0)
+			return -1;
+		unlink(tmpl);
+	}
+	while (left) {
+		ssize_t n = write(r->fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		left -= (size_t)n;
+	}
+	free(r->mem);
+	r->mem = NULL;
+	r->mem_len = r->mem_cap = 0;
+	return 0;
+}
+
+/* 0, or -1 when the body is over the bound or cannot be stored */
+static int spool_add(struct req *r, const char *data, size_t len)
+{
+	r->body_len += len;
+	if (r->body_len > r->s->o.max_body)
+		return -1;
+	if (r->fd < 0 && r->mem_len + len > SPOOL_MEM && spool_to_file(r))
+		return -1;
+	if (r->fd >= 0) {
+		while (len) {
+			ssize_t n = write(r->fd, data, len);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return -1;
+			data += n;
+			len -= (size_t)n;
+		}
+		return 0;
+	}
+	if (r->mem_len + len > r->mem_cap) {
+		size_t cap = r->mem_cap ? r->mem_cap : 4096;
+		char *m;
+
+		while (cap < r->mem_len + len)
+			cap *= 2;
+		if (!(m = realloc(r->mem, cap)))
+			return -1;
+		r->mem = m;
+		r->mem_cap = cap;
+	}
+	memcpy(r->mem + r->mem_len, data, len);
+	r->mem_len += len;
+	return 0;
+}
+
+static long body_read(void *ctx, void *buf, size_t len)
+{
+	struct req *r = ctx;
+
+	if (r->fd >= 0) {
+		for (;;) {
+			ssize_t n = read(r->fd, buf, len);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			return (long)n;
+		}
+	}
+	if (len > r->mem_len - r->mem_pos)
+		len = r->mem_len - r->mem_pos;
+	memcpy(buf, r->mem + r->mem_pos, len);
+	r->mem_pos += len;
+	return (long)len;
+}
+
+/* The handler's thread found something for a suspended connection. */
+static void wake(struct req *r, int was_suspended)
+{
+	if (was_suspended)
+		MHD_resume_connection(r->conn);
+}
+
+static int sink_start(void *ctx, int status, const char *reason, const struct pw_http_header *h,
+                      size_t nr)
+{
+	struct req *r = ctx;
+	size_t i, n = 0;
+	int was;
+
+	(void)reason;
+	pthread_mutex_lock(&r->lock);
+	r->status = status;
+	for (i = 0; i < nr && n < MAX_HEADERS; i++) {
+		if (!strcasecmp(h[i].name, "Content-Length")) {
+			char *end;
+			unsigned long long v = strtoull(h[i].value, &end, 10);
+
+			if (!*end && *h[i].value)
+				r->size = v;
+			continue;
+		}
+		r->hname[n] = strdup(h[i].name);
+		r->hvalue[n] = strdup(h[i].value);
+		if (!r->hname[n] || !r->hvalue[n]) {
+			free(r->hname[n]);
+			free(r->hvalue[n]);
+			continue;
+		}
+		n++;
+	}
+	r->nr_hdr = n;
+	r->started = 1;
+	was = r->suspended;
+	r->suspended = 0;
+	pthread_mutex_unlock(&r->lock);
+	wake(r, was);
+	return 0;
+}
+
+static int sink_write(void *ctx, const void *data, size_t len)
+{
+	struct req *r = ctx;
+	int was;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		size_t pending = r->out_len - r->out_off;
+
+		if (r->gone || __atomic_load_n(&r->s->cancel, __ATOMIC_RELAXED)) {
+			pthread_mutex_unlock(&r->lock);
+			return -1;
+		}
+		if (!pending || pending + len <= OUT_MAX)
+			break;
+		pthread_cond_wait(&r->cond, &r->lock);
+	}
+	if (r->out_off) {
+		memmove(r->out, r->out + r->out_off, r->out_len - r->out_off);
+		r->out_len -= r->out_off;
+		r->out_off = 0;
+	}
+	if (r->out_len + len > r->out_cap) {
+		size_t cap = r->out_len + len > OUT_MAX ? r->out_len + len : OUT_MAX;
+		char *o = realloc(r->out, cap);
+
+		if (!o) {
+			pthread_mutex_unlock(&r->lock);
+			return -1;
+		}
+		r->out = o;
+		r->out_cap = cap;
+	}
+	memcpy(r->out + r->out_len, data, len);
+	r->out_len += len;
+	was = r->suspended;
+	r->suspended = 0;
+	pthread_mutex_unlock(&r->lock);
+	wake(r, was);
+	return 0;
+}
+
+static void error_log(struct pw_serve *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void error_log(struct pw_serve *s, const char *fmt, ...)
+{
+	char msg[PW_ERROR_MSG_MAX + 256];
+	va_list ap;
+
+	if (!s->o.error_log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->o.error_log(s->o.log_ctx, msg);
+}
+
+static void *worker_main(void *arg)
+{
+	struct req *r = arg;
+	struct pw_serve *s = r->s;
+	struct pw_http_request hr;
+	struct pw_http_sink sink = {sink_start, sink_write, r};
+	struct pw_error err;
+	int rc, was;
+
+	pw_error_clear(&err);
+	if (r->fd >= 0)
+		lseek(r->fd, 0, SEEK_SET);
+	pw_http_request_init(&hr);
+	hr.method = r->method;
+	hr.path_info = r->url;
+	hr.query = r->query;
+	hr.server_protocol = r->version;
+	hr.content_type = r->ctype;
+	hr.content_encoding = r->cenc;
+	hr.git_protocol = r->gitproto;
+	hr.remote_user = r->user;
+	hr.remote_addr = r->addr;
+	hr.content_length = (long long)r->body_len;
+	hr.read_body = body_read;
+	hr.body_ctx = r;
+	hr.project_root = s->base;
+	hr.export_all = 1;
+	hr.max_request_buffer = s->o.max_request_buffer;
+	hr.err_fd = -1;
+	hr.agent = s->agent;
+	rc = pw_http_serve(&hr, &sink, &err);
+	if (rc)
+		error_log(s, "%s %s: %s", r->method, r->url, err.msg);
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->started) {
+		/* nothing was answered: a bare 500 */
+		r->status = 500;
+		r->started = 1;
+		r->size = 0;
+	}
+	r->done = 1;
+	/* a refusal was answered in full; anything else cut the response */
+	r->failed = rc && rc != PW_ENOTFOUND && rc != PW_EUNSUPPORTED && rc != PW_EINVAL &&
+	            rc != PW_ETOOBIG;
+	was = r->suspended;
+	r->suspended = 0;
+	pthread_mutex_unlock(&r->lock);
+	wake(r, was);
+	req_unref(r);
+
+	pthread_mutex_lock(&s->lock);
+	s->workers--;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static ssize_t content_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct req *r = cls;
+	ssize_t n;
+
+	(void)pos;
+	pthread_mutex_lock(&r->lock);
+	if (r->out_len > r->out_off) {
+		size_t k = r->out_len - r->out_off;
+
+		if (k > max)
+			k = max;
+		memcpy(buf, r->out + r->out_off, k);
+		r->out_off += k;
+		r->sent += k;
+		pthread_cond_broadcast(&r->cond);
+		n = (ssize_t)k;
+	} else if (r->done) {
+		n = r->failed ? MHD_CONTENT_READER_END_WITH_ERROR
+		              : MHD_CONTENT_READER_END_OF_STREAM;
+	} else {
+		r->suspended = 1;
+		MHD_suspend_connection(r->conn);
+		n = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+static enum MHD_Result queue_plain(struct req *r, unsigned status, const char *text)
+{
+	struct MHD_Response *resp =
+	        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+	r->status = (int)status;
+	r->queued = 1;
+	if (status == 401)
+		ret = MHD_queue_basic_auth_fail_response(r->conn, r->s->realm, resp);
+	else
+		ret = MHD_queue_response(r->conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result queue_handler_response(struct req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	size_t i;
+
+	resp = MHD_create_response_from_callback(r->size, 64 * 1024, content_reader, r, NULL);
+	if (!resp)
+		return MHD_NO;
+	for (i = 0; i < r->nr_hdr; i++)
+		MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+	r->queued = 1;
+	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* A push needs a user from the auth file (when there is one). */
+static int is_push(const struct req *r)
+{
+	size_t n = strlen(r->url), k = strlen("/git-receive-pack");
+
+	if (n >= k && !strcmp(r->url + n - k, "/git-receive-pack"))
+		return 1;
+	return r->query && strstr(r->query, "service=git-receive-pack") != NULL;
+}
+
+static int authenticate(struct req *r)
+{
+	struct pw_serve *s = r->s;
+	char *pass = NULL, *user = MHD_basic_auth_get_username_password(r->conn, &pass);
+	int ok = 0;
+	size_t i;
+
+	if (user && pass)
+		for (i = 0; i < s->nr_users; i++)
+			if (!strcmp(s->users[i].name, user)) {
+				ok = pw_serve_check_password(s->users[i].hash, pass, NULL) == 1;
+				break;
+			}
+	if (ok)
+		r->user = strdup(user);
+	else if (user)
+		error_log(s, "%s: authentication failed for user '%s'", r->addr, user);
+	if (user)
+		MHD_free(user);
+	if (pass)
+		MHD_free(pass);
+	return ok && r->user;
+}
+
+static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const char *url,
+                           const char *method, const char *version)
+{
+	struct req *r = calloc(1, sizeof(*r));
+	const union MHD_ConnectionInfo *ci;
+	struct pw_buf q;
+	const char *v;
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->refs = 1;
+	r->s = s;
+	r->conn = c;
+	r->fd = -1;
+	r->size = MHD_SIZE_UNKNOWN;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	r->method = strdup(method);
+	r->url = strdup(url);
+	r->version = strdup(version);
+	r->ctype = dup_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	r->cenc = dup_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	r->gitproto = dup_header(c, "Git-Protocol");
+	r->ua = dup_header(c, MHD_HTTP_HEADER_USER_AGENT);
+	r->clen = MHD_SIZE_UNKNOWN;
+	if ((v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
+		char *end;
+		unsigned long long n = strtoull(v, &end, 10);
+
+		if (*v && !*end)
+			r->clen = n;
+	}
+	pw_buf_init(&q, 64 * 1024);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &q);
+	r->query = strdup(q.data);
+	pw_buf_free(&q);
+	strcpy(r->addr, "-");
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->addr,
+			          sizeof(r->addr));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->addr,
+			          sizeof(r->addr));
+	}
+	if (!r->method || !r->url || !r->version || !r->query) {
+		req_unref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
+{
+	struct pw_serve *s = cls;
+	struct req *r = *con_cls;
+	pthread_t th;
+	pthread_attr_t attr;
+	int err;
+
+	if (!r) {
+		if (!(r = req_new(s, c, url, method, version)))
+			return MHD_NO;
+		*con_cls = r;
+		pthread_mutex_lock(&s->lock);
+		s->inflight++;
+		pthread_mutex_unlock(&s->lock);
+		if (*url != '/')
+			return queue_plain(r, 400, "Bad Request: the path must begin with '/'\n");
+		if (r->clen != MHD_SIZE_UNKNOWN && r->clen > s->o.max_body)
+			return queue_plain(r, 413, "Request Entity Too Large\n");
+		if (s->nr_users && is_push(r) && !authenticate(r))
+			return queue_plain(r, 401, "Authentication required to push\n");
+		return MHD_YES;
+	}
+	if (r->queued) {
+		/* an early answer (400/401/413): the rest of the body is dropped */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!r->too_big && spool_add(r, upload_data, *upload_size))
+			r->too_big = 1;
+		*upload_size = 0;
+		if (r->too_big)
+			return queue_plain(r, 413, "Request Entity Too Large\n");
+		return MHD_YES;
+	}
+	if (!r->worker) {
+		pthread_mutex_lock(&s->lock);
+		if (s->cancel) {
+			/* stopping: no new handler may hold a suspended connection */
+			pthread_mutex_unlock(&s->lock);
+			return queue_plain(r, 503, "Service Unavailable: the server is stopping\n");
+		}
+		s->workers++;
+		pthread_mutex_unlock(&s->lock);
+		r->worker = 1;
+		pthread_mutex_lock(&r->lock);
+		r->refs++;
+		pthread_mutex_unlock(&r->lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = pthread_create(&th, &attr, worker_main, r);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			req_unref(r); /* the thread's reference; the connection's remains */
+			pthread_mutex_lock(&s->lock);
+			s->workers--;
+			pthread_mutex_unlock(&s->lock);
+			error_log(s, "cannot start a thread: %s", strerror(err));
+			return queue_plain(r, 503, "Service Unavailable\n");
+		}
+	}
+	pthread_mutex_lock(&r->lock);
+	if (!r->started) {
+		r->suspended = 1;
+		MHD_suspend_connection(c);
+		pthread_mutex_unlock(&r->lock);
+		return MHD_YES;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return queue_handler_response(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	static const char *const why[] = {"",          " error",      " timeout",
+	                                  " shutdown", " read-error", " client-abort"};
+	struct pw_serve *s = cls;
+	struct req *r = *con_cls;
+	struct timespec t1;
+	char when[64], line[2048], status[8] = "-";
+	struct tm tm;
+	time_t now = time(NULL);
+
+	(void)c;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (s->o.log) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		localtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S %z", &tm);
+		if (r->queued)
+			snprintf(status, sizeof(status), "%d", r->status);
+		snprintf(line, sizeof(line),
+		         "%s - %s [%s] \"%s %.512s%s%.256s %s\" %s %llu \"%.128s\" %.3f%s", r->addr,
+		         r->user ? r->user : "-", when, r->method, r->url, *r->query ? "?" : "",
+		         r->query, r->version, status, (unsigned long long)r->sent,
+		         r->ua ? r->ua : "-",
+		         (double)(t1.tv_sec - r->t0.tv_sec) + (t1.tv_nsec - r->t0.tv_nsec) / 1e9,
+		         (unsigned)toe < sizeof(why) / sizeof(why[0]) ? why[toe] : " error");
+		s->o.log(s->o.log_ctx, line);
+	}
+	pthread_mutex_lock(&r->lock);
+	r->gone = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	req_unref(r);
+	pthread_mutex_lock(&s->lock);
+	s->inflight--;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct pw_serve *s = cls;
+	char msg[1024];
+	size_t n;
+
+	if (!s->o.error_log)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = 0;
+	s->o.error_log(s->o.log_ctx, msg);
+}
+
+/* ---- the server --------------------------------------------------------- */
+
+static void serve_free(struct pw_serve *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_users; i++) {
+		free(s->users[i].name);
+		free(s->users[i].hash);
+	}
+	free(s->users);
+	free(s->base);
+	free(s->realm);
+	free(s->agent);
+	free(s->cert);
+	free(s->key);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, struct pw_error *err)
+{
+	struct pw_serve *s;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr *sa;
+	const union MHD_DaemonInfo *di;
+	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+	                 MHD_USE_ERROR_LOG;
+	const char *listen = opts->listen && *opts->listen ? opts->listen : "127.0.0.1";
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (!opts->base_path || !*opts->base_path)
+		return pw_error_set(err, PW_EINVAL, "serve: no base path");
+	if (stat(opts->base_path, &st) || !S_ISDIR(st.st_mode))
+		return pw_error_set(err, PW_ENOTFOUND, "base path '%s' is not a directory",
+		                    opts->base_path);
+	if (!!opts->cert_file != !!opts->key_file)
+		return pw_error_set(err, PW_EINVAL, "HTTPS needs both a certificate and a key");
+	if (!(s = calloc(1, sizeof(*s))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->o = *opts;
+	if (!s->o.threads)
+		s->o.threads = 4;
+	if (!s->o.max_connections)
+		s->o.max_connections = 256;
+	if (!s->o.timeout)
+		s->o.timeout = 60;
+	if (!s->o.max_body)
+		s->o.max_body = (uint64_t)4 << 30;
+	if (!s->o.max_header)
+		s->o.max_header = 32 * 1024;
+	s->base = realpath(opts->base_path, NULL);
+	s->realm = strdup(opts->realm ? opts->realm : "packwire");
+	s->agent = opts->agent ? strdup(opts->agent) : NULL;
+	if (!s->base || !s->realm || (opts->agent && !s->agent)) {
+		serve_free(s);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	s->o.base_path = s->base;
+	s->o.listen = NULL;
+	s->o.cert_file = s->o.key_file = s->o.auth_file = NULL;
+	if (opts->auth_file && (rc = load_users(s, opts->auth_file, err))) {
+		serve_free(s);
+		return rc;
+	}
+	if (opts->cert_file) {
+		if ((rc = read_file(&s->cert, opts->cert_file, err)) ||
+		    (rc = read_file(&s->key, opts->key_file, err))) {
+			serve_free(s);
+			return rc;
+		}
+		flags |= MHD_USE_TLS;
+	}
+	memset(&sin, 0, sizeof(sin));
+	memset(&sin6, 0, sizeof(sin6));
+	if (inet_pton(AF_INET, listen, &sin.sin_addr) == 1) {
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)opts->port);
+		sa = (struct sockaddr *)&sin;
+	} else if (inet_pton(AF_INET6, listen, &sin6.sin6_addr) == 1) {
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons((uint16_t)opts->port);
+		sa = (struct sockaddr *)&sin6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		serve_free(s);
+		return pw_error_set(err, PW_EINVAL,
+		                    "listen address '%s' is not an IPv4 or IPv6 address", listen);
+	}
+	if (opts->port > 65535) {
+		serve_free(s);
+		return pw_error_set(err, PW_EINVAL, "port %u is out of range", opts->port);
+	}
+	{
+		struct MHD_OptionItem ops[] = {
+		        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s}, /* must come first */
+		        {MHD_OPTION_SOCK_ADDR, 0, sa},
+		        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->o.max_connections, NULL},
+		        /* one thread is MHD's polling thread alone (a pool of 1 is refused) */
+		        {s->o.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE
+		                          : MHD_OPTION_CONNECTION_LIMIT,
+		         (intptr_t)(s->o.threads > 1 ? s->o.threads : s->o.max_connections), NULL},
+		        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->o.timeout, NULL},
+		        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->o.max_header, NULL},
+		        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+		        {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
+		        {s->cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
+		        {MHD_OPTION_END, 0, NULL},
+		};
+
+		s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL, on_request, s,
+		                        MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	}
+	if (!s->d) {
+		serve_free(s);
+		return pw_error_set(err, PW_EIO,
+		                    "cannot serve on %s port %u (address in use, or a bad "
+		                    "certificate or key?)",
+		                    listen, opts->port);
+	}
+	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = di ? di->port : opts->port;
+	*out = s;
+	return 0;
+}
+
+unsigned pw_serve_port(const struct pw_serve *s)
+{
+	return s->port;
+}
+
+void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds)
+{
+	struct timespec until;
+	MHD_socket ls;
+
+	if (!s)
+		return;
+	ls = MHD_quiesce_daemon(s->d);
+	/* MHD no longer accepts, but the kernel would still queue connections
+	 * on the open socket: refuse them now (closed only after the stop) */
+	if (ls != MHD_INVALID_SOCKET)
+		shutdown(ls, SHUT_RDWR);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += grace_seconds;
+	pthread_mutex_lock(&s->lock);
+	while (s->inflight) {
+		if (!grace_seconds)
+			pthread_cond_wait(&s->cond, &s->lock);
+		else if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	/* past the grace, handlers stop at their next write; none may hold a
+	 * suspended connection when MHD stops */
+	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+	while (s->workers)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	MHD_stop_daemon(s->d);
+	if (ls != MHD_INVALID_SOCKET)
+		close(ls);
+	serve_free(s);
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# `packwire serve` against hostile clients: malformed HTTP, oversized
+# headers, an oversized and a truncated POST body, a gzip bomb, a client
+# that stalls mid-body (dropped after --timeout), traversal in the path,
+# unknown services. Connections past --max-connections wait. Each gets a clear status (or is dropped), nothing is
+# written into the repositories, and a normal clone still works after each.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
+
+mkdir -p srv
+for algo in sha1 sha256; do
+	make_repo "src-$algo" "$algo"
+	git clone -q --bare "src-$algo" "srv/$algo.git"
+	git -C "srv/$algo.git" config http.receivepack true
+done
+for algo in sha1 sha256; do
+	refs "srv/$algo.git" >"refs-$algo.before"
+	all_objects "srv/$algo.git" >"objects-$algo.before"
+done
+start_serve hostile "$T/srv" --timeout=5 --max-body=4194304 --max-request-buffer=1048576 \
+	--access-log="$T/access.log"
+PID=$SERVE_PID
+PORT=$SERVE_PORT
+
+# raw.py CASE: sends one hostile request, prints the status code, or
+# "closed" when the server dropped the connection without an answer
+cat >raw.py <<'PY'
+import gzip, socket, sys, time
+port, case = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port), timeout=20)
+def req(head, body=b""):
+    s.sendall(head.encode() + body)
+def post(path, body, extra=""):
+    req("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-git-upload-pack-request\r\n"
+        "Content-Length: %d\r\n%s\r\n" % (path, len(body), extra), body)
+t0 = time.time()
+if case == "malformed":
+    req("GARBAGE / NONSENSE\x01\r\n\r\n")
+elif case == "no-slash":
+    req("GET sha1.git/info/refs HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case == "big-header":
+    req("GET /sha1.git/info/refs HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % ("a" * 200000))
+elif case == "big-body":
+    # announced, not sent: the answer comes before the body (Expect: 100-continue)
+    req("POST /sha1.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+        "Content-Type: application/x-git-receive-pack-request\r\nContent-Length: %d\r\n\r\n" % (5 << 20))
+elif case == "big-upload-request":
+    post("/sha1.git/git-upload-pack", b"0032want " + b"0" * 40 + b"\n" * (1536 << 10))
+elif case == "gzip-bomb":
+    post("/sha256.git/git-upload-pack", gzip.compress(b"\0" * (64 << 20), 9), "Content-Encoding: gzip\r\n")
+elif case in ("truncated", "stall"):
+    req("POST /sha1.git/git-receive-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-receive-pack-request\r\nContent-Length: 100000\r\n\r\n",
+        b"0" * 1000)
+    if case == "truncated":
+        s.shutdown(socket.SHUT_WR)
+elif case == "traversal":
+    req("GET /../../../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case == "traversal-inside":
+    req("GET /sha1.git/../sha256.git/info/refs HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case == "traversal-encoded":
+    req("GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case == "unknown-service":
+    req("GET /sha1.git/info/refs?service=git-shell HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case == "unknown-rpc":
+    post("/sha1.git/git-frobnicate", b"0000")
+elif case == "no-repo":
+    req("GET /nothing.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: x\r\n\r\n")
+data = b""
+try:
+    while b"\r\n" not in data:
+        d = s.recv(4096)
+        if not d:
+            break
+        data += d
+except OSError:
+    pass
+line = data.split(b"\r\n", 1)[0].split()
+print(line[1].decode() if len(line) > 1 else "closed", "%.1f" % (time.time() - t0))
+PY
+
+alive() {
+	local c=clone-$1
+	rm -rf "$c"
+	git clone -q --bare "http://127.0.0.1:$PORT/sha256.git" "$c" 2>"$c.err" && fsck_ok "$c"
+}
+# hostile CASE EXPECTED...: the status is one of EXPECTED, and a clone works after
+hostile() {
+	local case=$1 got
+	shift
+	got=$(python3 raw.py "$PORT" "$case" 2>&1 | cut -d' ' -f1)
+	if [[ " $* " == *" $got "* ]]; then
+		ok "$case: answered $got"
+	else
+		not_ok "$case: answered '$got', expected one of: $*"
+	fi
+	check "$case: server still serves a clone after it" alive "$case"
+}
+hostile malformed 400
+hostile no-slash 400 404
+hostile big-header 413 431 400
+hostile big-body 413
+hostile big-upload-request 413
+hostile gzip-bomb 413
+hostile truncated closed
+hostile traversal 400 403 404 500
+hostile traversal-inside 400 403 404 500
+hostile traversal-encoded 400 403 404 500
+hostile unknown-service 403
+hostile unknown-rpc 404
+hostile no-repo 404
+
+# a client that stalls mid-body is dropped after --timeout (5 s: shorter would
+# also cut the keep-alive connections of the checking clones on a loaded machine)
+out=$(python3 raw.py "$PORT" stall)
+secs=${out#* }
+check "stall: connection dropped without an answer ($out)" test "${out%% *}" = closed
+check "stall: dropped after about --timeout=5 s, not before ($secs s)" \
+	awk -v s="$secs" 'BEGIN { exit !(s >= 4.5 && s < 30) }'
+check "stall: the access log says timeout" grep -q '" - 0 .* timeout$' access.log
+check "stall: server still serves a clone after it" alive stall
+
+# --max-connections: past the limit a connection waits (unaccepted) until a
+# slot frees; here the idle ones are dropped after --timeout, then it is served
+start_serve limit "$T/srv" --max-connections=3 --threads=1 --timeout=2
+LPID=$SERVE_PID
+out=$(python3 - "$SERVE_PORT" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port), timeout=1)
+s.sendall(b"GET /sha1.git/info/refs HTTP/1.1\r\nHost: x\r\n\r\n")
+t0 = time.time()
+try:
+    s.recv(100)
+    first = "answered"
+except socket.timeout:
+    first = "waiting"
+s.settimeout(15)
+d = s.recv(100)
+print(first, d.split(b"\r\n")[0].split(b" ")[1].decode() if d else "closed")
+PY
+)
+check "max-connections: a 4th connection waits while 3 are open ($out)" test "${out% *}" = waiting
+check "max-connections: ... and is served once the idle ones are dropped" test "${out#* }" = 200
+check "max-connections: serve logged no error about its options" eval '! grep -q "Warning" limit.log'
+stop_serve $LPID
+check "max-connections: serve exits 0" test "$SERVE_RC" = 0
+
+for algo in sha1 sha256; do
+	same_file "$algo: refs unchanged by the hostile requests" "refs-$algo.before" <(refs "srv/$algo.git")
+	same_file "$algo: no object written by the hostile requests" "objects-$algo.before" <(all_objects "srv/$algo.git")
+done
+check "serve still running" kill -0 $PID
+stop_serve $PID
+check "SIGTERM: serve exits 0" test "$SERVE_RC" = 0
+serve_logs_clean hostile
+finish
