@@ -9,6 +9,7 @@
 #include "packwire/object.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "refs/hide.h"
 #include "server/session.h"
 
 int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
@@ -127,6 +128,7 @@ struct load_ctx {
 	struct pw_upload_session *s;
 	size_t alloc;
 	int rc;
+	struct pw_hide_refs hidden; /* transfer.hideRefs + uploadpack.hideRefs */
 };
 
 static int load_one(const struct pw_ref *ref, void *data)
@@ -139,6 +141,14 @@ static int load_one(const struct pw_ref *ref, void *data)
 
 	if (pw_oid_is_zero(&ref->oid))
 		return 0;
+	if (pw_hide_refs_match(&c->hidden, ref->name, ref->name)) {
+		/* not advertised; its tip is still a valid want when tips or
+		 * reachable objects may be asked for (Git's rule) */
+		if ((s->allow_tip || s->allow_reachable) &&
+		    !pw_oidmap_put(&s->our_refs, &ref->oid, &created))
+			return c->rc = pw_srv_oom(s);
+		return 0;
+	}
 	if (s->nr_refs == c->alloc) {
 		size_t na = c->alloc ? c->alloc * 2 : 64;
 		struct pw_adv_ref *nv = realloc(s->refs, na * sizeof(*nv));
@@ -177,7 +187,7 @@ static int load_one(const struct pw_ref *ref, void *data)
 
 int pw_srv_load_refs(struct pw_upload_session *s)
 {
-	struct load_ctx c = {s, 0, 0};
+	struct load_ctx c = {s, 0, 0, PW_HIDE_REFS_INIT};
 	struct pw_oid head;
 	char *target = NULL, *sym = NULL;
 	int rc;
@@ -186,7 +196,10 @@ int pw_srv_load_refs(struct pw_upload_session *s)
 		return 0;
 	if ((rc = pw_srv_odb(s)))
 		return rc;
+	if ((rc = pw_hide_refs_load(&c.hidden, pw_repo_config(s->repo), "uploadpack", &s->err)))
+		return rc;
 	rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
+	pw_hide_refs_free(&c.hidden);
 	if (c.rc)
 		return c.rc;
 	if (rc)
