@@ -31,6 +31,7 @@
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
 #include "packwire/version.h"
+#include "refs/hide.h"
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/quarantine.h"
@@ -58,11 +59,14 @@ struct rp {
 	size_t nshallow;
 
 	/* config */
-	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic;
+	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
-	char *head_target; /* HEAD's symref target, or NULL */
+	char *head_target;             /* HEAD's symref target, or NULL */
+	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
+	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
+	char *fsck_config_error;       /* reported when a pack is checked, as Git does */
 
 	/* state */
 	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
@@ -197,6 +201,53 @@ static enum deny cfg_deny(struct rp *s, const char *key)
 	return DENY_UNSET;
 }
 
+static void fsck_warn(void *ctx, const char *msg)
+{
+	rp_warning(ctx, "%s", msg);
+}
+
+/* receive.fsck.*: Git hands these to index-pack, which fails on a bad one
+ * when it checks a pack; unknown ids are skipped with a warning at once. */
+static int fsck_config_one(const struct pw_config_entry *e, void *data)
+{
+	struct rp *s = data;
+	struct pw_error err;
+	const char *id;
+	int rc;
+
+	if (strncmp(e->key, "receive.fsck.", 13))
+		return 0;
+	id = e->key + 13;
+	memset(&err, 0, sizeof(err));
+	if (!strcmp(id, "skiplist")) {
+		char *path = NULL;
+
+		if (!e->value)
+			rc = pw_error_set(&err, PW_EINVAL, "missing value for '%s'", e->key);
+		else if (!(path = e->value[0] == '/'
+		                          ? strdup(e->value)
+		                          : pw_path_join(pw_repo_git_dir(s->repo), e->value)))
+			rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+		else
+			rc = pw_fsck_opts_skiplist(&s->fsck_opts, path, s->algo, &err);
+		/* name the file as configured (relative to the repository) */
+		if (rc && e->value && rc != PW_ENOMEM && rc != PW_EINVAL)
+			pw_error_set(&err, rc, "could not open object name list: %s", e->value);
+		free(path);
+	} else {
+		rc = pw_fsck_opts_set(&s->fsck_opts, id, e->value, &err);
+		if (rc == PW_ENOTFOUND) {
+			rp_warning(s, "%s", err.msg);
+			return 0;
+		}
+	}
+	if (rc == PW_ENOMEM)
+		return pw_error_set(s->err, rc, "out of memory");
+	if (rc && !s->fsck_config_error && !(s->fsck_config_error = strdup(err.msg)))
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
 static int load_config(struct rp *s)
 {
 	const struct pw_config *cfg = pw_repo_config(s->repo);
@@ -212,6 +263,7 @@ static int load_config(struct rp *s)
 	s->adv_atomic = cfg_bool(s, "receive.advertiseAtomic", 1);
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
+	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
 	if (!pw_config_get_int64(cfg, "receive.maxInputSize", &v, NULL) && v > 0)
 		s->max_input = v;
 	if (!pw_config_get_string(cfg, "core.hooksPath", &hp, NULL) && hp && *hp) {
@@ -226,6 +278,13 @@ static int load_config(struct rp *s)
 	}
 	if (!s->hooks_dir)
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	if (pw_hide_refs_load(&s->hidden, cfg, "receive", s->err))
+		return s->err->code;
+	pw_fsck_opts_init(&s->fsck_opts);
+	s->fsck_opts.warn = fsck_warn;
+	s->fsck_opts.ctx = s;
+	if (pw_config_foreach(cfg, fsck_config_one, s))
+		return s->err->code;
 	{
 		struct pw_oid o;
 		char *target = NULL;
@@ -258,38 +317,117 @@ struct adv_state {
 	struct pw_buf *out;
 	const char *caps;
 	int first, collect_only;
+	struct pw_oidmap seen; /* advertised values: one ".have" per object */
 };
 
-static int adv_one(const struct pw_ref *ref, void *data)
+static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *name)
 {
-	struct adv_state *a = data;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
-	if (pw_oid_is_zero(&ref->oid))
-		return 0;
-	if (add_ref_value(a->s, &ref->oid))
-		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
-	if (a->collect_only)
-		return 0;
-	pw_oid_to_hex(&ref->oid, hex);
+	pw_oid_to_hex(oid, hex);
 	if (a->first)
-		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, ref->name, '\0', a->caps);
+		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, name, '\0', a->caps);
 	else
-		rc = pw_pkt_writef(a->out, "%s %s\n", hex, ref->name);
+		rc = pw_pkt_writef(a->out, "%s %s\n", hex, name);
 	a->first = 0;
 	if (rc)
-		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", ref->name);
+		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", name);
 	/* keep the buffer small on repositories with many refs */
 	if (a->out->len > 65536 && send_buf(a->s, a->out))
 		return pw_error_set(a->s->err, PW_EIO, "cannot send the ref advertisement");
 	return 0;
 }
 
+static int adv_one(const struct pw_ref *ref, void *data)
+{
+	struct adv_state *a = data;
+	int created;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (add_ref_value(a->s, &ref->oid))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	if (a->collect_only || pw_hide_refs_match(&a->s->hidden, ref->name, ref->name))
+		return 0;
+	if (!pw_oidmap_put(&a->seen, &ref->oid, &created))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	return adv_line(a, &ref->oid, ref->name);
+}
+
+/* The refs of the repositories our objects borrow from (objects/info/
+ * alternates, followed as the object store follows it) are advertised as
+ * ".have", once per value and never repeating one of our own refs, so
+ * that the client does not send what is already there. */
+static int adv_have(const struct pw_ref *ref, void *data)
+{
+	struct adv_state *a = data;
+	int created;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (!pw_oidmap_put(&a->seen, &ref->oid, &created))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	return created ? adv_line(a, &ref->oid, ".have") : 0;
+}
+
+#define MAX_ALTERNATE_DEPTH 5
+
+static int adv_alternates(struct adv_state *a, const char *objects_dir, int depth)
+{
+	struct pw_buf file = PW_BUF_INIT, path = PW_BUF_INIT;
+	struct pw_error e;
+	char *line, *save = NULL;
+	int rc = 0;
+
+	if (depth > MAX_ALTERNATE_DEPTH || pw_buf_addf(&path, "%s/info/alternates", objects_dir))
+		return 0;
+	if (pw_fs_read_file(path.data, &file, 1 << 20, &e) || !file.len)
+		goto done;
+	for (line = strtok_r(file.data, "\n", &save); line && !rc;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char real[4096];
+		size_t len = strlen(line);
+		struct pw_repo *alt = NULL;
+
+		if (len && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (!len || line[0] == '#')
+			continue;
+		pw_buf_reset(&path);
+		if (line[0] == '/' ? pw_buf_adds(&path, line)
+		                   : pw_buf_addf(&path, "%s/%s", objects_dir, line)) {
+			rc = pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		if (!realpath(path.data, real))
+			continue;
+		len = strlen(real);
+		/* only an objects directory of a repository has refs to offer */
+		if (len > 8 && !strcmp(real + len - 8, "/objects")) {
+			real[len - 8] = '\0';
+			if (!pw_repo_open_gitdir(&alt, real, &e)) {
+				rc = pw_refs_foreach(alt, "refs/", 0, adv_have, a);
+				/* a broken alternate only costs us its .have lines */
+				if (rc && !a->s->err->msg[0])
+					rc = 0;
+				pw_repo_free(alt);
+			}
+			real[len - 8] = '/';
+		}
+		if (!rc)
+			rc = adv_alternates(a, real, depth + 1);
+	}
+done:
+	pw_buf_free(&file);
+	pw_buf_free(&path);
+	return rc;
+}
+
 static int advertise(struct rp *s, int collect_only)
 {
 	struct pw_buf caps = PW_BUF_INIT, out = PW_BUF_INIT;
-	struct adv_state a = {s, &out, NULL, 1, collect_only};
+	struct adv_state a = {s, &out, NULL, 1, collect_only, PW_OIDMAP_INIT};
 	char agent[128];
 	int rc;
 
@@ -320,6 +458,8 @@ static int advertise(struct rp *s, int collect_only)
 	}
 	if (collect_only)
 		goto out;
+	if ((rc = adv_alternates(&a, pw_repo_objects_dir(s->repo), 0)))
+		goto out;
 	if (a.first) {
 		char zero[PW_MAX_HEXSZ + 1];
 		struct pw_oid z;
@@ -339,6 +479,7 @@ static int advertise(struct rp *s, int collect_only)
 		rc = pw_error_set(s->err, PW_EIO,
 		                  "cannot send the ref advertisement (client gone)");
 out:
+	pw_oidmap_free(&a.seen);
 	pw_buf_free(&caps);
 	pw_buf_free(&out);
 	return rc;
@@ -560,8 +701,14 @@ static int receive_pack_data(struct rp *s)
 		set_unpack_error(s, e.msg);
 		goto out;
 	}
+	if (s->fsck && s->fsck_config_error) {
+		rp_msg(s, "fatal: ", "%s", s->fsck_config_error);
+		set_unpack_error(s, "index-pack abnormal exit");
+		rc = PW_EINVAL;
+		goto out;
+	}
 	if (s->fsck && pw_fs_exists(idx)) {
-		if ((rc = pw_fsck_pack(s->q_odb, idx, &e))) {
+		if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
 			rp_error(s, "%s", e.msg);
 			set_unpack_error(s, "fsck error in the pushed objects");
 			goto out;
@@ -622,6 +769,21 @@ static int connected(struct rp *s, const struct pw_oid *tips, size_t ntips, stru
 		pw_error_copy(e, pw_revlist_error(rl));
 	pw_revlist_free(rl);
 	return rc;
+}
+
+/* A hidden ref is neither advertised nor updatable (Git's rule). */
+static void reject_hidden(struct rp *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (c->error || !pw_hide_refs_match(&s->hidden, c->name, c->name))
+			continue;
+		c->error = cmd_is_delete(c) ? "deny deleting a hidden ref"
+		                            : "deny updating a hidden ref";
+	}
 }
 
 static void check_connectivity(struct rp *s)
@@ -777,12 +939,13 @@ static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
 		rp_error(s, "cannot read ref '%s': %s", c->name, pw_repo_error(s->repo)->msg);
 		return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
 	}
-	if (pw_oid_equal(&cur, &c->old_oid))
-		return NULL;
 	if (cmd_is_delete(c) && pw_oid_is_zero(&cur)) {
 		rp_warning(s, "deleting a non-existent ref");
+		c->did_not_exist = 1;
 		return NULL;
 	}
+	if (pw_oid_equal(&cur, &c->old_oid))
+		return NULL;
 	if (pw_oid_is_zero(&cur))
 		rp_error(s, "cannot lock ref '%s': unable to resolve reference '%s'", c->name,
 		         c->name);
@@ -854,17 +1017,30 @@ static int hook_env(struct rp *s, struct env *e, int quarantined)
 
 /* Run hook `name` if present: 0 when absent or it succeeded, 1 when it
  * failed (declined), negative when it could not run. */
+static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
+                       size_t input_len, int quarantined);
+
 static int run_hook(struct rp *s, const char *name, const char *const *args, const char *input,
                     size_t input_len, int quarantined)
 {
 	char *path = pw_hook_find(s->hooks_dir, name);
+
+	if (!path)
+		return 0;
+	return run_program(s, path, args, input, input_len, quarantined);
+}
+
+/* Run path (freed here) in the repository with the hooks' environment, its
+ * output relayed to the user; 0, 1 when it failed, negative when it could
+ * not run. */
+static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
+                       size_t input_len, int quarantined)
+{
 	struct pw_hook_run h;
 	struct env e = {NULL, 0};
 	struct pw_error err;
 	int status = 0, rc;
 
-	if (!path)
-		return 0;
 	if (hook_env(s, &e, quarantined)) {
 		free(path);
 		env_free(&e);
@@ -889,8 +1065,9 @@ static int run_hook(struct rp *s, const char *name, const char *const *args, con
 	return status ? 1 : 0;
 }
 
-/* "<old> <new> <ref>\n" for every command that is still going. */
-static int hook_input(struct rp *s, struct pw_buf *b)
+/* "<old> <new> <ref>\n" for every command that is still going (and, for
+ * the post hooks, that changed something: skip_missing). */
+static int hook_input(struct rp *s, struct pw_buf *b, int skip_missing)
 {
 	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
 	size_t i;
@@ -898,7 +1075,7 @@ static int hook_input(struct rp *s, struct pw_buf *b)
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		if (c->error || (skip_missing && c->did_not_exist))
 			continue;
 		if (pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
 		                pw_oid_to_hex(&c->new_oid, n), c->name))
@@ -913,7 +1090,7 @@ static void pre_receive(struct rp *s)
 	size_t i;
 	int rc;
 
-	if (hook_input(s, &in))
+	if (hook_input(s, &in, 0))
 		rc = PW_ENOMEM;
 	else if (!in.len)
 		rc = 0;
@@ -948,18 +1125,31 @@ static void post_hooks(struct rp *s)
 	const char **args;
 	size_t i, n = 0;
 
-	if (!hook_input(s, &in) && in.len)
+	if (!hook_input(s, &in, 1) && in.len)
 		run_hook(s, "post-receive", NULL, in.data, in.len, 0);
 	pw_buf_free(&in);
 	args = calloc(s->cmds.nr + 1, sizeof(*args));
 	if (!args)
 		return;
 	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
+		if (!s->cmds.v[i].error && !s->cmds.v[i].did_not_exist)
 			args[n++] = s->cmds.v[i].name;
 	if (n)
 		run_hook(s, "post-update", args, NULL, 0, 0);
 	free(args);
+}
+
+/* receive.autogc: Git runs "git gc --auto --quiet" after every push that
+ * sent commands, its output going to the client; so do we, with stock git
+ * (when it is on the PATH). */
+static void auto_gc(struct rp *s)
+{
+	static const char *const args[] = {"gc", "--auto", "--quiet", NULL};
+	char *git;
+
+	if (!s->auto_gc || s->io_failed || !(git = pw_hook_find_program("git")))
+		return;
+	run_program(s, git, args, NULL, 0, 0);
 }
 
 /* ---- ref updates --------------------------------------------------------- */
@@ -1072,6 +1262,7 @@ static void execute(struct rp *s)
 	check_connectivity(s);
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
+	reject_hidden(s);
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {
@@ -1125,6 +1316,9 @@ static void session_free(struct rp *s)
 	free(s->refs);
 	free(s->hooks_dir);
 	free(s->head_target);
+	pw_hide_refs_free(&s->hidden);
+	pw_fsck_opts_free(&s->fsck_opts);
+	free(s->fsck_config_error);
 	free(s->unpack_error);
 }
 
@@ -1201,6 +1395,7 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	if (s.report)
 		send_report(&s);
 	post_hooks(&s);
+	auto_gc(&s);
 	if (s.sideband) {
 		struct pw_buf b = PW_BUF_INIT;
 
