@@ -77,7 +77,9 @@ struct rp {
 	/* The pushed pack, when everything its objects refer to is in it: its
 	 * objects need no connectivity walk (until check_connectivity). */
 	struct pw_idx *self_contained;
-	int io_failed; /* writing to the client failed: stop talking */
+	int io_failed;        /* writing to the client failed: stop talking */
+	int64_t unpack_limit; /* fewer objects than this: loose objects */
+	uint32_t pack_nr;     /* objects in the pushed pack */
 };
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
@@ -264,6 +266,12 @@ static int load_config(struct rp *s)
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
+	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
+	s->unpack_limit = 100;
+	if (!pw_config_get_int64(cfg, "transfer.unpackLimit", &v, NULL) && v >= 0)
+		s->unpack_limit = v;
+	else if (!pw_config_get_int64(cfg, "receive.unpackLimit", &v, NULL) && v >= 0)
+		s->unpack_limit = v;
 	if (!pw_config_get_int64(cfg, "receive.maxInputSize", &v, NULL) && v > 0)
 		s->max_input = v;
 	if (!pw_config_get_string(cfg, "core.hooksPath", &hp, NULL) && hp && *hp) {
@@ -621,6 +629,76 @@ static void set_unpack_error(struct rp *s, const char *msg)
 			*nl = ' ';
 }
 
+/* receive.unpackLimit / transfer.unpackLimit: like Git's unpack-objects, a
+ * small push becomes loose objects in the quarantine instead of a pack. The
+ * pack is moved aside and read from there; what the repository already has
+ * (bases --fix-thin appended) is not written again. */
+static int explode_pack(struct rp *s, const char *pack_dir, const char *hex, struct pw_error *e)
+{
+	static const char *const exts[] = {"pack", "idx", "rev"};
+	char *aside = pw_path_join(s->qdir, "unpack"), *aside_pack = NULL;
+	struct pw_odb *rd = NULL;
+	struct pw_idx *ix = NULL;
+	struct pw_buf buf = PW_BUF_INIT;
+	char from[4096], to[4096];
+	size_t k;
+	uint32_t i;
+	int rc = PW_ENOMEM;
+
+	if (!aside || !(aside_pack = pw_path_join(aside, "pack")) || pw_fs_mkdir_p(aside_pack, e))
+		goto out;
+	for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
+		snprintf(from, sizeof(from), "%s/pack-%s.%s", pack_dir, hex, exts[k]);
+		snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
+		if (rename(from, to) && errno != ENOENT) {
+			rc = pw_error_set(e, PW_EIO, "cannot move %s aside: %s", from,
+			                  strerror(errno));
+			goto out;
+		}
+	}
+	snprintf(to, sizeof(to), "%s/pack-%s.idx", aside_pack, hex);
+	if ((rc = pw_odb_open(&rd, aside, s->algo, e)) || (rc = pw_idx_open(&ix, to, s->algo, e)))
+		goto out;
+	pw_odb_free(s->q_odb);
+	s->q_odb = NULL;
+	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, e)))
+		goto out;
+	for (i = 0; i < ix->nr; i++) {
+		struct pw_oid oid, written;
+		int type;
+
+		pw_idx_nth_oid(ix, i, &oid);
+		if (pw_odb_exists(s->main_odb, &oid))
+			continue;
+		if ((rc = pw_odb_read(rd, &oid, &type, &buf)) ||
+		    (rc = pw_odb_write_loose(s->q_odb, type, buf.data, buf.len, &written))) {
+			pw_error_copy(e, rd && !pw_odb_error(s->q_odb)->msg[0]
+			                         ? pw_odb_error(rd)
+			                         : pw_odb_error(s->q_odb));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc == PW_ENOMEM && !e->msg[0])
+		pw_error_set(e, rc, "out of memory");
+	pw_buf_free(&buf);
+	pw_idx_free(ix);
+	pw_odb_free(rd);
+	if (aside_pack) {
+		for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
+			snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
+			unlink(to);
+		}
+		rmdir(aside_pack);
+	}
+	if (aside)
+		rmdir(aside);
+	free(aside_pack);
+	free(aside);
+	return rc;
+}
+
 /* Receive and index the pack into the quarantine; fsck when configured. */
 static int receive_pack_data(struct rp *s)
 {
@@ -692,6 +770,7 @@ static int receive_pack_data(struct rp *s)
 			}
 			free(pack);
 		}
+		s->pack_nr = ix ? ix->nr : 0;
 		if (ix && self_contained)
 			s->self_contained = ix;
 		else
@@ -713,6 +792,12 @@ static int receive_pack_data(struct rp *s)
 			set_unpack_error(s, "fsck error in the pushed objects");
 			goto out;
 		}
+	}
+	if (s->pack_nr < s->unpack_limit && pw_fs_exists(idx) &&
+	    (rc = explode_pack(s, pack_dir, hex, &e))) {
+		rp_error(s, "%s", e.msg);
+		set_unpack_error(s, "unpack-objects abnormal exit");
+		goto out;
 	}
 out:
 	if (rc) {
@@ -957,6 +1042,57 @@ static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
 	return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
 }
 
+/* ---- aliased updates ----------------------------------------------------- */
+
+/* A push that names both a symref and its target (refs/heads/bar -> foo):
+ * Git updates the target once and skips the symref when both ask for the
+ * same change, and refuses both when they disagree. */
+static void check_aliased(struct rp *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i], *dst = NULL;
+		struct pw_oid o;
+		char *sym = NULL, *target = NULL;
+		char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
+		char x[PW_MAX_HEXSZ + 1], y[PW_MAX_HEXSZ + 1];
+		int rc;
+
+		if (c->error || pw_refs_read(s->repo, c->name, &o, &sym) || !sym)
+			continue;
+		free(sym);
+		rc = pw_refs_resolve(s->repo, c->name, &o, &target);
+		if (!target || (rc && rc != PW_ENOTFOUND)) {
+			free(target);
+			rp_error(s, "refusing update to broken symref '%s'", c->name);
+			c->skip_update = 1;
+			c->error = "broken symref";
+			continue;
+		}
+		for (j = 0; j < s->cmds.nr; j++)
+			if (!s->cmds.v[j].error && !strcmp(s->cmds.v[j].name, target))
+				dst = &s->cmds.v[j];
+		free(target);
+		if (!dst)
+			continue;
+		c->skip_update = 1;
+		if (pw_oid_equal(&c->old_oid, &dst->old_oid) &&
+		    pw_oid_equal(&c->new_oid, &dst->new_oid))
+			continue;
+		dst->skip_update = 1;
+		pw_oid_to_hex(&c->old_oid, a);
+		pw_oid_to_hex(&c->new_oid, b);
+		pw_oid_to_hex(&dst->old_oid, x);
+		pw_oid_to_hex(&dst->new_oid, y);
+		rp_error(s,
+		         "refusing inconsistent update between symref '%s' (%.7s..%.7s) and its "
+		         "target '%s' (%.7s..%.7s)",
+		         c->name, a, b, dst->name, x, y);
+		c->error = dst->error = "inconsistent aliased update";
+	}
+}
+
 /* ---- hooks --------------------------------------------------------------- */
 
 struct env {
@@ -1171,7 +1307,7 @@ static void update_refs(struct rp *s)
 		int rc = pw_ref_tx_new(&tx, s->repo);
 
 		for (i = 0; i < s->cmds.nr && !rc; i++)
-			if (!s->cmds.v[i].error)
+			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
 				rc = queue_cmd(tx, &s->cmds.v[i]);
 		if (!rc)
 			rc = pw_ref_tx_commit(tx);
@@ -1188,7 +1324,7 @@ static void update_refs(struct rp *s)
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		int rc;
 
-		if (c->error)
+		if (c->error || c->skip_update)
 			continue;
 		tx = NULL;
 		rc = pw_ref_tx_new(&tx, s->repo);
@@ -1270,10 +1406,11 @@ static void execute(struct rp *s)
 				return;
 			}
 	pre_receive(s);
+	check_aliased(s);
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		if (c->error || c->skip_update)
 			continue;
 		if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
 		    (c->error = check_old_value(s, c))) {

@@ -5,7 +5,9 @@
 # input when a push deletes a ref that does not exist, receive.autogc,
 # ".have" lines from alternates without duplicates, and receive.fsck.*
 # (message ids with warn/ignore, skipList, "Cannot demote", badFilemode
-# only a warning).
+# only a warning), pushes into aliased refs (a symref and its target in one
+# push), and receive.unpackLimit / transfer.unpackLimit (small pushes become
+# loose objects).
 . "$(dirname "$0")/lib.sh"
 
 RP="$PACKWIRE receive-pack"
@@ -67,6 +69,7 @@ for algo in sha1 sha256; do
 	cp -a "$S" "$G"
 	git -C "$G" repack -q -a -d
 	git -C "$C" commit -q --allow-empty -m "for a second pack"
+	git -C "$G" config receive.unpackLimit 1
 	git -C "$C" push -q "$G" main 2>/dev/null # stock git: a second pack
 	git -C "$G" config gc.autoPackLimit 1
 	git -C "$G" config gc.autoDetach false
@@ -143,5 +146,34 @@ for algo in sha1 sha256; do
 	check "$algo: badFilemode is not a strict error" \
 		git -C "$C" push --receive-pack="$RP" "$D" "$badtree:refs/tags/tree" 2>"$T/err"
 	contains "$algo: badFilemode is reported" "$T/err" "$badtree: badFilemode"
+
+	# ---- aliased refs ------------------------------------------------------
+	A=$T/alias-$algo.git
+	git init -q --bare --object-format="$algo" "$A"
+	git -C "$C" push -q --receive-pack="$RP" "$A" "$first:refs/heads/foo" 2>/dev/null
+	git -C "$A" symbolic-ref refs/heads/bar refs/heads/foo
+	check "$algo: consistent update of a symref and its target" \
+		git -C "$C" push -q --receive-pack="$RP" "$A" main:refs/heads/foo main:refs/heads/bar
+	check "$algo: ... the target moved, the symref stays" \
+		test "$(git -C "$A" rev-parse refs/heads/foo)" = "$(git -C "$C" rev-parse main)" -a "$(git -C "$A" symbolic-ref refs/heads/bar)" = refs/heads/foo
+	check_fails "$algo: inconsistent aliased update refused" \
+		git -C "$C" push --receive-pack="$RP" "$A" "+$first:refs/heads/foo" +topic:refs/heads/bar 2>"$T/err"
+	contains "$algo: inconsistent aliased update: reason" "$T/err" "inconsistent aliased update"
+
+	# ---- unpackLimit -------------------------------------------------------
+	U=$T/unpack-$algo.git
+	git init -q --bare --object-format="$algo" "$U"
+	git -C "$C" push -q --receive-pack="$RP" "$U" "$first:refs/heads/small" 2>/dev/null
+	check "$algo: a small push is unpacked into loose objects" test -z "$(ls "$U/objects/pack")"
+	check "$algo: ... all of them" test "$(git -C "$U" count-objects | cut -d' ' -f1)" = "$(git -C "$C" rev-list --objects "$first" | wc -l)"
+	check "$algo: ... fsck --strict" fsck_ok "$U"
+	git -C "$U" config receive.unpackLimit 1
+	git -C "$C" push -q --receive-pack="$RP" "$U" main:refs/heads/small 2>/dev/null
+	check "$algo: receive.unpackLimit=1 keeps the pack" test -n "$(ls "$U/objects/pack")"
+	git -C "$U" config transfer.unpackLimit 1000
+	loose=$(git -C "$U" count-objects | cut -d' ' -f1)
+	git -C "$C" push -q --receive-pack="$RP" "$U" topic:refs/heads/t2 v0.1 2>/dev/null
+	check "$algo: transfer.unpackLimit wins over receive.unpackLimit" test "$(git -C "$U" count-objects | cut -d' ' -f1)" -gt "$loose"
+	check "$algo: ... fsck --strict" fsck_ok "$U"
 done
 finish
