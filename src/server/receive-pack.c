@@ -8,7 +8,9 @@
  *   post-receive, post-update.
  * Objects only reach the repository when at least one ref will be updated;
  * every earlier failure removes the quarantine. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 #include "packwire/revlist.h"
 #include "packwire/version.h"
 #include "refs/hide.h"
+#include "refs/reflog.h"
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/quarantine.h"
@@ -927,11 +930,112 @@ static void explain_current_branch(struct rp *s)
 	rp_error(s, "behaviour without this explanation.");
 }
 
+/* "ref: <name>" in the HEAD file at path. */
+static int head_file_is(const char *path, const char *name)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	struct pw_error e;
+	size_t n = strlen(name);
+	int r = 0;
+
+	if (!pw_fs_read_file(path, &b, 4096, &e) && b.len >= 5 + n && !memcmp(b.data, "ref: ", 5) &&
+	    !memcmp(b.data + 5, name, n) &&
+	    (b.len == 5 + n || b.data[5 + n] == '\n' || b.data[5 + n] == '\r'))
+		r = 1;
+	pw_buf_free(&b);
+	return r;
+}
+
+/* Where branch `name` is checked out, as Git's find_shared_symref sees it:
+ * the main work tree of a non-bare repository, or a linked work tree
+ * (<git-dir>/worktrees/<id>/HEAD, its path in .../gitdir). 1 with *wt and
+ * *gd (absolute, malloc'd), 0 when nowhere, negative on ENOMEM. */
+static int checked_out(struct rp *s, const char *name, char **wt, char **gd)
+{
+	char real[PATH_MAX], *dir;
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+
+	*wt = *gd = NULL;
+	if (!pw_repo_is_bare(s->repo) && s->head_target && !strcmp(name, s->head_target)) {
+		const char *w = pw_repo_work_tree(s->repo), *cw = NULL;
+		char *tmp = NULL;
+		size_t n;
+
+		/* opened by its git dir: core.worktree, else the parent of ".git" */
+		if (!w &&
+		    !pw_config_get_string(pw_repo_config(s->repo), "core.worktree", &cw, NULL) &&
+		    cw)
+			w = tmp = cw[0] == '/' ? strdup(cw)
+			                       : pw_path_join(pw_repo_git_dir(s->repo), cw);
+		if (!w && realpath(pw_repo_git_dir(s->repo), real) && (n = strlen(real)) > 5 &&
+		    !strcmp(real + n - 5, "/.git")) {
+			real[n - 5] = '\0';
+			w = tmp = strdup(real);
+		}
+		if (w && realpath(w, real))
+			*wt = strdup(real);
+		free(tmp);
+		if (realpath(pw_repo_git_dir(s->repo), real))
+			*gd = strdup(real);
+		return 1;
+	}
+	if (!(dir = pw_path_join(pw_repo_git_dir(s->repo), "worktrees")))
+		return PW_ENOMEM;
+	d = opendir(dir);
+	while (d && !found && (de = readdir(d))) {
+		char path[PATH_MAX];
+		struct pw_buf b = PW_BUF_INIT;
+		struct pw_error e;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/HEAD", dir, de->d_name);
+		if (!head_file_is(path, name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/gitdir", dir, de->d_name);
+		if (!pw_fs_read_file(path, &b, PATH_MAX, &e)) {
+			while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+				b.data[--b.len] = '\0';
+			if (b.len > 5 && !strcmp(b.data + b.len - 5, "/.git"))
+				b.data[b.len -= 5] = '\0';
+			*wt = strdup(b.data);
+		}
+		pw_buf_free(&b);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (realpath(path, real))
+			*gd = strdup(real);
+		found = 1;
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return found;
+}
+
 /* Rules that do not need hooks: ref name, deny* settings, fast-forward. */
 static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 {
 	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
 	int is_head = s->head_target && !strcmp(c->name, s->head_target);
+	char *wt = NULL, *gd = NULL;
+	int in_wt = checked_out(s, c->name, &wt, &gd);
+
+	if (in_wt < 0)
+		return "out of memory";
+	if (in_wt && s->deny_current == DENY_UPDATE_INSTEAD && !cmd_is_delete(c)) {
+		if (!wt || !gd) {
+			free(wt);
+			free(gd);
+			return "denyCurrentBranch = updateInstead needs a worktree";
+		}
+		c->worktree = wt;
+		c->worktree_git_dir = gd;
+	} else {
+		free(wt);
+		free(gd);
+	}
 
 	if (strncmp(c->name, "refs/", 5) || !pw_refname_is_valid(c->name + 5, 0)) {
 		rp_error(s, "refusing to create funny ref '%s' remotely", c->name);
@@ -942,7 +1046,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_error(s, "denying ref deletion for %s", c->name);
 			return "deletion prohibited";
 		}
-		if (is_head) {
+		if (is_head || in_wt) {
 			switch (s->deny_delete_current) {
 			case DENY_IGNORE:
 				break;
@@ -963,7 +1067,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 		}
 		return NULL;
 	}
-	if (is_head && !pw_repo_is_bare(s->repo)) {
+	if (in_wt) {
 		switch (s->deny_current) {
 		case DENY_IGNORE:
 			break;
@@ -971,9 +1075,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_warning(s, "updating the current branch");
 			break;
 		case DENY_UPDATE_INSTEAD:
-			rp_error(s, "receive.denyCurrentBranch=updateInstead is not supported by "
-			            "packwire");
-			return "branch is currently checked out";
+			break; /* the work tree is updated with the ref (update_worktree) */
 		default:
 			rp_error(s, "refusing to update checked out branch: %s", c->name);
 			if (s->deny_current == DENY_UNSET)
@@ -1288,6 +1390,95 @@ static void auto_gc(struct rp *s)
 	run_program(s, git, args, NULL, 0, 0);
 }
 
+static void fail_all(struct rp *s, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error)
+			s->cmds.v[i].error = why;
+}
+
+/* ---- receive.denyCurrentBranch=updateInstead ------------------------------ */
+
+/* Run path (freed here) with args in cwd, with GIT_DIR=git_dir (and
+ * GIT_WORK_TREE when work_tree), output relayed: 0, 1 failed, <0. */
+static int run_in_worktree(struct rp *s, char *path, const char *const *args, const char *cwd,
+                           const char *git_dir, const char *work_tree)
+{
+	struct env e = {NULL, 0};
+	struct pw_hook_run h;
+	struct pw_error err;
+	int status = 0, rc;
+
+	rc = env_add(&e, "GIT_DIR=%s", git_dir) || env_add(&e, "GIT_QUARANTINE_PATH") ||
+	     env_add(&e, "GIT_OBJECT_DIRECTORY") ||
+	     env_add(&e, "GIT_ALTERNATE_OBJECT_DIRECTORIES") || env_add(&e, "GIT_INDEX_FILE") ||
+	     (work_tree ? env_add(&e, "GIT_WORK_TREE=%s", work_tree)
+	                : env_add(&e, "GIT_WORK_TREE"));
+	if (rc) {
+		free(path);
+		env_free(&e);
+		return PW_ENOMEM;
+	}
+	memset(&h, 0, sizeof(h));
+	h.path = path;
+	h.args = args;
+	h.env = (const char *const *)e.v;
+	h.cwd = cwd;
+	h.output = hook_output;
+	h.ctx = s;
+	rc = pw_hook_run(&h, &status, &err);
+	if (rc)
+		rp_error(s, "%s", err.msg);
+	free(path);
+	env_free(&e);
+	return rc ? rc : status ? 1 : 0;
+}
+
+/* Git's push_to_checkout / push_to_deploy: the push-to-checkout hook when
+ * there is one, else (with stock git, as Git runs its own commands) refresh
+ * the index, require a clean work tree and index, and read-tree -u -m the
+ * new commit. NULL when the work tree now matches, else the "ng" reason. */
+static const char *update_worktree(struct rp *s, struct pw_receive_cmd *c)
+{
+	char hex[PW_MAX_HEXSZ + 1], base[PW_MAX_HEXSZ + 1];
+	char *hook = pw_hook_find(s->hooks_dir, "push-to-checkout"), *git;
+	const char *hook_args[] = {hex, NULL};
+	const char *refresh[] = {"update-index", "-q", "--ignore-submodules", "--refresh", NULL};
+	const char *files[] = {"diff-files", "--quiet", "--ignore-submodules", "--", NULL};
+	const char *index[] = {"diff-index", "--quiet", "--cached", "--ignore-submodules",
+	                       base,         "--",      NULL};
+	const char *rtree[] = {"read-tree", "-u", "-m", hex, NULL};
+	struct {
+		const char *const *args;
+		const char *why;
+	} steps[] = {{refresh, "Up-to-date check failed"},
+	             {files, "Working directory has unstaged changes"},
+	             {index, "Working directory has staged changes"},
+	             {rtree, "Could not update working tree to new HEAD"}};
+	size_t i;
+
+	pw_oid_to_hex(&c->new_oid, hex);
+	if (hook)
+		return run_in_worktree(s, hook, hook_args, pw_repo_git_dir(s->repo),
+		                       c->worktree_git_dir, c->worktree)
+		               ? "push-to-checkout hook declined"
+		               : NULL;
+	/* diff-index against HEAD, or the empty tree on an unborn branch */
+	if (pw_oid_is_zero(&c->old_oid))
+		pw_oid_to_hex(s->algo->empty_tree, base);
+	else
+		snprintf(base, sizeof(base), "HEAD");
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (!(git = pw_hook_find_program("git")))
+			return "Up-to-date check failed";
+		if (run_in_worktree(s, git, steps[i].args, c->worktree, c->worktree_git_dir, NULL))
+			return steps[i].why;
+	}
+	return NULL;
+}
+
 /* ---- ref updates --------------------------------------------------------- */
 
 static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
@@ -1298,13 +1489,41 @@ static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
 	return pw_ref_tx_update(tx, c->name, &c->new_oid, &c->old_oid, 0);
 }
 
+/* The reflog entry Git's files backend writes for a push ("push"), also
+ * for HEAD when it points at the ref; a deleted ref loses its log. */
+static void log_update(struct rp *s, struct pw_receive_cmd *c)
+{
+	struct pw_error e;
+
+	if (cmd_is_delete(c)) {
+		pw_reflog_delete(s->repo, c->name);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	if (pw_reflog_append(s->repo, c->name, &c->old_oid, &c->new_oid, "push", &e) ||
+	    (s->head_target && !strcmp(c->name, s->head_target) &&
+	     pw_reflog_append(s->repo, "HEAD", &c->old_oid, &c->new_oid, "push", &e)))
+		rp_warning(s, "%s", e.msg);
+}
+
 static void update_refs(struct rp *s)
 {
 	struct pw_ref_tx *tx = NULL;
 	size_t i;
 
 	if (s->atomic) {
-		int rc = pw_ref_tx_new(&tx, s->repo);
+		int rc;
+
+		for (i = 0; i < s->cmds.nr; i++) {
+			struct pw_receive_cmd *c = &s->cmds.v[i];
+
+			if (c->error || c->skip_update || !c->worktree ||
+			    !(c->error = update_worktree(s, c)))
+				continue;
+			fail_all(s, "atomic push failure");
+			return;
+		}
+		rc = pw_ref_tx_new(&tx, s->repo);
 
 		for (i = 0; i < s->cmds.nr && !rc; i++)
 			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
@@ -1316,6 +1535,10 @@ static void update_refs(struct rp *s)
 			for (i = 0; i < s->cmds.nr; i++)
 				if (!s->cmds.v[i].error)
 					s->cmds.v[i].error = "atomic transaction failed";
+		} else {
+			for (i = 0; i < s->cmds.nr; i++)
+				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+					log_update(s, &s->cmds.v[i]);
 		}
 		pw_ref_tx_free(tx);
 		return;
@@ -1326,6 +1549,8 @@ static void update_refs(struct rp *s)
 
 		if (c->error || c->skip_update)
 			continue;
+		if (c->worktree && (c->error = update_worktree(s, c)))
+			continue;
 		tx = NULL;
 		rc = pw_ref_tx_new(&tx, s->repo);
 		if (!rc)
@@ -1335,6 +1560,8 @@ static void update_refs(struct rp *s)
 		if (rc) {
 			rp_error(s, "%s", tx ? pw_ref_tx_error(tx)->msg : "out of memory");
 			c->error = cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+		} else {
+			log_update(s, c);
 		}
 		pw_ref_tx_free(tx);
 	}
@@ -1372,15 +1599,6 @@ static int send_report(struct rp *s)
 }
 
 /* ---- the session --------------------------------------------------------- */
-
-static void fail_all(struct rp *s, const char *why)
-{
-	size_t i;
-
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
-			s->cmds.v[i].error = why;
-}
 
 static void execute(struct rp *s)
 {
