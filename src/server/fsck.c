@@ -93,6 +93,7 @@ void pw_fsck_opts_free(struct pw_fsck_opts *o)
 {
 	free(o->severity);
 	pw_oidmap_free(&o->skip);
+	pw_oidmap_free(&o->shallow);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -370,7 +371,8 @@ static int check_commit(struct pw_odb *odb, const struct pw_oid *oid, const char
 		return rc;
 	p += n;
 	while ((n = hex_line(p, end, "parent ", algo, &x))) {
-		if ((rc = want_type(odb, oid, "commit", &x, PW_OBJ_COMMIT, err)))
+		if (!(o && pw_oidmap_get(&o->shallow, oid)) &&
+		    (rc = want_type(odb, oid, "commit", &x, PW_OBJ_COMMIT, err)))
 			return rc;
 		p += n;
 	}

@@ -26,9 +26,10 @@
 #include "packwire/odb.h"
 
 struct pw_fsck_opts {
-	unsigned char *severity; /* per message id overrides (NULL: defaults) */
-	struct pw_oidmap skip;   /* skipList: objects never complained about */
-	int strict;              /* warnings are errors (receive-pack, index-pack --strict) */
+	unsigned char *severity;  /* per message id overrides (NULL: defaults) */
+	struct pw_oidmap skip;    /* skipList: objects never complained about */
+	struct pw_oidmap shallow; /* commits whose parents need not exist (shallow push) */
+	int strict;               /* warnings are errors (receive-pack, index-pack --strict) */
 	/* Where non-fatal findings go ("object <oid>: <id>: <text>"); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;

@@ -60,6 +60,10 @@ struct rp {
 	char **popts;
 	size_t npopts, popts_bytes;
 	size_t nshallow;
+	struct pw_oid *shallow;          /* the client's shallow commits */
+	struct pw_oidmap theirs;         /* of those, the ones this push brought */
+	struct pw_oid_array new_shallow; /* receive.shallowUpdate: to add to our shallow file */
+	int shallow_update, bad_shallow;
 
 	/* config */
 	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
@@ -269,6 +273,7 @@ static int load_config(struct rp *s)
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
+	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
 	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
 	s->unpack_limit = 100;
 	if (!pw_config_get_int64(cfg, "transfer.unpackLimit", &v, NULL) && v >= 0)
@@ -435,6 +440,47 @@ done:
 	return rc;
 }
 
+/* Our own shallow file, one oid per line (absent: not shallow). fn gets
+ * each valid id. */
+static int foreach_our_shallow(struct rp *s, int (*fn)(struct rp *, const struct pw_oid *, void *),
+                               void *data)
+{
+	struct pw_buf file = PW_BUF_INIT;
+	struct pw_error e;
+	char *path = pw_path_join(pw_repo_git_dir(s->repo), "shallow"), *line, *save = NULL;
+	int rc = 0;
+
+	if (!path)
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	if (!pw_fs_read_file(path, &file, 1u << 28, &e) && file.len)
+		for (line = strtok_r(file.data, "\n", &save); line && !rc;
+		     line = strtok_r(NULL, "\n", &save)) {
+			struct pw_oid oid;
+
+			if (strlen(line) == s->algo->hexsz &&
+			    !pw_oid_from_hex(&oid, line, s->algo->hexsz, s->algo))
+				rc = fn(s, &oid, data);
+		}
+	pw_buf_free(&file);
+	free(path);
+	return rc;
+}
+
+static int adv_shallow_one(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	if (pw_pkt_writef(data, "shallow %s\n", pw_oid_to_hex(oid, hex)))
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A shallow repository says so after its refs, as Git's does. */
+static int adv_shallow(struct rp *s, struct pw_buf *out)
+{
+	return foreach_our_shallow(s, adv_shallow_one, out);
+}
+
 static int advertise(struct rp *s, int collect_only)
 {
 	struct pw_buf caps = PW_BUF_INIT, out = PW_BUF_INIT;
@@ -482,6 +528,8 @@ static int advertise(struct rp *s, int collect_only)
 			goto out;
 		}
 	}
+	if ((rc = adv_shallow(s, &out)))
+		goto out;
 	if (pw_pkt_flush(&out)) {
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
 		goto out;
@@ -531,6 +579,29 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	return 0;
 }
 
+/* "shallow <oid>": one of the client's shallow commits. Parsed with our
+ * algorithm; a client of the other one fails on its commands' object
+ * format (checked first), so a bad line is only an error after those. */
+static int add_shallow_line(struct rp *s, const char *p, size_t len)
+{
+	struct pw_oid *v;
+
+	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+		len--;
+	if (s->nshallow >= PW_RECEIVE_MAX_CMDS)
+		return pw_error_set(s->err, PW_ETOOBIG, "too many shallow lines");
+	v = realloc(s->shallow, (s->nshallow + 1) * sizeof(*v));
+	if (!v)
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	s->shallow = v;
+	if (len != s->algo->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->algo)) {
+		s->bad_shallow = 1;
+		return 0;
+	}
+	s->nshallow++;
+	return 0;
+}
+
 /* Returns 1 when the client sent nothing (no commands), 0 with commands. */
 static int read_commands(struct rp *s)
 {
@@ -557,7 +628,8 @@ static int read_commands(struct rp *s)
 			if (s->cmds.nr)
 				return pw_error_set(s->err, PW_EPROTO,
 				                    "protocol error: shallow line after commands");
-			s->nshallow++;
+			if ((rc = add_shallow_line(s, pkt.data + 8, pkt.len - 8)))
+				return rc;
 			continue;
 		}
 		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9))
@@ -571,6 +643,10 @@ static int read_commands(struct rp *s)
 	}
 	if (!s->cmds.nr)
 		return 1;
+	if (s->bad_shallow)
+		return pw_error_set(s->err, PW_EPROTO,
+		                    "protocol error: expected shallow sha, got a "
+		                    "malformed line");
 	return pw_receive_cmds_finish(&s->cmds, s->err);
 }
 
@@ -859,6 +935,211 @@ static int connected(struct rp *s, const struct pw_oid *tips, size_t ntips, stru
 	return rc;
 }
 
+/* ---- shallow pushes -------------------------------------------------------- */
+
+/* The client's shallow commits that this push brought (we did not have
+ * them): history pushed on top of them is cut there. */
+static int find_theirs(struct rp *s)
+{
+	size_t i;
+	int created;
+
+	for (i = 0; i < s->nshallow; i++)
+		if (!pw_odb_exists(s->main_odb, &s->shallow[i]) && s->q_odb &&
+		    pw_odb_exists(s->q_odb, &s->shallow[i]) &&
+		    !pw_oidmap_put(&s->theirs, &s->shallow[i], &created))
+			return PW_ENOMEM;
+	return 0;
+}
+
+static int push_oid(struct pw_oid_array *a, const struct pw_oid *oid)
+{
+	return pw_oid_array_push(a, oid);
+}
+
+/* Everything tip needs, down to what we already had and to the client's
+ * shallow commits (whose parents are not sent); *hits gets the shallow
+ * commits reached. 0, PW_ENOTFOUND (something missing) or PW_ENOMEM. */
+static int shallow_walk(struct rp *s, const struct pw_oid *tip, struct pw_oid_array *hits,
+                        struct pw_error *e)
+{
+	struct pw_oidmap seen = PW_OIDMAP_INIT;
+	struct pw_oid_array todo = {NULL, 0, 0};
+	struct pw_buf buf = PW_BUF_INIT;
+	int rc = push_oid(&todo, tip);
+
+	while (!rc && todo.nr) {
+		struct pw_oid oid = todo.v[--todo.nr];
+		int type, created;
+
+		if (!pw_oidmap_put(&seen, &oid, &created)) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		if (!created || pw_odb_exists(s->main_odb, &oid))
+			continue;
+		if (pw_odb_read(s->q_odb, &oid, &type, &buf)) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(e, PW_ENOTFOUND, "missing object %s",
+			                  pw_oid_to_hex(&oid, hex));
+			break;
+		}
+		if (type == PW_OBJ_COMMIT) {
+			struct pw_commit_info ci;
+			size_t i;
+
+			if (pw_commit_parse(&ci, buf.data, buf.len, s->algo, e)) {
+				rc = PW_ENOTFOUND;
+				break;
+			}
+			rc = push_oid(&todo, &ci.tree);
+			if (pw_oidmap_get(&s->theirs, &oid))
+				rc = rc ? rc : push_oid(hits, &oid);
+			else
+				for (i = 0; i < ci.nr_parents && !rc; i++)
+					rc = push_oid(&todo, &ci.parents[i]);
+			pw_commit_info_free(&ci);
+		} else if (type == PW_OBJ_TREE) {
+			struct pw_tree_entry te;
+			size_t pos = 0;
+			int r;
+
+			while (!rc &&
+			       (r = pw_tree_next(buf.data, buf.len, &pos, s->algo, &te, e)) == 1)
+				if (te.mode != 0160000)
+					rc = push_oid(&todo, &te.oid);
+			if (!rc && r < 0)
+				rc = PW_ENOTFOUND;
+		} else if (type == PW_OBJ_TAG) {
+			struct pw_tag_info ti;
+
+			if (pw_tag_parse(&ti, buf.data, buf.len, s->algo, e))
+				rc = PW_ENOTFOUND;
+			else
+				rc = push_oid(&todo, &ti.object);
+		}
+	}
+	if (rc == PW_ENOMEM)
+		pw_error_set(e, rc, "out of memory");
+	pw_buf_free(&buf);
+	free(todo.v);
+	pw_oidmap_free(&seen);
+	return rc;
+}
+
+static int count_one(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	(void)s;
+	(void)oid;
+	return ++*(int *)data > 0 ? 1 : 0;
+}
+
+static int is_shallow_repo(struct rp *s)
+{
+	int n = 0;
+
+	foreach_our_shallow(s, count_one, &n);
+	return n > 0;
+}
+
+/* Git's rule for a push from a shallow repository: a ref whose new history
+ * stops at one of the client's shallow commits is refused ("shallow update
+ * not allowed") unless receive.shallowUpdate is on, in which case those
+ * commits join our shallow file. Replaces the connectivity check. */
+static void check_shallow(struct rp *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+		struct pw_oid_array hits = {NULL, 0, 0};
+		struct pw_error e;
+
+		if (c->error || cmd_is_delete(c))
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (shallow_walk(s, &c->new_oid, &hits, &e)) {
+			rp_error(s, "%s: %s", c->name, e.msg);
+			c->error = "missing necessary objects";
+		} else if (hits.nr && !s->shallow_update) {
+			c->error = "shallow update not allowed";
+		} else {
+			for (j = 0; j < hits.nr; j++)
+				if (pw_oid_array_push(&s->new_shallow, &hits.v[j]))
+					c->error = "out of memory";
+		}
+		free(hits.v);
+	}
+}
+
+static int collect_shallow(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	int created;
+
+	(void)s;
+	return pw_oidmap_put(data, oid, &created) ? 0 : PW_ENOMEM;
+}
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return memcmp(((const struct pw_oid *)a)->id, ((const struct pw_oid *)b)->id,
+	              sizeof(((const struct pw_oid *)a)->id));
+}
+
+/* receive.shallowUpdate: add the new shallow commits to our shallow file
+ * (sorted, under its lock) once a ref that needs them was updated. */
+static void write_shallow(struct rp *s)
+{
+	struct pw_oidmap all = PW_OIDMAP_INIT;
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_oid *v = NULL;
+	struct pw_lock lk;
+	struct pw_error e;
+	char *path = NULL, hex[PW_MAX_HEXSZ + 1];
+	size_t i, n = 0, live = 0;
+	int created;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]))
+			live++;
+	if (!s->new_shallow.nr || !live)
+		return;
+	memset(&e, 0, sizeof(e));
+	if (!(path = pw_path_join(pw_repo_git_dir(s->repo), "shallow")) ||
+	    pw_lock_acquire(&lk, path, &e)) {
+		rp_error(s, "cannot update the shallow file: %s",
+		         e.msg[0] ? e.msg : "out of memory");
+		free(path);
+		return;
+	}
+	if (foreach_our_shallow(s, collect_shallow, &all))
+		goto fail;
+	for (i = 0; i < s->new_shallow.nr; i++)
+		if (!pw_oidmap_put(&all, &s->new_shallow.v[i], &created))
+			goto fail;
+	if (!(v = malloc((all.count + 1) * sizeof(*v))))
+		goto fail;
+	for (i = 0; i < all.cap; i++)
+		if (all.slots[i].used)
+			v[n++] = all.slots[i].oid;
+	qsort(v, n, sizeof(*v), cmp_oid);
+	for (i = 0; i < n; i++)
+		if (pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&v[i], hex)))
+			goto fail;
+	if (pw_lock_write(&lk, out.data, out.len, &e) || pw_lock_commit(&lk, &e))
+		rp_error(s, "cannot update the shallow file: %s", e.msg);
+	goto done;
+fail:
+	pw_lock_rollback(&lk);
+	rp_error(s, "cannot update the shallow file: out of memory");
+done:
+	free(v);
+	free(path);
+	pw_buf_free(&out);
+	pw_oidmap_free(&all);
+}
+
 /* A hidden ref is neither advertised nor updatable (Git's rule). */
 static void reject_hidden(struct rp *s)
 {
@@ -1100,10 +1381,6 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_error(s, "denying non-fast-forward %s (you should pull first)", c->name);
 			return "non-fast-forward";
 		}
-	}
-	if (s->nshallow) {
-		rp_error(s, "shallow pushes are not supported");
-		return "shallow update not allowed";
 	}
 	return NULL;
 }
@@ -1609,11 +1886,29 @@ static void execute(struct rp *s)
 	for (i = 0; i < s->cmds.nr; i++)
 		if (!cmd_is_delete(&s->cmds.v[i]))
 			need_pack = 1;
+	/* the parents of the client's shallow commits are not sent */
+	for (i = 0; i < s->nshallow; i++) {
+		int created;
+
+		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created)) {
+			fail_all(s, "out of memory");
+			return;
+		}
+	}
 	if (need_pack && receive_pack_data(s)) {
 		fail_all(s, "unpacker error");
 		return;
 	}
-	check_connectivity(s);
+	if (s->nshallow && find_theirs(s)) {
+		fail_all(s, "out of memory");
+		return;
+	}
+	/* a shallow push, or into a shallow repository: history ends at
+	 * shallow commits, which the walk knows and the rev-list does not */
+	if (s->theirs.count || is_shallow_repo(s))
+		check_shallow(s);
+	else
+		check_connectivity(s);
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
 	reject_hidden(s);
@@ -1648,6 +1943,7 @@ static void execute(struct rp *s)
 		return;
 	}
 	update_refs(s);
+	write_shallow(s);
 }
 
 static void session_free(struct rp *s)
@@ -1671,6 +1967,9 @@ static void session_free(struct rp *s)
 	free(s->refs);
 	free(s->hooks_dir);
 	free(s->head_target);
+	free(s->shallow);
+	pw_oidmap_free(&s->theirs);
+	free(s->new_shallow.v);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
 	free(s->fsck_config_error);
