@@ -29,6 +29,28 @@ char *pw_hook_find(const char *hooks_dir, const char *name)
 	return p;
 }
 
+char *pw_hook_find_program(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (!path || strchr(name, '/'))
+		return NULL;
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		char dir[4096], *found;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end == p || (size_t)(end - p) >= sizeof(dir))
+			continue;
+		memcpy(dir, p, (size_t)(end - p));
+		dir[end - p] = '\0';
+		if ((found = pw_hook_find(dir, name)))
+			return found;
+	}
+	return NULL;
+}
+
 static size_t name_len(const char *kv)
 {
 	const char *eq = strchr(kv, '=');

@@ -23,6 +23,11 @@ struct pw_hook_run {
  * (malloc'd), else NULL. */
 char *pw_hook_find(const char *hooks_dir, const char *name);
 
+/* Path of program `name` in $PATH when found and executable (malloc'd),
+ * else NULL: receive-pack runs stock git for what Git itself delegates to
+ * other commands (gc --auto, read-tree for updateInstead). */
+char *pw_hook_find_program(const char *name);
+
 /* Run the hook and wait for it. *status gets its exit code (128 + signal
  * when killed). Errors only for failures to start or to talk to it. */
 int pw_hook_run(const struct pw_hook_run *h, int *status, struct pw_error *err);

@@ -20,6 +20,8 @@ void pw_receive_cmds_free(struct pw_receive_cmds *c)
 	for (i = 0; i < c->nr; i++) {
 		free(c->v[i].name);
 		free(c->v[i].error_own);
+		free(c->v[i].worktree);
+		free(c->v[i].worktree_git_dir);
 	}
 	free(c->v);
 	free(c->caps);

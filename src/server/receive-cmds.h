@@ -16,6 +16,10 @@ struct pw_receive_cmd {
 	const char *error; /* NULL = accepted so far; else the "ng" reason (static) */
 	char *error_own;   /* when the reason is built at run time (freed) */
 	int skip_update;   /* handled (e.g. by a failure before the ref step) */
+	int did_not_exist; /* a delete of a ref that was not there: no post hooks */
+	/* receive.denyCurrentBranch=updateInstead: the work tree (and its git
+	 * dir) to update when the ref moves; malloc'd, NULL when none */
+	char *worktree, *worktree_git_dir;
 };
 
 struct pw_receive_cmds {

@@ -8,7 +8,9 @@
  *   post-receive, post-update.
  * Objects only reach the repository when at least one ref will be updated;
  * every earlier failure removes the quarantine. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
 #include "packwire/version.h"
+#include "refs/hide.h"
+#include "refs/reflog.h"
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/quarantine.h"
@@ -56,13 +60,20 @@ struct rp {
 	char **popts;
 	size_t npopts, popts_bytes;
 	size_t nshallow;
+	struct pw_oid *shallow;          /* the client's shallow commits */
+	struct pw_oidmap theirs;         /* of those, the ones this push brought */
+	struct pw_oid_array new_shallow; /* receive.shallowUpdate: to add to our shallow file */
+	int shallow_update, bad_shallow;
 
 	/* config */
-	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic;
+	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
-	char *head_target; /* HEAD's symref target, or NULL */
+	char *head_target;             /* HEAD's symref target, or NULL */
+	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
+	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
+	char *fsck_config_error;       /* reported when a pack is checked, as Git does */
 
 	/* state */
 	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
@@ -73,7 +84,9 @@ struct rp {
 	/* The pushed pack, when everything its objects refer to is in it: its
 	 * objects need no connectivity walk (until check_connectivity). */
 	struct pw_idx *self_contained;
-	int io_failed; /* writing to the client failed: stop talking */
+	int io_failed;        /* writing to the client failed: stop talking */
+	int64_t unpack_limit; /* fewer objects than this: loose objects */
+	uint32_t pack_nr;     /* objects in the pushed pack */
 };
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
@@ -197,6 +210,53 @@ static enum deny cfg_deny(struct rp *s, const char *key)
 	return DENY_UNSET;
 }
 
+static void fsck_warn(void *ctx, const char *msg)
+{
+	rp_warning(ctx, "%s", msg);
+}
+
+/* receive.fsck.*: Git hands these to index-pack, which fails on a bad one
+ * when it checks a pack; unknown ids are skipped with a warning at once. */
+static int fsck_config_one(const struct pw_config_entry *e, void *data)
+{
+	struct rp *s = data;
+	struct pw_error err;
+	const char *id;
+	int rc;
+
+	if (strncmp(e->key, "receive.fsck.", 13))
+		return 0;
+	id = e->key + 13;
+	memset(&err, 0, sizeof(err));
+	if (!strcmp(id, "skiplist")) {
+		char *path = NULL;
+
+		if (!e->value)
+			rc = pw_error_set(&err, PW_EINVAL, "missing value for '%s'", e->key);
+		else if (!(path = e->value[0] == '/'
+		                          ? strdup(e->value)
+		                          : pw_path_join(pw_repo_git_dir(s->repo), e->value)))
+			rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+		else
+			rc = pw_fsck_opts_skiplist(&s->fsck_opts, path, s->algo, &err);
+		/* name the file as configured (relative to the repository) */
+		if (rc && e->value && rc != PW_ENOMEM && rc != PW_EINVAL)
+			pw_error_set(&err, rc, "could not open object name list: %s", e->value);
+		free(path);
+	} else {
+		rc = pw_fsck_opts_set(&s->fsck_opts, id, e->value, &err);
+		if (rc == PW_ENOTFOUND) {
+			rp_warning(s, "%s", err.msg);
+			return 0;
+		}
+	}
+	if (rc == PW_ENOMEM)
+		return pw_error_set(s->err, rc, "out of memory");
+	if (rc && !s->fsck_config_error && !(s->fsck_config_error = strdup(err.msg)))
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
 static int load_config(struct rp *s)
 {
 	const struct pw_config *cfg = pw_repo_config(s->repo);
@@ -212,6 +272,14 @@ static int load_config(struct rp *s)
 	s->adv_atomic = cfg_bool(s, "receive.advertiseAtomic", 1);
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
+	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
+	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
+	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
+	s->unpack_limit = 100;
+	if (!pw_config_get_int64(cfg, "transfer.unpackLimit", &v, NULL) && v >= 0)
+		s->unpack_limit = v;
+	else if (!pw_config_get_int64(cfg, "receive.unpackLimit", &v, NULL) && v >= 0)
+		s->unpack_limit = v;
 	if (!pw_config_get_int64(cfg, "receive.maxInputSize", &v, NULL) && v > 0)
 		s->max_input = v;
 	if (!pw_config_get_string(cfg, "core.hooksPath", &hp, NULL) && hp && *hp) {
@@ -226,6 +294,13 @@ static int load_config(struct rp *s)
 	}
 	if (!s->hooks_dir)
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	if (pw_hide_refs_load(&s->hidden, cfg, "receive", s->err))
+		return s->err->code;
+	pw_fsck_opts_init(&s->fsck_opts);
+	s->fsck_opts.warn = fsck_warn;
+	s->fsck_opts.ctx = s;
+	if (pw_config_foreach(cfg, fsck_config_one, s))
+		return s->err->code;
 	{
 		struct pw_oid o;
 		char *target = NULL;
@@ -258,38 +333,158 @@ struct adv_state {
 	struct pw_buf *out;
 	const char *caps;
 	int first, collect_only;
+	struct pw_oidmap seen; /* advertised values: one ".have" per object */
 };
 
-static int adv_one(const struct pw_ref *ref, void *data)
+static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *name)
 {
-	struct adv_state *a = data;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
-	if (pw_oid_is_zero(&ref->oid))
-		return 0;
-	if (add_ref_value(a->s, &ref->oid))
-		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
-	if (a->collect_only)
-		return 0;
-	pw_oid_to_hex(&ref->oid, hex);
+	pw_oid_to_hex(oid, hex);
 	if (a->first)
-		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, ref->name, '\0', a->caps);
+		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, name, '\0', a->caps);
 	else
-		rc = pw_pkt_writef(a->out, "%s %s\n", hex, ref->name);
+		rc = pw_pkt_writef(a->out, "%s %s\n", hex, name);
 	a->first = 0;
 	if (rc)
-		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", ref->name);
+		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", name);
 	/* keep the buffer small on repositories with many refs */
 	if (a->out->len > 65536 && send_buf(a->s, a->out))
 		return pw_error_set(a->s->err, PW_EIO, "cannot send the ref advertisement");
 	return 0;
 }
 
+static int adv_one(const struct pw_ref *ref, void *data)
+{
+	struct adv_state *a = data;
+	int created;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (add_ref_value(a->s, &ref->oid))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	if (a->collect_only || pw_hide_refs_match(&a->s->hidden, ref->name, ref->name))
+		return 0;
+	if (!pw_oidmap_put(&a->seen, &ref->oid, &created))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	return adv_line(a, &ref->oid, ref->name);
+}
+
+/* The refs of the repositories our objects borrow from (objects/info/
+ * alternates, followed as the object store follows it) are advertised as
+ * ".have", once per value and never repeating one of our own refs, so
+ * that the client does not send what is already there. */
+static int adv_have(const struct pw_ref *ref, void *data)
+{
+	struct adv_state *a = data;
+	int created;
+
+	if (pw_oid_is_zero(&ref->oid))
+		return 0;
+	if (!pw_oidmap_put(&a->seen, &ref->oid, &created))
+		return pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+	return created ? adv_line(a, &ref->oid, ".have") : 0;
+}
+
+#define MAX_ALTERNATE_DEPTH 5
+
+static int adv_alternates(struct adv_state *a, const char *objects_dir, int depth)
+{
+	struct pw_buf file = PW_BUF_INIT, path = PW_BUF_INIT;
+	struct pw_error e;
+	char *line, *save = NULL;
+	int rc = 0;
+
+	if (depth > MAX_ALTERNATE_DEPTH || pw_buf_addf(&path, "%s/info/alternates", objects_dir))
+		return 0;
+	if (pw_fs_read_file(path.data, &file, 1 << 20, &e) || !file.len)
+		goto done;
+	for (line = strtok_r(file.data, "\n", &save); line && !rc;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char real[4096];
+		size_t len = strlen(line);
+		struct pw_repo *alt = NULL;
+
+		if (len && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (!len || line[0] == '#')
+			continue;
+		pw_buf_reset(&path);
+		if (line[0] == '/' ? pw_buf_adds(&path, line)
+		                   : pw_buf_addf(&path, "%s/%s", objects_dir, line)) {
+			rc = pw_error_set(a->s->err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		if (!realpath(path.data, real))
+			continue;
+		len = strlen(real);
+		/* only an objects directory of a repository has refs to offer */
+		if (len > 8 && !strcmp(real + len - 8, "/objects")) {
+			real[len - 8] = '\0';
+			if (!pw_repo_open_gitdir(&alt, real, &e)) {
+				rc = pw_refs_foreach(alt, "refs/", 0, adv_have, a);
+				/* a broken alternate only costs us its .have lines */
+				if (rc && !a->s->err->msg[0])
+					rc = 0;
+				pw_repo_free(alt);
+			}
+			real[len - 8] = '/';
+		}
+		if (!rc)
+			rc = adv_alternates(a, real, depth + 1);
+	}
+done:
+	pw_buf_free(&file);
+	pw_buf_free(&path);
+	return rc;
+}
+
+/* Our own shallow file, one oid per line (absent: not shallow). fn gets
+ * each valid id. */
+static int foreach_our_shallow(struct rp *s, int (*fn)(struct rp *, const struct pw_oid *, void *),
+                               void *data)
+{
+	struct pw_buf file = PW_BUF_INIT;
+	struct pw_error e;
+	char *path = pw_path_join(pw_repo_git_dir(s->repo), "shallow"), *line, *save = NULL;
+	int rc = 0;
+
+	if (!path)
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	if (!pw_fs_read_file(path, &file, 1u << 28, &e) && file.len)
+		for (line = strtok_r(file.data, "\n", &save); line && !rc;
+		     line = strtok_r(NULL, "\n", &save)) {
+			struct pw_oid oid;
+
+			if (strlen(line) == s->algo->hexsz &&
+			    !pw_oid_from_hex(&oid, line, s->algo->hexsz, s->algo))
+				rc = fn(s, &oid, data);
+		}
+	pw_buf_free(&file);
+	free(path);
+	return rc;
+}
+
+static int adv_shallow_one(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	if (pw_pkt_writef(data, "shallow %s\n", pw_oid_to_hex(oid, hex)))
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A shallow repository says so after its refs, as Git's does. */
+static int adv_shallow(struct rp *s, struct pw_buf *out)
+{
+	return foreach_our_shallow(s, adv_shallow_one, out);
+}
+
 static int advertise(struct rp *s, int collect_only)
 {
 	struct pw_buf caps = PW_BUF_INIT, out = PW_BUF_INIT;
-	struct adv_state a = {s, &out, NULL, 1, collect_only};
+	struct adv_state a = {s, &out, NULL, 1, collect_only, PW_OIDMAP_INIT};
 	char agent[128];
 	int rc;
 
@@ -320,6 +515,8 @@ static int advertise(struct rp *s, int collect_only)
 	}
 	if (collect_only)
 		goto out;
+	if ((rc = adv_alternates(&a, pw_repo_objects_dir(s->repo), 0)))
+		goto out;
 	if (a.first) {
 		char zero[PW_MAX_HEXSZ + 1];
 		struct pw_oid z;
@@ -331,6 +528,8 @@ static int advertise(struct rp *s, int collect_only)
 			goto out;
 		}
 	}
+	if ((rc = adv_shallow(s, &out)))
+		goto out;
 	if (pw_pkt_flush(&out)) {
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
 		goto out;
@@ -339,6 +538,7 @@ static int advertise(struct rp *s, int collect_only)
 		rc = pw_error_set(s->err, PW_EIO,
 		                  "cannot send the ref advertisement (client gone)");
 out:
+	pw_oidmap_free(&a.seen);
 	pw_buf_free(&caps);
 	pw_buf_free(&out);
 	return rc;
@@ -379,6 +579,29 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	return 0;
 }
 
+/* "shallow <oid>": one of the client's shallow commits. Parsed with our
+ * algorithm; a client of the other one fails on its commands' object
+ * format (checked first), so a bad line is only an error after those. */
+static int add_shallow_line(struct rp *s, const char *p, size_t len)
+{
+	struct pw_oid *v;
+
+	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+		len--;
+	if (s->nshallow >= PW_RECEIVE_MAX_CMDS)
+		return pw_error_set(s->err, PW_ETOOBIG, "too many shallow lines");
+	v = realloc(s->shallow, (s->nshallow + 1) * sizeof(*v));
+	if (!v)
+		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	s->shallow = v;
+	if (len != s->algo->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->algo)) {
+		s->bad_shallow = 1;
+		return 0;
+	}
+	s->nshallow++;
+	return 0;
+}
+
 /* Returns 1 when the client sent nothing (no commands), 0 with commands. */
 static int read_commands(struct rp *s)
 {
@@ -405,7 +628,8 @@ static int read_commands(struct rp *s)
 			if (s->cmds.nr)
 				return pw_error_set(s->err, PW_EPROTO,
 				                    "protocol error: shallow line after commands");
-			s->nshallow++;
+			if ((rc = add_shallow_line(s, pkt.data + 8, pkt.len - 8)))
+				return rc;
 			continue;
 		}
 		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9))
@@ -419,6 +643,10 @@ static int read_commands(struct rp *s)
 	}
 	if (!s->cmds.nr)
 		return 1;
+	if (s->bad_shallow)
+		return pw_error_set(s->err, PW_EPROTO,
+		                    "protocol error: expected shallow sha, got a "
+		                    "malformed line");
 	return pw_receive_cmds_finish(&s->cmds, s->err);
 }
 
@@ -478,6 +706,76 @@ static void set_unpack_error(struct rp *s, const char *msg)
 	if (s->unpack_error)
 		while ((nl = strchr(s->unpack_error, '\n')))
 			*nl = ' ';
+}
+
+/* receive.unpackLimit / transfer.unpackLimit: like Git's unpack-objects, a
+ * small push becomes loose objects in the quarantine instead of a pack. The
+ * pack is moved aside and read from there; what the repository already has
+ * (bases --fix-thin appended) is not written again. */
+static int explode_pack(struct rp *s, const char *pack_dir, const char *hex, struct pw_error *e)
+{
+	static const char *const exts[] = {"pack", "idx", "rev"};
+	char *aside = pw_path_join(s->qdir, "unpack"), *aside_pack = NULL;
+	struct pw_odb *rd = NULL;
+	struct pw_idx *ix = NULL;
+	struct pw_buf buf = PW_BUF_INIT;
+	char from[4096], to[4096];
+	size_t k;
+	uint32_t i;
+	int rc = PW_ENOMEM;
+
+	if (!aside || !(aside_pack = pw_path_join(aside, "pack")) || pw_fs_mkdir_p(aside_pack, e))
+		goto out;
+	for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
+		snprintf(from, sizeof(from), "%s/pack-%s.%s", pack_dir, hex, exts[k]);
+		snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
+		if (rename(from, to) && errno != ENOENT) {
+			rc = pw_error_set(e, PW_EIO, "cannot move %s aside: %s", from,
+			                  strerror(errno));
+			goto out;
+		}
+	}
+	snprintf(to, sizeof(to), "%s/pack-%s.idx", aside_pack, hex);
+	if ((rc = pw_odb_open(&rd, aside, s->algo, e)) || (rc = pw_idx_open(&ix, to, s->algo, e)))
+		goto out;
+	pw_odb_free(s->q_odb);
+	s->q_odb = NULL;
+	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, e)))
+		goto out;
+	for (i = 0; i < ix->nr; i++) {
+		struct pw_oid oid, written;
+		int type;
+
+		pw_idx_nth_oid(ix, i, &oid);
+		if (pw_odb_exists(s->main_odb, &oid))
+			continue;
+		if ((rc = pw_odb_read(rd, &oid, &type, &buf)) ||
+		    (rc = pw_odb_write_loose(s->q_odb, type, buf.data, buf.len, &written))) {
+			pw_error_copy(e, rd && !pw_odb_error(s->q_odb)->msg[0]
+			                         ? pw_odb_error(rd)
+			                         : pw_odb_error(s->q_odb));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc == PW_ENOMEM && !e->msg[0])
+		pw_error_set(e, rc, "out of memory");
+	pw_buf_free(&buf);
+	pw_idx_free(ix);
+	pw_odb_free(rd);
+	if (aside_pack) {
+		for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
+			snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
+			unlink(to);
+		}
+		rmdir(aside_pack);
+	}
+	if (aside)
+		rmdir(aside);
+	free(aside_pack);
+	free(aside);
+	return rc;
 }
 
 /* Receive and index the pack into the quarantine; fsck when configured. */
@@ -551,6 +849,7 @@ static int receive_pack_data(struct rp *s)
 			}
 			free(pack);
 		}
+		s->pack_nr = ix ? ix->nr : 0;
 		if (ix && self_contained)
 			s->self_contained = ix;
 		else
@@ -560,12 +859,24 @@ static int receive_pack_data(struct rp *s)
 		set_unpack_error(s, e.msg);
 		goto out;
 	}
+	if (s->fsck && s->fsck_config_error) {
+		rp_msg(s, "fatal: ", "%s", s->fsck_config_error);
+		set_unpack_error(s, "index-pack abnormal exit");
+		rc = PW_EINVAL;
+		goto out;
+	}
 	if (s->fsck && pw_fs_exists(idx)) {
-		if ((rc = pw_fsck_pack(s->q_odb, idx, &e))) {
+		if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
 			rp_error(s, "%s", e.msg);
 			set_unpack_error(s, "fsck error in the pushed objects");
 			goto out;
 		}
+	}
+	if (s->pack_nr < s->unpack_limit && pw_fs_exists(idx) &&
+	    (rc = explode_pack(s, pack_dir, hex, &e))) {
+		rp_error(s, "%s", e.msg);
+		set_unpack_error(s, "unpack-objects abnormal exit");
+		goto out;
 	}
 out:
 	if (rc) {
@@ -624,6 +935,226 @@ static int connected(struct rp *s, const struct pw_oid *tips, size_t ntips, stru
 	return rc;
 }
 
+/* ---- shallow pushes -------------------------------------------------------- */
+
+/* The client's shallow commits that this push brought (we did not have
+ * them): history pushed on top of them is cut there. */
+static int find_theirs(struct rp *s)
+{
+	size_t i;
+	int created;
+
+	for (i = 0; i < s->nshallow; i++)
+		if (!pw_odb_exists(s->main_odb, &s->shallow[i]) && s->q_odb &&
+		    pw_odb_exists(s->q_odb, &s->shallow[i]) &&
+		    !pw_oidmap_put(&s->theirs, &s->shallow[i], &created))
+			return PW_ENOMEM;
+	return 0;
+}
+
+static int push_oid(struct pw_oid_array *a, const struct pw_oid *oid)
+{
+	return pw_oid_array_push(a, oid);
+}
+
+/* Everything tip needs, down to what we already had and to the client's
+ * shallow commits (whose parents are not sent); *hits gets the shallow
+ * commits reached. 0, PW_ENOTFOUND (something missing) or PW_ENOMEM. */
+static int shallow_walk(struct rp *s, const struct pw_oid *tip, struct pw_oid_array *hits,
+                        struct pw_error *e)
+{
+	struct pw_oidmap seen = PW_OIDMAP_INIT;
+	struct pw_oid_array todo = {NULL, 0, 0};
+	struct pw_buf buf = PW_BUF_INIT;
+	int rc = push_oid(&todo, tip);
+
+	while (!rc && todo.nr) {
+		struct pw_oid oid = todo.v[--todo.nr];
+		int type, created;
+
+		if (!pw_oidmap_put(&seen, &oid, &created)) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		if (!created || pw_odb_exists(s->main_odb, &oid))
+			continue;
+		if (pw_odb_read(s->q_odb, &oid, &type, &buf)) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(e, PW_ENOTFOUND, "missing object %s",
+			                  pw_oid_to_hex(&oid, hex));
+			break;
+		}
+		if (type == PW_OBJ_COMMIT) {
+			struct pw_commit_info ci;
+			size_t i;
+
+			if (pw_commit_parse(&ci, buf.data, buf.len, s->algo, e)) {
+				rc = PW_ENOTFOUND;
+				break;
+			}
+			rc = push_oid(&todo, &ci.tree);
+			if (pw_oidmap_get(&s->theirs, &oid))
+				rc = rc ? rc : push_oid(hits, &oid);
+			else
+				for (i = 0; i < ci.nr_parents && !rc; i++)
+					rc = push_oid(&todo, &ci.parents[i]);
+			pw_commit_info_free(&ci);
+		} else if (type == PW_OBJ_TREE) {
+			struct pw_tree_entry te;
+			size_t pos = 0;
+			int r;
+
+			while (!rc &&
+			       (r = pw_tree_next(buf.data, buf.len, &pos, s->algo, &te, e)) == 1)
+				if (te.mode != 0160000)
+					rc = push_oid(&todo, &te.oid);
+			if (!rc && r < 0)
+				rc = PW_ENOTFOUND;
+		} else if (type == PW_OBJ_TAG) {
+			struct pw_tag_info ti;
+
+			if (pw_tag_parse(&ti, buf.data, buf.len, s->algo, e))
+				rc = PW_ENOTFOUND;
+			else
+				rc = push_oid(&todo, &ti.object);
+		}
+	}
+	if (rc == PW_ENOMEM)
+		pw_error_set(e, rc, "out of memory");
+	pw_buf_free(&buf);
+	free(todo.v);
+	pw_oidmap_free(&seen);
+	return rc;
+}
+
+static int count_one(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	(void)s;
+	(void)oid;
+	return ++*(int *)data > 0 ? 1 : 0;
+}
+
+static int is_shallow_repo(struct rp *s)
+{
+	int n = 0;
+
+	foreach_our_shallow(s, count_one, &n);
+	return n > 0;
+}
+
+/* Git's rule for a push from a shallow repository: a ref whose new history
+ * stops at one of the client's shallow commits is refused ("shallow update
+ * not allowed") unless receive.shallowUpdate is on, in which case those
+ * commits join our shallow file. Replaces the connectivity check. */
+static void check_shallow(struct rp *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+		struct pw_oid_array hits = {NULL, 0, 0};
+		struct pw_error e;
+
+		if (c->error || cmd_is_delete(c))
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (shallow_walk(s, &c->new_oid, &hits, &e)) {
+			rp_error(s, "%s: %s", c->name, e.msg);
+			c->error = "missing necessary objects";
+		} else if (hits.nr && !s->shallow_update) {
+			c->error = "shallow update not allowed";
+		} else {
+			for (j = 0; j < hits.nr; j++)
+				if (pw_oid_array_push(&s->new_shallow, &hits.v[j]))
+					c->error = "out of memory";
+		}
+		free(hits.v);
+	}
+}
+
+static int collect_shallow(struct rp *s, const struct pw_oid *oid, void *data)
+{
+	int created;
+
+	(void)s;
+	return pw_oidmap_put(data, oid, &created) ? 0 : PW_ENOMEM;
+}
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return memcmp(((const struct pw_oid *)a)->id, ((const struct pw_oid *)b)->id,
+	              sizeof(((const struct pw_oid *)a)->id));
+}
+
+/* receive.shallowUpdate: add the new shallow commits to our shallow file
+ * (sorted, under its lock) once a ref that needs them was updated. */
+static void write_shallow(struct rp *s)
+{
+	struct pw_oidmap all = PW_OIDMAP_INIT;
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_oid *v = NULL;
+	struct pw_lock lk;
+	struct pw_error e;
+	char *path = NULL, hex[PW_MAX_HEXSZ + 1];
+	size_t i, n = 0, live = 0;
+	int created;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]))
+			live++;
+	if (!s->new_shallow.nr || !live)
+		return;
+	memset(&e, 0, sizeof(e));
+	if (!(path = pw_path_join(pw_repo_git_dir(s->repo), "shallow")) ||
+	    pw_lock_acquire(&lk, path, &e)) {
+		rp_error(s, "cannot update the shallow file: %s",
+		         e.msg[0] ? e.msg : "out of memory");
+		free(path);
+		return;
+	}
+	if (foreach_our_shallow(s, collect_shallow, &all))
+		goto fail;
+	for (i = 0; i < s->new_shallow.nr; i++)
+		if (!pw_oidmap_put(&all, &s->new_shallow.v[i], &created))
+			goto fail;
+	if (!(v = malloc((all.count + 1) * sizeof(*v))))
+		goto fail;
+	for (i = 0; i < all.cap; i++)
+		if (all.slots[i].used)
+			v[n++] = all.slots[i].oid;
+	qsort(v, n, sizeof(*v), cmp_oid);
+	for (i = 0; i < n; i++)
+		if (pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&v[i], hex)))
+			goto fail;
+	if (pw_lock_write(&lk, out.data, out.len, &e) || pw_lock_commit(&lk, &e))
+		rp_error(s, "cannot update the shallow file: %s", e.msg);
+	goto done;
+fail:
+	pw_lock_rollback(&lk);
+	rp_error(s, "cannot update the shallow file: out of memory");
+done:
+	free(v);
+	free(path);
+	pw_buf_free(&out);
+	pw_oidmap_free(&all);
+}
+
+/* A hidden ref is neither advertised nor updatable (Git's rule). */
+static void reject_hidden(struct rp *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (c->error || !pw_hide_refs_match(&s->hidden, c->name, c->name))
+			continue;
+		c->error = cmd_is_delete(c) ? "deny deleting a hidden ref"
+		                            : "deny updating a hidden ref";
+	}
+}
+
 static void check_connectivity(struct rp *s)
 {
 	struct pw_oid *tips;
@@ -680,11 +1211,112 @@ static void explain_current_branch(struct rp *s)
 	rp_error(s, "behaviour without this explanation.");
 }
 
+/* "ref: <name>" in the HEAD file at path. */
+static int head_file_is(const char *path, const char *name)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	struct pw_error e;
+	size_t n = strlen(name);
+	int r = 0;
+
+	if (!pw_fs_read_file(path, &b, 4096, &e) && b.len >= 5 + n && !memcmp(b.data, "ref: ", 5) &&
+	    !memcmp(b.data + 5, name, n) &&
+	    (b.len == 5 + n || b.data[5 + n] == '\n' || b.data[5 + n] == '\r'))
+		r = 1;
+	pw_buf_free(&b);
+	return r;
+}
+
+/* Where branch `name` is checked out, as Git's find_shared_symref sees it:
+ * the main work tree of a non-bare repository, or a linked work tree
+ * (<git-dir>/worktrees/<id>/HEAD, its path in .../gitdir). 1 with *wt and
+ * *gd (absolute, malloc'd), 0 when nowhere, negative on ENOMEM. */
+static int checked_out(struct rp *s, const char *name, char **wt, char **gd)
+{
+	char real[PATH_MAX], *dir;
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+
+	*wt = *gd = NULL;
+	if (!pw_repo_is_bare(s->repo) && s->head_target && !strcmp(name, s->head_target)) {
+		const char *w = pw_repo_work_tree(s->repo), *cw = NULL;
+		char *tmp = NULL;
+		size_t n;
+
+		/* opened by its git dir: core.worktree, else the parent of ".git" */
+		if (!w &&
+		    !pw_config_get_string(pw_repo_config(s->repo), "core.worktree", &cw, NULL) &&
+		    cw)
+			w = tmp = cw[0] == '/' ? strdup(cw)
+			                       : pw_path_join(pw_repo_git_dir(s->repo), cw);
+		if (!w && realpath(pw_repo_git_dir(s->repo), real) && (n = strlen(real)) > 5 &&
+		    !strcmp(real + n - 5, "/.git")) {
+			real[n - 5] = '\0';
+			w = tmp = strdup(real);
+		}
+		if (w && realpath(w, real))
+			*wt = strdup(real);
+		free(tmp);
+		if (realpath(pw_repo_git_dir(s->repo), real))
+			*gd = strdup(real);
+		return 1;
+	}
+	if (!(dir = pw_path_join(pw_repo_git_dir(s->repo), "worktrees")))
+		return PW_ENOMEM;
+	d = opendir(dir);
+	while (d && !found && (de = readdir(d))) {
+		char path[PATH_MAX];
+		struct pw_buf b = PW_BUF_INIT;
+		struct pw_error e;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/HEAD", dir, de->d_name);
+		if (!head_file_is(path, name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/gitdir", dir, de->d_name);
+		if (!pw_fs_read_file(path, &b, PATH_MAX, &e)) {
+			while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+				b.data[--b.len] = '\0';
+			if (b.len > 5 && !strcmp(b.data + b.len - 5, "/.git"))
+				b.data[b.len -= 5] = '\0';
+			*wt = strdup(b.data);
+		}
+		pw_buf_free(&b);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (realpath(path, real))
+			*gd = strdup(real);
+		found = 1;
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return found;
+}
+
 /* Rules that do not need hooks: ref name, deny* settings, fast-forward. */
 static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 {
 	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
 	int is_head = s->head_target && !strcmp(c->name, s->head_target);
+	char *wt = NULL, *gd = NULL;
+	int in_wt = checked_out(s, c->name, &wt, &gd);
+
+	if (in_wt < 0)
+		return "out of memory";
+	if (in_wt && s->deny_current == DENY_UPDATE_INSTEAD && !cmd_is_delete(c)) {
+		if (!wt || !gd) {
+			free(wt);
+			free(gd);
+			return "denyCurrentBranch = updateInstead needs a worktree";
+		}
+		c->worktree = wt;
+		c->worktree_git_dir = gd;
+	} else {
+		free(wt);
+		free(gd);
+	}
 
 	if (strncmp(c->name, "refs/", 5) || !pw_refname_is_valid(c->name + 5, 0)) {
 		rp_error(s, "refusing to create funny ref '%s' remotely", c->name);
@@ -695,7 +1327,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_error(s, "denying ref deletion for %s", c->name);
 			return "deletion prohibited";
 		}
-		if (is_head) {
+		if (is_head || in_wt) {
 			switch (s->deny_delete_current) {
 			case DENY_IGNORE:
 				break;
@@ -716,7 +1348,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 		}
 		return NULL;
 	}
-	if (is_head && !pw_repo_is_bare(s->repo)) {
+	if (in_wt) {
 		switch (s->deny_current) {
 		case DENY_IGNORE:
 			break;
@@ -724,9 +1356,7 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			rp_warning(s, "updating the current branch");
 			break;
 		case DENY_UPDATE_INSTEAD:
-			rp_error(s, "receive.denyCurrentBranch=updateInstead is not supported by "
-			            "packwire");
-			return "branch is currently checked out";
+			break; /* the work tree is updated with the ref (update_worktree) */
 		default:
 			rp_error(s, "refusing to update checked out branch: %s", c->name);
 			if (s->deny_current == DENY_UNSET)
@@ -752,10 +1382,6 @@ static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
 			return "non-fast-forward";
 		}
 	}
-	if (s->nshallow) {
-		rp_error(s, "shallow pushes are not supported");
-		return "shallow update not allowed";
-	}
 	return NULL;
 }
 
@@ -777,12 +1403,13 @@ static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
 		rp_error(s, "cannot read ref '%s': %s", c->name, pw_repo_error(s->repo)->msg);
 		return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
 	}
-	if (pw_oid_equal(&cur, &c->old_oid))
-		return NULL;
 	if (cmd_is_delete(c) && pw_oid_is_zero(&cur)) {
 		rp_warning(s, "deleting a non-existent ref");
+		c->did_not_exist = 1;
 		return NULL;
 	}
+	if (pw_oid_equal(&cur, &c->old_oid))
+		return NULL;
 	if (pw_oid_is_zero(&cur))
 		rp_error(s, "cannot lock ref '%s': unable to resolve reference '%s'", c->name,
 		         c->name);
@@ -792,6 +1419,57 @@ static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
 		rp_error(s, "cannot lock ref '%s': is at %s but expected %s", c->name,
 		         pw_oid_to_hex(&cur, a), pw_oid_to_hex(&c->old_oid, b));
 	return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+}
+
+/* ---- aliased updates ----------------------------------------------------- */
+
+/* A push that names both a symref and its target (refs/heads/bar -> foo):
+ * Git updates the target once and skips the symref when both ask for the
+ * same change, and refuses both when they disagree. */
+static void check_aliased(struct rp *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i], *dst = NULL;
+		struct pw_oid o;
+		char *sym = NULL, *target = NULL;
+		char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
+		char x[PW_MAX_HEXSZ + 1], y[PW_MAX_HEXSZ + 1];
+		int rc;
+
+		if (c->error || pw_refs_read(s->repo, c->name, &o, &sym) || !sym)
+			continue;
+		free(sym);
+		rc = pw_refs_resolve(s->repo, c->name, &o, &target);
+		if (!target || (rc && rc != PW_ENOTFOUND)) {
+			free(target);
+			rp_error(s, "refusing update to broken symref '%s'", c->name);
+			c->skip_update = 1;
+			c->error = "broken symref";
+			continue;
+		}
+		for (j = 0; j < s->cmds.nr; j++)
+			if (!s->cmds.v[j].error && !strcmp(s->cmds.v[j].name, target))
+				dst = &s->cmds.v[j];
+		free(target);
+		if (!dst)
+			continue;
+		c->skip_update = 1;
+		if (pw_oid_equal(&c->old_oid, &dst->old_oid) &&
+		    pw_oid_equal(&c->new_oid, &dst->new_oid))
+			continue;
+		dst->skip_update = 1;
+		pw_oid_to_hex(&c->old_oid, a);
+		pw_oid_to_hex(&c->new_oid, b);
+		pw_oid_to_hex(&dst->old_oid, x);
+		pw_oid_to_hex(&dst->new_oid, y);
+		rp_error(s,
+		         "refusing inconsistent update between symref '%s' (%.7s..%.7s) and its "
+		         "target '%s' (%.7s..%.7s)",
+		         c->name, a, b, dst->name, x, y);
+		c->error = dst->error = "inconsistent aliased update";
+	}
 }
 
 /* ---- hooks --------------------------------------------------------------- */
@@ -854,17 +1532,30 @@ static int hook_env(struct rp *s, struct env *e, int quarantined)
 
 /* Run hook `name` if present: 0 when absent or it succeeded, 1 when it
  * failed (declined), negative when it could not run. */
+static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
+                       size_t input_len, int quarantined);
+
 static int run_hook(struct rp *s, const char *name, const char *const *args, const char *input,
                     size_t input_len, int quarantined)
 {
 	char *path = pw_hook_find(s->hooks_dir, name);
+
+	if (!path)
+		return 0;
+	return run_program(s, path, args, input, input_len, quarantined);
+}
+
+/* Run path (freed here) in the repository with the hooks' environment, its
+ * output relayed to the user; 0, 1 when it failed, negative when it could
+ * not run. */
+static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
+                       size_t input_len, int quarantined)
+{
 	struct pw_hook_run h;
 	struct env e = {NULL, 0};
 	struct pw_error err;
 	int status = 0, rc;
 
-	if (!path)
-		return 0;
 	if (hook_env(s, &e, quarantined)) {
 		free(path);
 		env_free(&e);
@@ -889,8 +1580,9 @@ static int run_hook(struct rp *s, const char *name, const char *const *args, con
 	return status ? 1 : 0;
 }
 
-/* "<old> <new> <ref>\n" for every command that is still going. */
-static int hook_input(struct rp *s, struct pw_buf *b)
+/* "<old> <new> <ref>\n" for every command that is still going (and, for
+ * the post hooks, that changed something: skip_missing). */
+static int hook_input(struct rp *s, struct pw_buf *b, int skip_missing)
 {
 	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
 	size_t i;
@@ -898,7 +1590,7 @@ static int hook_input(struct rp *s, struct pw_buf *b)
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		if (c->error || (skip_missing && c->did_not_exist))
 			continue;
 		if (pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
 		                pw_oid_to_hex(&c->new_oid, n), c->name))
@@ -913,7 +1605,7 @@ static void pre_receive(struct rp *s)
 	size_t i;
 	int rc;
 
-	if (hook_input(s, &in))
+	if (hook_input(s, &in, 0))
 		rc = PW_ENOMEM;
 	else if (!in.len)
 		rc = 0;
@@ -948,18 +1640,120 @@ static void post_hooks(struct rp *s)
 	const char **args;
 	size_t i, n = 0;
 
-	if (!hook_input(s, &in) && in.len)
+	if (!hook_input(s, &in, 1) && in.len)
 		run_hook(s, "post-receive", NULL, in.data, in.len, 0);
 	pw_buf_free(&in);
 	args = calloc(s->cmds.nr + 1, sizeof(*args));
 	if (!args)
 		return;
 	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
+		if (!s->cmds.v[i].error && !s->cmds.v[i].did_not_exist)
 			args[n++] = s->cmds.v[i].name;
 	if (n)
 		run_hook(s, "post-update", args, NULL, 0, 0);
 	free(args);
+}
+
+/* receive.autogc: Git runs "git gc --auto --quiet" after every push that
+ * sent commands, its output going to the client; so do we, with stock git
+ * (when it is on the PATH). */
+static void auto_gc(struct rp *s)
+{
+	static const char *const args[] = {"gc", "--auto", "--quiet", NULL};
+	char *git;
+
+	if (!s->auto_gc || s->io_failed || !(git = pw_hook_find_program("git")))
+		return;
+	run_program(s, git, args, NULL, 0, 0);
+}
+
+static void fail_all(struct rp *s, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error)
+			s->cmds.v[i].error = why;
+}
+
+/* ---- receive.denyCurrentBranch=updateInstead ------------------------------ */
+
+/* Run path (freed here) with args in cwd, with GIT_DIR=git_dir (and
+ * GIT_WORK_TREE when work_tree), output relayed: 0, 1 failed, <0. */
+static int run_in_worktree(struct rp *s, char *path, const char *const *args, const char *cwd,
+                           const char *git_dir, const char *work_tree)
+{
+	struct env e = {NULL, 0};
+	struct pw_hook_run h;
+	struct pw_error err;
+	int status = 0, rc;
+
+	rc = env_add(&e, "GIT_DIR=%s", git_dir) || env_add(&e, "GIT_QUARANTINE_PATH") ||
+	     env_add(&e, "GIT_OBJECT_DIRECTORY") ||
+	     env_add(&e, "GIT_ALTERNATE_OBJECT_DIRECTORIES") || env_add(&e, "GIT_INDEX_FILE") ||
+	     (work_tree ? env_add(&e, "GIT_WORK_TREE=%s", work_tree)
+	                : env_add(&e, "GIT_WORK_TREE"));
+	if (rc) {
+		free(path);
+		env_free(&e);
+		return PW_ENOMEM;
+	}
+	memset(&h, 0, sizeof(h));
+	h.path = path;
+	h.args = args;
+	h.env = (const char *const *)e.v;
+	h.cwd = cwd;
+	h.output = hook_output;
+	h.ctx = s;
+	rc = pw_hook_run(&h, &status, &err);
+	if (rc)
+		rp_error(s, "%s", err.msg);
+	free(path);
+	env_free(&e);
+	return rc ? rc : status ? 1 : 0;
+}
+
+/* Git's push_to_checkout / push_to_deploy: the push-to-checkout hook when
+ * there is one, else (with stock git, as Git runs its own commands) refresh
+ * the index, require a clean work tree and index, and read-tree -u -m the
+ * new commit. NULL when the work tree now matches, else the "ng" reason. */
+static const char *update_worktree(struct rp *s, struct pw_receive_cmd *c)
+{
+	char hex[PW_MAX_HEXSZ + 1], base[PW_MAX_HEXSZ + 1];
+	char *hook = pw_hook_find(s->hooks_dir, "push-to-checkout"), *git;
+	const char *hook_args[] = {hex, NULL};
+	const char *refresh[] = {"update-index", "-q", "--ignore-submodules", "--refresh", NULL};
+	const char *files[] = {"diff-files", "--quiet", "--ignore-submodules", "--", NULL};
+	const char *index[] = {"diff-index", "--quiet", "--cached", "--ignore-submodules",
+	                       base,         "--",      NULL};
+	const char *rtree[] = {"read-tree", "-u", "-m", hex, NULL};
+	struct {
+		const char *const *args;
+		const char *why;
+	} steps[] = {{refresh, "Up-to-date check failed"},
+	             {files, "Working directory has unstaged changes"},
+	             {index, "Working directory has staged changes"},
+	             {rtree, "Could not update working tree to new HEAD"}};
+	size_t i;
+
+	pw_oid_to_hex(&c->new_oid, hex);
+	if (hook)
+		return run_in_worktree(s, hook, hook_args, pw_repo_git_dir(s->repo),
+		                       c->worktree_git_dir, c->worktree)
+		               ? "push-to-checkout hook declined"
+		               : NULL;
+	/* diff-index against HEAD, or the empty tree on an unborn branch */
+	if (pw_oid_is_zero(&c->old_oid))
+		pw_oid_to_hex(s->algo->empty_tree, base);
+	else
+		snprintf(base, sizeof(base), "HEAD");
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (!(git = pw_hook_find_program("git")))
+			return "Up-to-date check failed";
+		if (run_in_worktree(s, git, steps[i].args, c->worktree, c->worktree_git_dir, NULL))
+			return steps[i].why;
+	}
+	return NULL;
 }
 
 /* ---- ref updates --------------------------------------------------------- */
@@ -972,16 +1766,44 @@ static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
 	return pw_ref_tx_update(tx, c->name, &c->new_oid, &c->old_oid, 0);
 }
 
+/* The reflog entry Git's files backend writes for a push ("push"), also
+ * for HEAD when it points at the ref; a deleted ref loses its log. */
+static void log_update(struct rp *s, struct pw_receive_cmd *c)
+{
+	struct pw_error e;
+
+	if (cmd_is_delete(c)) {
+		pw_reflog_delete(s->repo, c->name);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	if (pw_reflog_append(s->repo, c->name, &c->old_oid, &c->new_oid, "push", &e) ||
+	    (s->head_target && !strcmp(c->name, s->head_target) &&
+	     pw_reflog_append(s->repo, "HEAD", &c->old_oid, &c->new_oid, "push", &e)))
+		rp_warning(s, "%s", e.msg);
+}
+
 static void update_refs(struct rp *s)
 {
 	struct pw_ref_tx *tx = NULL;
 	size_t i;
 
 	if (s->atomic) {
-		int rc = pw_ref_tx_new(&tx, s->repo);
+		int rc;
+
+		for (i = 0; i < s->cmds.nr; i++) {
+			struct pw_receive_cmd *c = &s->cmds.v[i];
+
+			if (c->error || c->skip_update || !c->worktree ||
+			    !(c->error = update_worktree(s, c)))
+				continue;
+			fail_all(s, "atomic push failure");
+			return;
+		}
+		rc = pw_ref_tx_new(&tx, s->repo);
 
 		for (i = 0; i < s->cmds.nr && !rc; i++)
-			if (!s->cmds.v[i].error)
+			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
 				rc = queue_cmd(tx, &s->cmds.v[i]);
 		if (!rc)
 			rc = pw_ref_tx_commit(tx);
@@ -990,6 +1812,10 @@ static void update_refs(struct rp *s)
 			for (i = 0; i < s->cmds.nr; i++)
 				if (!s->cmds.v[i].error)
 					s->cmds.v[i].error = "atomic transaction failed";
+		} else {
+			for (i = 0; i < s->cmds.nr; i++)
+				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+					log_update(s, &s->cmds.v[i]);
 		}
 		pw_ref_tx_free(tx);
 		return;
@@ -998,7 +1824,9 @@ static void update_refs(struct rp *s)
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		int rc;
 
-		if (c->error)
+		if (c->error || c->skip_update)
+			continue;
+		if (c->worktree && (c->error = update_worktree(s, c)))
 			continue;
 		tx = NULL;
 		rc = pw_ref_tx_new(&tx, s->repo);
@@ -1009,6 +1837,8 @@ static void update_refs(struct rp *s)
 		if (rc) {
 			rp_error(s, "%s", tx ? pw_ref_tx_error(tx)->msg : "out of memory");
 			c->error = cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+		} else {
+			log_update(s, c);
 		}
 		pw_ref_tx_free(tx);
 	}
@@ -1047,15 +1877,6 @@ static int send_report(struct rp *s)
 
 /* ---- the session --------------------------------------------------------- */
 
-static void fail_all(struct rp *s, const char *why)
-{
-	size_t i;
-
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
-			s->cmds.v[i].error = why;
-}
-
 static void execute(struct rp *s)
 {
 	size_t i, live = 0;
@@ -1065,13 +1886,32 @@ static void execute(struct rp *s)
 	for (i = 0; i < s->cmds.nr; i++)
 		if (!cmd_is_delete(&s->cmds.v[i]))
 			need_pack = 1;
+	/* the parents of the client's shallow commits are not sent */
+	for (i = 0; i < s->nshallow; i++) {
+		int created;
+
+		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created)) {
+			fail_all(s, "out of memory");
+			return;
+		}
+	}
 	if (need_pack && receive_pack_data(s)) {
 		fail_all(s, "unpacker error");
 		return;
 	}
-	check_connectivity(s);
+	if (s->nshallow && find_theirs(s)) {
+		fail_all(s, "out of memory");
+		return;
+	}
+	/* a shallow push, or into a shallow repository: history ends at
+	 * shallow commits, which the walk knows and the rev-list does not */
+	if (s->theirs.count || is_shallow_repo(s))
+		check_shallow(s);
+	else
+		check_connectivity(s);
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
+	reject_hidden(s);
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {
@@ -1079,10 +1919,11 @@ static void execute(struct rp *s)
 				return;
 			}
 	pre_receive(s);
+	check_aliased(s);
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		if (c->error || c->skip_update)
 			continue;
 		if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
 		    (c->error = check_old_value(s, c))) {
@@ -1102,6 +1943,7 @@ static void execute(struct rp *s)
 		return;
 	}
 	update_refs(s);
+	write_shallow(s);
 }
 
 static void session_free(struct rp *s)
@@ -1125,6 +1967,12 @@ static void session_free(struct rp *s)
 	free(s->refs);
 	free(s->hooks_dir);
 	free(s->head_target);
+	free(s->shallow);
+	pw_oidmap_free(&s->theirs);
+	free(s->new_shallow.v);
+	pw_hide_refs_free(&s->hidden);
+	pw_fsck_opts_free(&s->fsck_opts);
+	free(s->fsck_config_error);
 	free(s->unpack_error);
 }
 
@@ -1201,6 +2049,7 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	if (s.report)
 		send_report(&s);
 	post_hooks(&s);
+	auto_gc(&s);
 	if (s.sideband) {
 		struct pw_buf b = PW_BUF_INIT;
 

@@ -9,6 +9,7 @@
 #include "packwire/object.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "refs/hide.h"
 #include "server/session.h"
 
 int pw_srv_fail(struct pw_upload_session *s, int code, const char *fmt, ...)
@@ -158,6 +159,7 @@ struct load_ctx {
 	struct pw_upload_session *s;
 	size_t alloc;
 	int rc;
+	struct pw_hide_refs hidden; /* transfer.hideRefs + uploadpack.hideRefs */
 };
 
 static int load_one(const struct pw_ref *ref, void *data)
@@ -172,6 +174,14 @@ static int load_one(const struct pw_ref *ref, void *data)
 		return 0;
 	if (s->ns && strncmp(ref->name, s->ns, s->ns_len))
 		return 0; /* outside the namespace (pw_refs_foreach's HEAD) */
+	if (pw_hide_refs_match(&c->hidden, ref->name + (s->ns ? s->ns_len : 0), ref->name)) {
+		/* not advertised; its tip is still a valid want when tips or
+		 * reachable objects may be asked for (Git's rule) */
+		if ((s->allow_tip || s->allow_reachable) &&
+		    !pw_oidmap_put(&s->our_refs, &ref->oid, &created))
+			return c->rc = pw_srv_oom(s);
+		return 0;
+	}
 	if (s->nr_refs == c->alloc) {
 		size_t na = c->alloc ? c->alloc * 2 : 64;
 		struct pw_adv_ref *nv = realloc(s->refs, na * sizeof(*nv));
@@ -235,7 +245,7 @@ static int load_ns_head(struct load_ctx *c, char *head_name)
 
 int pw_srv_load_refs(struct pw_upload_session *s)
 {
-	struct load_ctx c = {s, 0, 0};
+	struct load_ctx c = {s, 0, 0, PW_HIDE_REFS_INIT};
 	struct pw_oid head;
 	char *target = NULL, *sym = NULL, *head_name = NULL, *prefix = NULL;
 	int rc;
@@ -244,10 +254,13 @@ int pw_srv_load_refs(struct pw_upload_session *s)
 		return 0;
 	if ((rc = pw_srv_odb(s)))
 		return rc;
+	if ((rc = pw_hide_refs_load(&c.hidden, pw_repo_config(s->repo), "uploadpack", &s->err)))
+		return rc;
 	if (s->ns) {
 		if (!(head_name = pw_srv_ref_full_name(s, "HEAD")) ||
 		    !(prefix = pw_srv_ref_full_name(s, "refs/"))) {
 			free(head_name);
+			pw_hide_refs_free(&c.hidden);
 			return s->err.code;
 		}
 		if (!(rc = load_ns_head(&c, head_name)))
@@ -256,6 +269,7 @@ int pw_srv_load_refs(struct pw_upload_session *s)
 	} else {
 		rc = pw_refs_foreach(s->repo, NULL, PW_REFS_INCLUDE_HEAD, load_one, &c);
 	}
+	pw_hide_refs_free(&c.hidden);
 	if (c.rc || rc) {
 		free(head_name);
 		return c.rc ? c.rc : pw_error_copy(&s->err, pw_repo_error(s->repo));

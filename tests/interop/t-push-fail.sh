@@ -160,7 +160,7 @@ sys.stdout.buffer.write(b'100644 b\0' + b + b'100644 a\0' + b)" | git -C "$C" ha
 			"ng refs/heads/main unpacker error"
 		unchanged "$algo: fsck failure" "$S"
 	done
-	contains "$algo: fsck names the problem" "$T/out" "author: missing email"
+	contains "$algo: fsck names the problem" "$T/out" "missingEmail: invalid author/committer line - missing email"
 	git -C "$S" config --unset receive.fsckObjects
 	# transfer.fsckObjects applies when receive.fsckObjects is not set, and
 	# receive.fsckObjects=false overrides it
