@@ -59,7 +59,9 @@ for algo in sha1 sha256; do
 	# ---- exact ids: the tip of a hidden ref with allowTipSHA1InWant -----------
 	H=$T/hidden-$algo
 	git clone -q --bare "$R" "$H"
-	git -C "$H" update-ref refs/hidden/one "$(git -C "$H" rev-parse main~1)"
+	# a commit no visible ref (branch or tag) points at
+	git -C "$H" update-ref refs/hidden/one \
+		"$(git -C "$H" commit-tree -p main -m hidden "main^{tree}")"
 	git -C "$H" config transfer.hideRefs refs/hidden
 	tip=$(git -C "$H" rev-parse refs/hidden/one)
 	if git ls-remote --upload-pack="$UP" "$H" | grep -q refs/hidden; then
