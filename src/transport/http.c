@@ -560,7 +560,9 @@ static void setup_common(struct http *h, int follow)
 	h->errbuf[0] = 0;
 }
 
-static struct curl_slist *headers(struct http *h, const char *const *lines)
+/* lines, Git-Protocol when v2 is asked (discovery) or spoken (POSTs), and
+ * http.extraHeader */
+static struct curl_slist *headers(struct http *h, const char *const *lines, int v2)
 {
 	struct curl_slist *l = NULL, *n, *e;
 
@@ -569,8 +571,10 @@ static struct curl_slist *headers(struct http *h, const char *const *lines)
 			goto fail;
 		l = n;
 	}
-	if (h->v2_asked && !(l = curl_slist_append(l, "Git-Protocol: version=2")))
-		return NULL;
+	if (v2 && !(n = curl_slist_append(l, "Git-Protocol: version=2")))
+		goto fail;
+	if (v2)
+		l = n;
 	for (e = h->set.extra; e; e = e->next) {
 		if (!(n = curl_slist_append(l, e->data)))
 			goto fail;
@@ -667,7 +671,7 @@ static int discover(struct http *h, struct pw_error *err)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	strcpy(url, h->base);
 	strcat(url, tail);
-	if (!(hl = headers(h, hdr_lines))) {
+	if (!(hl = headers(h, hdr_lines, h->v2_asked))) {
 		free(url);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
@@ -943,7 +947,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	lines[nl] = NULL;
 	url = malloc(strlen(h->base) + strlen(url_tail) + 1);
-	hl = url ? headers(h, lines) : NULL;
+	hl = url ? headers(h, lines, h->v2) : NULL;
 	if (!hl) {
 		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
 		signal_response(h, PW_ENOMEM);
