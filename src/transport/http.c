@@ -40,24 +40,25 @@ extern char **environ;
 
 struct cred {
 	char *protocol, *host, *path, *username, *password;
-	int approved_ok;
 };
 
 struct settings {
 	int follow; /* 0 false, 1 initial, 2 true */
 	int ssl_verify;
-	const char *cainfo;
-	const char *proxy; /* NULL: none */
-	const char *noproxy;
-	const char *user_agent;
+	/* copies: a config may be reloaded (clone rewrites the repository
+	 * format) while the connection lives */
+	char *cainfo;
+	char *proxy; /* NULL: none */
+	char *noproxy;
+	char *user_agent;
 	long low_speed_limit, low_speed_time;
 	size_t post_buffer;
 	struct curl_slist *extra; /* http.extraHeader */
-	const char *netrc;
+	char *netrc;
 	struct pw_buf helpers; /* credential.helper values, NUL-separated */
 	size_t nr_helpers;
 	int use_http_path;
-	const char *cred_username;
+	char *cred_username;
 };
 
 struct http {
@@ -150,12 +151,19 @@ static long num(const char *v, long dflt)
 	return (long)n;
 }
 
+static int dup_to(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = NULL;
+	return v && !(*dst = strdup(v)) ? PW_ENOMEM : 0;
+}
+
 static int load_settings(struct http *h, const struct pw_url *u, const struct pw_config *cfg,
                          const struct pw_http_env *env, struct pw_error *err)
 {
 	struct settings *s = &h->set;
-	const char *v;
-	int b, rc;
+	const char *v, *proxy, *ua;
+	int b, rc = 0;
 	int64_t n;
 
 	s->follow = 1;
@@ -170,23 +178,22 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 		s->ssl_verify = b;
 	if (env && env->ssl_no_verify)
 		s->ssl_verify = 0;
-	s->cainfo = cfg_str(cfg, "http.sslcainfo");
+	v = cfg_str(cfg, "http.sslcainfo");
 	if (env && env->ssl_cainfo)
-		s->cainfo = env->ssl_cainfo;
-	s->proxy = cfg_str(cfg, "http.proxy");
-	if (!s->proxy && env) {
-		s->proxy = u->scheme == PW_URL_HTTPS ? env->https_proxy : env->http_proxy;
-		if (!s->proxy)
-			s->proxy = env->all_proxy;
+		v = env->ssl_cainfo;
+	rc |= dup_to(&s->cainfo, v);
+	proxy = cfg_str(cfg, "http.proxy");
+	if (!proxy && env) {
+		proxy = u->scheme == PW_URL_HTTPS ? env->https_proxy : env->http_proxy;
+		if (!proxy)
+			proxy = env->all_proxy;
 	}
-	if (s->proxy && !*s->proxy)
-		s->proxy = NULL;
-	s->noproxy = env ? env->no_proxy : NULL;
-	s->user_agent = cfg_str(cfg, "http.useragent");
+	rc |= dup_to(&s->proxy, proxy && *proxy ? proxy : NULL);
+	rc |= dup_to(&s->noproxy, env ? env->no_proxy : NULL);
+	ua = cfg_str(cfg, "http.useragent");
 	if (env && env->user_agent)
-		s->user_agent = env->user_agent;
-	if (!s->user_agent)
-		s->user_agent = "packwire/" PW_VERSION;
+		ua = env->user_agent;
+	rc |= dup_to(&s->user_agent, ua ? ua : "packwire/" PW_VERSION);
 	s->low_speed_limit = num(cfg_str(cfg, "http.lowspeedlimit"), 0);
 	s->low_speed_time = num(cfg_str(cfg, "http.lowspeedtime"), 0);
 	if (env && env->low_speed_limit)
@@ -195,10 +202,12 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 		s->low_speed_time = num(env->low_speed_time, 0);
 	s->post_buffer = HTTP_POST_DEFAULT;
 	if (cfg && !pw_config_get_int64(cfg, "http.postbuffer", &n, NULL) && n > 0)
-		s->post_buffer = (size_t)n < PW_PKT_MAX ? PW_PKT_MAX : (size_t)n;
+		s->post_buffer = (uint64_t)n < PW_PKT_MAX ? PW_PKT_MAX : (size_t)n;
 	if (s->post_buffer > ((size_t)1 << 30))
 		s->post_buffer = (size_t)1 << 30;
-	s->netrc = env ? env->netrc : NULL;
+	rc |= dup_to(&s->netrc, env ? env->netrc : NULL);
+	if (rc)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	if (cfg) {
 		rc = pw_config_get_all(cfg, "http.extraheader", add_header, h);
 		if (rc == 0 || rc == PW_ENOTFOUND)
@@ -207,7 +216,8 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 		if (!pw_config_get_bool(cfg, "credential.usehttppath", &b, NULL))
 			s->use_http_path = b;
-		s->cred_username = cfg_str(cfg, "credential.username");
+		if (dup_to(&s->cred_username, cfg_str(cfg, "credential.username")))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -707,6 +717,16 @@ static int discover(struct http *h, struct pw_error *err)
 		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found", h->shown);
 		goto out;
 	}
+	if (cc == CURLE_OK && code >= 300 && code < 400) {
+		char *loc = NULL;
+
+		curl_easy_getinfo(h->curl, CURLINFO_REDIRECT_URL, &loc);
+		rc = pw_error_set(err, PW_EIO,
+		                  "unable to access '%s': redirect to '%s' not followed "
+		                  "(http.followRedirects)",
+		                  h->shown, loc ? loc : "?");
+		goto out;
+	}
 	if (g.toobig) {
 		rc = pw_error_set(err, PW_ETOOBIG,
 		                  "unable to access '%s': the ref advertisement is larger than "
@@ -1146,6 +1166,12 @@ static void http_free_priv(struct http *h)
 		close(h->resp_wr);
 	curl_slist_free_all(h->set.extra);
 	pw_buf_free(&h->set.helpers);
+	free(h->set.cainfo);
+	free(h->set.proxy);
+	free(h->set.noproxy);
+	free(h->set.user_agent);
+	free(h->set.netrc);
+	free(h->set.cred_username);
 	pw_buf_free(&h->adv);
 	cred_free(&h->cred);
 	free(h->base);

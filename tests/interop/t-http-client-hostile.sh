@@ -5,6 +5,8 @@
 # loop, a dumb server, failing and broken POST answers. Each is a clear error;
 # a clone leaves no directory, a fetch leaves refs and packs as they were.
 . "$(dirname "$0")/lib.sh"
+# the machine's TLS and proxy settings are not this test's
+unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 
 cd "$T"
 make_repo srv sha1 >/dev/null 2>&1

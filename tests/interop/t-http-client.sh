@@ -6,6 +6,8 @@
 # helper this test writes (its get/store/erase calls are checked); a 404
 # and a wrong password give Git's messages.
 . "$(dirname "$0")/lib.sh"
+# the machine's TLS and proxy settings are not this test's
+unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 . "$(dirname "$0")/http-lib.sh"
 
 if ! need_httpd; then
