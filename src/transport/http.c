@@ -71,6 +71,7 @@ struct http {
 	struct settings set;
 	struct cred cred;
 	int have_cred; /* username and password are set on the handle */
+	long authmask; /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
 	char errbuf[CURL_ERROR_SIZE];
 
 	pthread_t tid;
@@ -555,7 +556,7 @@ static void setup_common(struct http *h, int follow)
 		curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, h->set.low_speed_limit);
 		curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->set.low_speed_time);
 	}
-	curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_ANY);
+	curl_easy_setopt(c, CURLOPT_HTTPAUTH, h->authmask);
 	if (h->set.netrc) {
 		curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
 		curl_easy_setopt(c, CURLOPT_NETRC_FILE, h->set.netrc);
@@ -594,6 +595,20 @@ static struct curl_slist *headers(struct http *h, const char *const *lines, int 
 fail:
 	curl_slist_free_all(l);
 	return NULL;
+}
+
+/* Git's rule: once a server said which schemes it takes (a 401), only
+ * those are tried; with Basic among them it is sent at once, so a streamed
+ * (chunked) POST need not be replayed. */
+static void narrow_auth(struct http *h)
+{
+	long avail = 0;
+
+	curl_easy_getinfo(h->curl, CURLINFO_HTTPAUTH_AVAIL, &avail);
+	if (avail & CURLAUTH_BASIC)
+		h->authmask = CURLAUTH_BASIC;
+	else if (avail)
+		h->authmask &= avail;
 }
 
 /* The media type without parameters, lower case. */
@@ -699,6 +714,7 @@ static int discover(struct http *h, struct pw_error *err)
 		cc = curl_easy_perform(h->curl);
 		code = 0;
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		narrow_auth(h);
 		if (code == 401 && !h->have_cred && !(h->cred.username && h->cred.password)) {
 			if ((rc = cred_fill(h, err)))
 				goto out;
@@ -999,6 +1015,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 		/* the status is ours to judge (no FAILONERROR): 401 may be retried */
 		cc = curl_easy_perform(h->curl);
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		narrow_auth(h);
 		if (!p.checked && code == 401 && eof && !tries) {
 			struct pw_error e;
 
@@ -1208,6 +1225,7 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	if (!(h = calloc(1, sizeof(*h))))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	h->req_rd = h->resp_wr = -1;
+	h->authmask = (long)CURLAUTH_ANY;
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
 	h->service = service;

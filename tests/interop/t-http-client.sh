@@ -141,10 +141,42 @@ port=$(free_port)
 contains "connection refused: Git's words" refused.err \
 	"fatal: unable to access 'http://127.0.0.1:$port/x.git/': "
 
+# a push larger than http.postBuffer goes chunked; a fetch whose haves pass
+# 1 KiB goes gzip'd, over several stateless rounds (many local commits the
+# server does not have), v0 and v2
+w=work-sha256-git-v0
+head -c 300000 /dev/urandom >"$w/big.bin"
+git -C "$w" add big.bin && git -C "$w" commit -q -m "a big file"
+if "$PACKWIRE" -C "$w" -c http.postBuffer=65520 push -q \
+	"http://alice:secret@127.0.0.1:$HTTPD_PORT/git/sha256-git.git" HEAD:refs/heads/big 2>big.err; then
+	check "a chunked push arrived" test "$(git -C srv/sha256-git.git rev-parse refs/heads/big)" = \
+		"$(git -C "$w" rev-parse HEAD)"
+	check "the server is fsck --strict clean after it" fsck_ok srv/sha256-git.git
+else
+	not_ok "a push over http.postBuffer (chunked)"
+	cat big.err
+fi
+for v in 0 2; do
+	l=many-v$v
+	git init -q --object-format=sha1 "$l"
+	for i in $(seq 1 150); do git -C "$l" commit -q --allow-empty -m "local $i"; done
+	git -C "$l" remote add origin "$U/git-open/sha1-pw.git"
+	if "$PACKWIRE" -C "$l" -c protocol.version=$v fetch -q origin 2>"$l.err"; then
+		check "v$v: a fetch with 150 unknown haves (gzip'd rounds) works" fsck_ok "$l"
+		check "v$v: and brings the server's refs" test \
+			"$(git -C "$l" rev-parse refs/remotes/origin/main)" = \
+			"$(git -C srv/sha1-pw.git rev-parse refs/heads/main)"
+	else
+		not_ok "v$v: fetch with many haves"
+		cat "$l.err"
+	fi
+done
+
 # http.extraHeader and http.userAgent reach the server (git http-backend
 # does not care; Apache's CGI sees HTTP_* variables: check the access by
 # a request that a header-gated location would refuse is out of scope here)
-check "http.extraHeader and http.userAgent are accepted" "$PACKWIRE" \
+quiet() { "$@" >/dev/null; }
+check "http.extraHeader and http.userAgent are accepted" quiet "$PACKWIRE" \
 	-c http.extraHeader="X-Test: 1" -c http.userAgent="pw-test/1" ls-remote "$U/git-open/sha1-git.git"
 
 finish
