@@ -82,6 +82,11 @@ static const struct pw_config *config_of(const struct pw_repo *repo)
 	return no_repo_config;
 }
 
+const struct pw_config *pw_cli_config(const struct pw_repo *repo)
+{
+	return config_of(repo);
+}
+
 const char *pw_cli_config_get(const struct pw_repo *repo, const char *key, int *found)
 {
 	const struct pw_config_entry *e = pw_config_get_entry(config_of(repo), key);

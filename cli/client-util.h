@@ -16,6 +16,8 @@ int pw_cli_config_override(const char *kv);
 /* The value of key in the layered config: the repository's (every layer)
  * or, with repo NULL, system, global and -c. *found says whether it is set
  * at all (value may be NULL). */
+/* The config a command sees (the repository's, else the layers without one). */
+const struct pw_config *pw_cli_config(const struct pw_repo *repo);
 const char *pw_cli_config_get(const struct pw_repo *repo, const char *key, int *found);
 int pw_cli_protocol_version(const struct pw_repo *repo);
 void pw_cli_client_signals(void);

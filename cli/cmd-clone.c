@@ -156,6 +156,7 @@ int cmd_clone(int argc, char **argv)
 	o.client.git_proxy = getenv("GIT_PROXY_COMMAND");
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	o.client.ssh = pw_cli_env()->ssh;
+	o.client.http_env = &pw_cli_env()->http;
 	pw_cli_report(&o.client.report, NULL);
 	o.cwd = pw_cli_env()->pwd;
 	o.config = &pw_cli_env()->config;

@@ -199,6 +199,7 @@ int cmd_fetch(int argc, char **argv)
 	o.client.git_proxy_config = pw_repo_config(repo);
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	o.client.ssh = pw_cli_env()->ssh;
+	o.client.http_env = &pw_cli_env()->http;
 	pw_cli_report(&o.client.report, NULL);
 	if (!o.client.upload_pack && o.remote) {
 		char key[1024];

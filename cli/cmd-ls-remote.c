@@ -115,6 +115,8 @@ int cmd_ls_remote(int argc, char **argv)
 	copts.protocol_version = pw_cli_protocol_version(repo);
 	copts.quiet = 1;
 	copts.ssh = pw_cli_env()->ssh;
+	copts.http_env = &pw_cli_env()->http;
+	copts.config = pw_cli_config(repo);
 	pw_cli_report(&copts.report, NULL);
 	copts.git_proxy = getenv("GIT_PROXY_COMMAND");
 	copts.git_proxy_config = repo ? pw_repo_config(repo) : NULL;

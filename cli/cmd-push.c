@@ -234,6 +234,7 @@ int cmd_push(int argc, char **argv)
 		o.local_pack_done = pack_done;
 	o.git_proxy = getenv("GIT_PROXY_COMMAND");
 	o.ssh = pw_cli_env()->ssh;
+	o.http_env = &pw_cli_env()->http;
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

@@ -98,6 +98,9 @@ struct pw_client_opts {
 	struct pw_report report; /* where progress and warnings go (none: dropped) */
 	const char *git_proxy;   /* git:// proxy (pw_transport_opts) */
 	const struct pw_config *git_proxy_config; /* core.gitProxy from here */
+	/* http(s)://: http.* and credential.* (pw_transport_opts) */
+	const struct pw_config *config;
+	const struct pw_http_env *http_env;
 };
 
 struct pw_session;

@@ -24,8 +24,9 @@ struct pw_env_options {
 	const char *work_tree;    /* GIT_WORK_TREE */
 	struct pw_ssh_opts ssh;   /* GIT_SSH_COMMAND, GIT_SSH, GIT_SSH_VARIANT */
 	const char *pwd;          /* PWD: the working directory as the user sees it */
+	struct pw_http_env http;  /* GIT_SSL_*, GIT_HTTP_*, curl's proxy variables, ~/.netrc */
 	/* private: storage of the strings above */
-	char *paths_[3];
+	char *paths_[4];
 	const char **pairs_;
 };
 

@@ -7,7 +7,9 @@
  * whole session. Stateless transports (smart HTTP, later) carry one request
  * per round: the caller writes a request to out_fd and calls
  * pw_conn_end_request, after which in_fd yields the response. Code written
- * against this interface checks `stateless` and re-sends what v2 requires. */
+ * against this interface checks `stateless` and re-sends what v2 requires.
+ * Over HTTP each response to a request is followed by a response-end packet
+ * ("0002") when the server speaks v2; an empty request sends nothing. */
 #ifndef PACKWIRE_TRANSPORT_H
 #define PACKWIRE_TRANSPORT_H
 
@@ -64,6 +66,21 @@ struct pw_ssh_opts {
 	                        NULL = guessed from the program's name */
 };
 
+/* What the environment says about HTTP(S) (pw_options_from_env fills one;
+ * the library reads no environment itself). NULL = unset. */
+struct pw_http_env {
+	const char *ssl_no_verify;   /* GIT_SSL_NO_VERIFY: set = do not verify */
+	const char *ssl_cainfo;      /* GIT_SSL_CAINFO */
+	const char *user_agent;      /* GIT_HTTP_USER_AGENT */
+	const char *low_speed_limit; /* GIT_HTTP_LOW_SPEED_LIMIT */
+	const char *low_speed_time;  /* GIT_HTTP_LOW_SPEED_TIME */
+	const char *terminal_prompt; /* GIT_TERMINAL_PROMPT (packwire never prompts) */
+	/* curl's proxy variables: http_proxy, HTTPS_PROXY/https_proxy,
+	 * ALL_PROXY/all_proxy, NO_PROXY/no_proxy */
+	const char *http_proxy, *https_proxy, *all_proxy, *no_proxy;
+	const char *netrc; /* $HOME/.netrc (NULL: no .netrc) */
+};
+
 struct pw_transport_opts {
 	const char *service;  /* "git-upload-pack" (NULL) or "git-receive-pack" */
 	const char *command;  /* replaces the service command (--upload-pack=...) */
@@ -74,6 +91,10 @@ struct pw_transport_opts {
 	 * GIT_PROXY_COMMAND); "" = none. NULL: core.gitProxy from the config. */
 	const char *git_proxy;
 	const struct pw_config *git_proxy_config; /* may be NULL */
+	/* http(s)://: http.* and credential.* come from config (NULL: from
+	 * git_proxy_config), environment values from http_env (may be NULL). */
+	const struct pw_config *config;
+	const struct pw_http_env *http_env;
 };
 
 /* A connection to a service. Only pw_transport_connect creates one (the
@@ -98,7 +119,10 @@ struct pw_conn {
 PW_API int pw_transport_connect(struct pw_conn **out, const char *url,
                                 const struct pw_transport_opts *opts, struct pw_error *err);
 /* Stateless transports: the request written to out_fd is complete; the
- * response can be read from in_fd. A no-op for stateful ones. */
+ * response can be read from in_fd. A no-op for stateful ones. HTTP: out_fd
+ * is a new descriptor afterwards (for the next request); returns once the
+ * response's status and type are known, with Git's words when they are bad
+ * ("RPC failed; HTTP 500 ..."). */
 PW_API int pw_conn_end_request(struct pw_conn *c, struct pw_error *err);
 /* Close our side of the stream so the server sees end of input. */
 PW_API void pw_conn_close_write(struct pw_conn *c);

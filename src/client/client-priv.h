@@ -23,6 +23,9 @@ struct pw_session {
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
 /* Send s->out (and empty it). */
 int pw_client__send(struct pw_session *s, struct pw_error *err);
+/* Stateless v2: the transport's response-end packet must follow a response
+ * (a no-op otherwise). */
+int pw_client__response_end(struct pw_session *s, const char *what, struct pw_error *err);
 /* Start s->out with "command=X", agent, object-format, delim. */
 int pw_client__v2_command(struct pw_session *s, const char *cmd, struct pw_error *err);
 

@@ -541,7 +541,16 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 	iopts.config = o->config;
 	if ((rc = pw_repo_init_ext(&c.repo, o->dir, &iopts, err)))
 		goto cleanup;
-	rc = do_clone(&c, url, info);
+	{
+		/* http.* and credential.* of the new repository (with every layer) */
+		struct pw_clone_opts o2 = *o;
+
+		if (!o2.client.config)
+			o2.client.config = pw_repo_config(c.repo);
+		c.o = &o2;
+		rc = do_clone(&c, url, info);
+		c.o = o;
+	}
 	closerc = pw_session_close(c.s, NULL);
 	(void)closerc;
 	c.s = NULL;

@@ -325,6 +325,8 @@ static int v2_negotiate(struct neg *n, struct pw_error *err)
 		if (n->ready)
 			return pw_error_set(err, PW_EPROTO,
 			                    "protocol error: expected packfile after 'ready'");
+		if ((rc = pw_client__response_end(s, "acknowledgments", err)))
+			return rc;
 		count = next_flush(count);
 	}
 }
@@ -511,6 +513,157 @@ static int v0_negotiate(struct neg *n, struct pw_error *err)
 	} while (!end);
 out:
 	pw_buf_free(&caps);
+	return rc;
+}
+
+/* Stateless v0/v1 (smart HTTP), as Git's fetch-pack with stateless_rpc:
+ * every request repeats the wants (and shallow/deepen/filter) and every
+ * have the server acknowledged as common; a depth makes every response
+ * start with the shallow list; "no-done" spares the last request once the
+ * server said ready. */
+static int v0_stateless_read_shallow(struct neg *n, int keep, struct pw_error *err)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	if (!n->req->depth)
+		return 0;
+	for (;;) {
+		if ((rc = read_line(n, &pkt, err)))
+			return rc;
+		if (pkt.kind == PW_PKT_FLUSH)
+			return 0;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(err, PW_EPROTO, "protocol error: bad shallow list");
+		if (keep && (rc = shallow_line(n, &pkt, err)))
+			return rc;
+	}
+}
+
+/* ACK/NAK lines up to NAK or a final ACK; ACK common for a new commit is
+ * replayed in every later request (state). */
+static int v0_stateless_acks(struct neg *n, struct pw_buf *state, int *final, struct pw_error *err)
+{
+	struct pw_pkt pkt;
+	int rc, end;
+
+	*final = 0;
+	do {
+		size_t before = n->nr_common;
+
+		if ((rc = read_line(n, &pkt, err)))
+			return rc;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(err, PW_EPROTO, "protocol error: expected ACK/NAK");
+		if ((rc = ack_line(n, &pkt, &end, err)))
+			return rc;
+		if (end && pkt.len > 3 && !memcmp(pkt.data, "ACK ", 4))
+			*final = 1;
+		if (n->nr_common > before) {
+			char hex[PW_MAX_HEXSZ + 1];
+			const struct pw_oid *oid = &n->common[n->nr_common - 1];
+			size_t i;
+
+			for (i = 0; i < before; i++)
+				if (pw_oid_equal(&n->common[i], oid))
+					break;
+			if (i == before &&
+			    pw_pkt_writef(state, "have %s\n", pw_oid_to_hex(oid, hex)))
+				return pw_error_set(err, PW_ENOMEM, "out of memory");
+			if (i < before)
+				n->nr_common--;
+		}
+	} while (!end);
+	return 0;
+}
+
+static int v0_negotiate_stateless(struct neg *n, struct pw_error *err)
+{
+	struct pw_session *s = n->s;
+	struct pw_buf caps = PW_BUF_INIT, state = PW_BUF_INIT;
+	int rc, count = INITIAL_FLUSH, final = 0, sent_rounds = 0;
+	const char *sc = s->adv.caps ? s->adv.caps : "";
+	int no_done = pw_caps_has(sc, s->adv.caps_len, "no-done");
+
+	if (!pw_caps_has(sc, s->adv.caps_len, "multi_ack_detailed"))
+		return pw_error_set(err, PW_EUNSUPPORTED,
+		                    "the server does not offer multi_ack_detailed, which stateless "
+		                    "(HTTP) fetches need");
+	if ((rc = v0_caps(n, &caps, err)))
+		goto out;
+	if (no_done && (rc = pw_caps_add(&caps, "no-done", NULL))) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	{
+		struct pw_buf *save = &s->out;
+
+		pw_buf_reset(save);
+		rc = write_wants(n, caps.data);
+		if (!rc)
+			rc = write_shallow_args(n);
+		if (!rc && n->req->filter && pw_caps_has(sc, s->adv.caps_len, "filter"))
+			rc = pw_pkt_writef(save, "filter %s\n", n->req->filter);
+		if (!rc)
+			rc = pw_pkt_flush(save);
+		if (!rc)
+			rc = pw_buf_add(&state, save->data, save->len);
+		if (rc) {
+			rc = pw_error_set(err, rc, "out of memory");
+			goto out;
+		}
+	}
+	if (n->req->depth) {
+		/* the shallow list alone first, as Git does; that answer ends in NAK */
+		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)) ||
+		    (rc = v0_stateless_acks(n, &state, &final, err)))
+			goto out;
+		n->res->rounds++;
+	}
+	if (n->req->no_haves)
+		n->exhausted = 1;
+	while (!n->ready && !final && !give_up(n)) {
+		int added;
+
+		pw_buf_reset(&s->out);
+		if ((rc = pw_buf_add(&s->out, state.data, state.len)) ||
+		    (rc = add_haves(n, count, &added)) || (added && (rc = pw_pkt_flush(&s->out)))) {
+			rc = pw_error_set(err, rc, "out of memory");
+			goto out;
+		}
+		if (!added)
+			break;
+		if ((rc = pw_client__send(s, err)))
+			goto out;
+		n->res->rounds++;
+		sent_rounds++;
+		if ((rc = v0_stateless_read_shallow(n, 0, err)) ||
+		    (rc = v0_stateless_acks(n, &state, &final, err)))
+			goto out;
+		count = count < 16384 ? count * 2 : count * 11 / 10;
+	}
+	if (n->ready && no_done) {
+		/* the server goes on with its final ACK and the pack */
+		if (!final && (rc = v0_stateless_acks(n, &state, &final, err)))
+			goto out;
+		goto out;
+	}
+	pw_buf_reset(&s->out);
+	if ((rc = pw_buf_add(&s->out, state.data, state.len)) ||
+	    (rc = pw_pkt_writes(&s->out, "done\n"))) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	if ((rc = pw_client__send(s, err)))
+		goto out;
+	n->res->rounds++;
+	if ((rc = v0_stateless_read_shallow(n, 0, err)) ||
+	    (rc = v0_stateless_acks(n, &state, &final, err)))
+		goto out;
+out:
+	(void)sent_rounds;
+	pw_buf_free(&caps);
+	pw_buf_free(&state);
 	return rc;
 }
 
@@ -962,11 +1115,16 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	if (s->version == 2) {
 		if ((rc = v2_negotiate(&n, err)) || (rc = v2_sections(&n, err)))
 			goto fail_stream;
-	} else if ((s->fetched = 1) && (rc = v0_negotiate(&n, err))) {
+	} else if ((s->fetched = 1) && (rc = s->conn->stateless ? v0_negotiate_stateless(&n, err)
+	                                                        : v0_negotiate(&n, err))) {
 		goto fail_stream;
 	}
 	if ((rc = receive_pack(&n, repo, odb, err)))
 		goto out;
+	if ((rc = pw_client__response_end(s, "the pack", err))) {
+		s->failed = 1;
+		goto rollback;
+	}
 	/* the negotiation's walk and the odb that fed index-pack (with the
 	 * bases of a thin pack in its cache) are done: give their memory back
 	 * before the connectivity walk fills a cache of its own */

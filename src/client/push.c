@@ -721,6 +721,14 @@ static int send_request(struct ps *s)
 	if (need_pack)
 		rc = send_pack_data(s);
 out:
+	if (s->conn->stateless) {
+		/* one POST: the commands and the pack */
+		struct pw_error e;
+		int rc2 = pw_conn_end_request(s->conn, rc ? &e : s->err);
+
+		if (!rc)
+			rc = rc2;
+	}
 	pw_conn_close_write(s->conn);
 	pw_buf_free(&b);
 	pw_buf_free(&caps);
@@ -1009,6 +1017,7 @@ static int connect_remote(struct ps *s)
 	to.ssh = opts->ssh;
 	to.git_proxy = opts->git_proxy;
 	to.git_proxy_config = pw_repo_config(s->repo);
+	to.http_env = opts->http_env;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
@@ -1029,7 +1038,7 @@ static int check_algo(struct ps *s)
 	            : !((s->adv.algo && s->adv.algo != s->algo) ||
 	                (!s->adv.algo && s->algo != &pw_hash_sha1)))
 		return 0;
-	if (!pw_pkt_flush(&b))
+	if (!s->conn->stateless && !pw_pkt_flush(&b))
 		pw_write_full(s->conn->out_fd, b.data, b.len, NULL);
 	pw_buf_free(&b);
 	return pw_error_set(s->err, PW_EUNSUPPORTED,
@@ -1131,7 +1140,7 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 	rc = exchange(&s);
 	goto out;
 polite:
-	if (s.conn && s.conn->out_fd >= 0) {
+	if (s.conn && s.conn->out_fd >= 0 && !s.conn->stateless) {
 		struct pw_buf b = PW_BUF_INIT;
 		struct pw_error e;
 

@@ -128,6 +128,8 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.ssh = s->opts.ssh;
 	topts.git_proxy = s->opts.git_proxy;
 	topts.git_proxy_config = s->opts.git_proxy_config;
+	topts.config = s->opts.config;
+	topts.http_env = s->opts.http_env;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {
@@ -162,7 +164,8 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 		return 0;
 	if (s->conn) {
 		/* v2: end of session; v0/v1 without a fetch: "no wants" */
-		if (s->conn->out_fd >= 0 && !s->failed && (s->version == 2 || !s->fetched)) {
+		if (s->conn->out_fd >= 0 && !s->failed && !s->conn->stateless &&
+		    (s->version == 2 || !s->fetched)) {
 			struct pw_error ignore;
 
 			pw_buf_reset(&s->out);
@@ -196,6 +199,20 @@ int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local
 	if (!pw_object_format_caps_supports(s->adv.caps ? s->adv.caps : "", s->adv.caps_len, local))
 		return pw_error_set(err, PW_EUNSUPPORTED,
 		                    "Server does not support this repository's object format");
+	return 0;
+}
+
+int pw_client__response_end(struct pw_session *s, const char *what, struct pw_error *err)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	if (!s->conn->stateless || s->version != 2)
+		return 0;
+	if ((rc = pw_client__read(s, &pkt, err)))
+		return rc;
+	if (pkt.kind != PW_PKT_RESPONSE_END)
+		return pw_error_set(err, PW_EPROTO, "expected response end packet after %s", what);
 	return 0;
 }
 
@@ -257,6 +274,8 @@ int pw_session_list_refs(struct pw_session *s, const char *const *prefixes, unsi
 		rc = pw_adv_feed_ls_refs(&s->adv, &pkt, err);
 	} while (rc == PW_EMORE);
 	if (rc)
+		return rc;
+	if ((rc = pw_client__response_end(s, "ref listing", err)))
 		return rc;
 	s->listed = 1;
 	*out = &s->adv;

@@ -55,6 +55,10 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 	case PW_URL_GIT:
 		rc = pw_transport__git(c, &u, cmd, version, opts, err);
 		break;
+	case PW_URL_HTTP:
+	case PW_URL_HTTPS:
+		rc = pw_transport__http(c, &u, url, service, version, opts, err);
+		break;
 	case PW_URL_HELPER:
 		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
 		                  u.helper ? u.helper : "?");

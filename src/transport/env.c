@@ -88,6 +88,22 @@ int pw_options_from_env(struct pw_env_options *o, struct pw_error *err)
 	o->ssh.program = env("GIT_SSH");
 	o->ssh.variant = env("GIT_SSH_VARIANT");
 	o->pwd = env("PWD");
+	o->http.ssl_no_verify = env("GIT_SSL_NO_VERIFY");
+	o->http.ssl_cainfo = env("GIT_SSL_CAINFO");
+	o->http.user_agent = env("GIT_HTTP_USER_AGENT");
+	o->http.low_speed_limit = env("GIT_HTTP_LOW_SPEED_LIMIT");
+	o->http.low_speed_time = env("GIT_HTTP_LOW_SPEED_TIME");
+	o->http.terminal_prompt = env("GIT_TERMINAL_PROMPT");
+	/* as curl reads them: http_proxy only in lower case */
+	o->http.http_proxy = env("http_proxy");
+	o->http.https_proxy = (v = env("HTTPS_PROXY")) ? v : env("https_proxy");
+	o->http.all_proxy = (v = env("ALL_PROXY")) ? v : env("all_proxy");
+	o->http.no_proxy = (v = env("NO_PROXY")) ? v : env("no_proxy");
+	if (home && *home) {
+		if (!(o->paths_[3] = join(home, "/.netrc")))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		o->http.netrc = o->paths_[3];
+	}
 	return config_pairs(o, err);
 }
 

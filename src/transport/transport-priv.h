@@ -2,6 +2,9 @@
 #ifndef PW_TRANSPORT_PRIV_H
 #define PW_TRANSPORT_PRIV_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "packwire/transport.h"
 
 struct pw_conn_ops;
@@ -40,6 +43,14 @@ int pw_transport__git(struct pw_conn *c, const struct pw_url *u, const char *ser
 /* The core.gitProxy command for host (malloc'd; "" for "none"; NULL when
  * no entry matches). */
 int pw_transport__git_proxy(char **out, const struct pw_config *cfg, const char *host);
+/* http:// and https:// (http.c). */
+int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *url,
+                       const char *service, int version, const struct pw_transport_opts *opts,
+                       struct pw_error *err);
+/* Where the advertisement starts in an info/refs body (after "# service="
+ * and its flush); *v2 when it is a v2 capability advertisement. Pure. */
+int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *v2,
+                       struct pw_error *err);
 /* Start argv (no shell) with its stdin/stdout as the connection (process.c). */
 int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err);
 

@@ -69,7 +69,8 @@ export HOME=$T/home
 export GIT_TERMINAL_PROMPT=0
 unset GIT_ASKPASS SSH_ASKPASS
 
-# start_httpd ROOT: serve the repositories under ROOT
+# start_httpd ROOT: serve the repositories under ROOT (HTTPD_EXTRA_CONF, when
+# set, is appended to the configuration: more modules, listeners, redirects)
 start_httpd() {
 	HTTPD_ROOT=$1
 	HTTPD_DIR=$T/httpd
@@ -122,6 +123,7 @@ start_httpd() {
 				AuthUserFile "$HTTPD_DIR/htpasswd"
 				Require valid-user
 			</If>
+			${HTTPD_EXTRA_CONF:-}
 		CONF
 		if [ "$(id -u)" -eq 0 ]; then
 			# (symbolic links in ROOT are not followed: what they point

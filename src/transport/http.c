@@ -1,0 +1,1279 @@
+/* Smart HTTP(S) client on libcurl: GET info/refs (discovery), then one POST
+ * per request (stateless RPC), as Git's remote-curl does.
+ *
+ * The bridge to the fd-based struct pw_conn: a thread per connection owns
+ * the curl handle. The caller writes a request into a pipe (out_fd; a new
+ * pipe per request, closed by pw_conn_end_request so the thread sees its
+ * end) and reads every response from one socket (in_fd). Requests up to
+ * http.postBuffer are buffered (gzip'd above 1 KiB for upload-pack) and sent
+ * with a length; larger ones stream with chunked transfer. Responses stream
+ * as they arrive, so a clone holds no pack in memory here. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "packwire/buf.h"
+#include "packwire/config.h"
+#include "packwire/pkt.h"
+#include "packwire/transport.h"
+#include "packwire/version.h"
+#include "transport/transport-priv.h"
+
+extern char **environ;
+
+/* info/refs is held in memory whole: bounded (docs/limits.md). */
+#define HTTP_MAX_ADV      (64u << 20)
+#define HTTP_MAX_REDIRS   20
+#define HTTP_GZIP_MIN     1024
+#define HTTP_POST_DEFAULT (1u << 20)
+#define CRED_MAX          (64u << 10)
+
+struct cred {
+	char *protocol, *host, *path, *username, *password;
+};
+
+struct settings {
+	int follow; /* 0 false, 1 initial, 2 true */
+	int ssl_verify;
+	/* copies: a config may be reloaded (clone rewrites the repository
+	 * format) while the connection lives */
+	char *cainfo;
+	char *proxy; /* NULL: none */
+	char *noproxy;
+	char *user_agent;
+	long low_speed_limit, low_speed_time;
+	size_t post_buffer;
+	struct curl_slist *extra; /* http.extraHeader */
+	char *netrc;
+	struct pw_buf helpers; /* credential.helper values, NUL-separated */
+	size_t nr_helpers;
+	int use_http_path;
+	char *cred_username;
+};
+
+struct http {
+	struct pw_conn *conn;
+	CURL *curl;
+	char *base;  /* the repository URL (after a discovery redirect), no trailing '/' */
+	char *shown; /* base without user info, with a trailing '/', for messages */
+	const char *service;
+	int v2_asked, v2;
+	struct settings set;
+	struct cred cred;
+	int have_cred; /* username and password are set on the handle */
+	long authmask; /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
+	char errbuf[CURL_ERROR_SIZE];
+
+	pthread_t tid;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int req_rd; /* thread: read end of the current request pipe */
+	/* read ends of the pipes of the requests after the current one, in
+	 * order (end_request queues one; the thread may still be busy with an
+	 * earlier response's tail) */
+	int next_req_rd[4];
+	int nr_next;
+	int resp_wr; /* thread: write end of the response socket */
+	unsigned req_seq, resp_seq;
+	int resp_rc; /* outcome of request resp_seq */
+	struct pw_error resp_err;
+	int quit, dead;
+	struct pw_buf adv; /* the advertisement, written first */
+	size_t adv_skip;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---- settings ------------------------------------------------------------ */
+
+static const char *cfg_str(const struct pw_config *cfg, const char *key)
+{
+	const char *v = NULL;
+
+	if (!cfg || pw_config_get_string(cfg, key, &v, NULL))
+		return NULL;
+	return v;
+}
+
+static int add_header(const struct pw_config_entry *e, void *data)
+{
+	struct http *h = data;
+	struct curl_slist *n;
+
+	if (!e->value || !*e->value) { /* an empty value resets the list, as in Git */
+		curl_slist_free_all(h->set.extra);
+		h->set.extra = NULL;
+		return 0;
+	}
+	if (!(n = curl_slist_append(h->set.extra, e->value)))
+		return PW_ENOMEM;
+	h->set.extra = n;
+	return 0;
+}
+
+static int add_helper(const struct pw_config_entry *e, void *data)
+{
+	struct http *h = data;
+
+	if (!e->value || !*e->value) {
+		pw_buf_reset(&h->set.helpers);
+		h->set.nr_helpers = 0;
+		return 0;
+	}
+	if (pw_buf_add(&h->set.helpers, e->value, strlen(e->value) + 1))
+		return PW_ENOMEM;
+	h->set.nr_helpers++;
+	return 0;
+}
+
+static long num(const char *v, long dflt)
+{
+	int64_t n;
+
+	if (!v || pw_config_parse_int64(v, &n) || n < 0 || n > 0x7fffffff)
+		return dflt;
+	return (long)n;
+}
+
+static int dup_to(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = NULL;
+	return v && !(*dst = strdup(v)) ? PW_ENOMEM : 0;
+}
+
+static int load_settings(struct http *h, const struct pw_url *u, const struct pw_config *cfg,
+                         const struct pw_http_env *env, struct pw_error *err)
+{
+	struct settings *s = &h->set;
+	const char *v, *proxy, *ua;
+	int b, rc = 0;
+	int64_t n;
+
+	s->follow = 1;
+	if ((v = cfg_str(cfg, "http.followredirects"))) {
+		if (!strcmp(v, "initial"))
+			s->follow = 1;
+		else if (!pw_config_parse_bool(v, &b))
+			s->follow = b ? 2 : 0;
+	}
+	s->ssl_verify = 1;
+	if (cfg && !pw_config_get_bool(cfg, "http.sslverify", &b, NULL))
+		s->ssl_verify = b;
+	if (env && env->ssl_no_verify)
+		s->ssl_verify = 0;
+	v = cfg_str(cfg, "http.sslcainfo");
+	if (env && env->ssl_cainfo)
+		v = env->ssl_cainfo;
+	rc |= dup_to(&s->cainfo, v);
+	proxy = cfg_str(cfg, "http.proxy");
+	if (!proxy && env) {
+		proxy = u->scheme == PW_URL_HTTPS ? env->https_proxy : env->http_proxy;
+		if (!proxy)
+			proxy = env->all_proxy;
+	}
+	rc |= dup_to(&s->proxy, proxy && *proxy ? proxy : NULL);
+	rc |= dup_to(&s->noproxy, env ? env->no_proxy : NULL);
+	ua = cfg_str(cfg, "http.useragent");
+	if (env && env->user_agent)
+		ua = env->user_agent;
+	rc |= dup_to(&s->user_agent, ua ? ua : "packwire/" PW_VERSION);
+	s->low_speed_limit = num(cfg_str(cfg, "http.lowspeedlimit"), 0);
+	s->low_speed_time = num(cfg_str(cfg, "http.lowspeedtime"), 0);
+	if (env && env->low_speed_limit)
+		s->low_speed_limit = num(env->low_speed_limit, 0);
+	if (env && env->low_speed_time)
+		s->low_speed_time = num(env->low_speed_time, 0);
+	s->post_buffer = HTTP_POST_DEFAULT;
+	if (cfg && !pw_config_get_int64(cfg, "http.postbuffer", &n, NULL) && n > 0)
+		s->post_buffer = (uint64_t)n < PW_PKT_MAX ? PW_PKT_MAX : (size_t)n;
+	if (s->post_buffer > ((size_t)1 << 30))
+		s->post_buffer = (size_t)1 << 30;
+	rc |= dup_to(&s->netrc, env ? env->netrc : NULL);
+	if (rc)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (cfg) {
+		rc = pw_config_get_all(cfg, "http.extraheader", add_header, h);
+		if (rc == 0 || rc == PW_ENOTFOUND)
+			rc = pw_config_get_all(cfg, "credential.helper", add_helper, h);
+		if (rc && rc != PW_ENOTFOUND)
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		if (!pw_config_get_bool(cfg, "credential.usehttppath", &b, NULL))
+			s->use_http_path = b;
+		if (dup_to(&s->cred_username, cfg_str(cfg, "credential.username")))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* ---- URLs ------------------------------------------------------------------ */
+
+static int unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static char *url_decode(const char *s)
+{
+	size_t n = strlen(s), i, k = 0;
+	char *o = malloc(n + 1);
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && unhex(s[i + 1]) >= 0 && unhex(s[i + 2]) >= 0) {
+			o[k++] = (char)(unhex(s[i + 1]) * 16 + unhex(s[i + 2]));
+			i += 2;
+		} else {
+			o[k++] = s[i];
+		}
+	}
+	o[k] = 0;
+	return o;
+}
+
+/* "scheme://[user[:pass]@]rest" -> base without user info, and the
+ * credential fields from it. */
+static int split_url(struct http *h, const char *url, struct pw_error *err)
+{
+	const char *p = strstr(url, "://"), *auth_end, *host, *slash;
+	struct pw_buf b = PW_BUF_INIT;
+	size_t len;
+
+	if (!p)
+		return pw_error_set(err, PW_EINVAL, "invalid URL '%s'", url);
+	host = p + 3;
+	slash = host + strcspn(host, "/?#");
+	auth_end = memchr(host, '@', (size_t)(slash - host));
+	/* the last '@' before the path ends the user info */
+	if (auth_end) {
+		const char *q;
+
+		for (q = auth_end; q < slash; q++)
+			if (*q == '@')
+				auth_end = q;
+	}
+	if (pw_buf_add(&b, url, (size_t)(host - url)))
+		goto oom;
+	if (auth_end) {
+		const char *colon = memchr(host, ':', (size_t)(auth_end - host));
+		char *tmp;
+
+		tmp = strndup(host, (size_t)((colon ? colon : auth_end) - host));
+		if (!tmp || !(h->cred.username = url_decode(tmp))) {
+			free(tmp);
+			goto oom;
+		}
+		free(tmp);
+		if (colon) {
+			tmp = strndup(colon + 1, (size_t)(auth_end - colon - 1));
+			if (!tmp || !(h->cred.password = url_decode(tmp))) {
+				free(tmp);
+				goto oom;
+			}
+			free(tmp);
+		}
+		host = auth_end + 1;
+	}
+	if (pw_buf_adds(&b, host))
+		goto oom;
+	len = b.len;
+	while (len && b.data[len - 1] == '/')
+		len--;
+	pw_buf_setlen(&b, len);
+	h->base = pw_buf_detach(&b, NULL);
+	if (!(h->cred.protocol = strndup(url, (size_t)(p - url))) ||
+	    !(h->cred.host = strndup(host, (size_t)(host + strcspn(host, "/?#") - host))))
+		goto oom;
+	slash = host + strcspn(host, "/?#");
+	if (*slash == '/' && !(h->cred.path = strdup(slash + 1)))
+		goto oom;
+	return 0;
+oom:
+	pw_buf_free(&b);
+	return pw_error_set(err, PW_ENOMEM, "out of memory");
+}
+
+static int set_shown(struct http *h)
+{
+	size_t n = strlen(h->base);
+
+	free(h->shown);
+	if (!(h->shown = malloc(n + 2)))
+		return PW_ENOMEM;
+	memcpy(h->shown, h->base, n);
+	h->shown[n] = '/';
+	h->shown[n + 1] = 0;
+	return 0;
+}
+
+/* ---- the credential protocol ------------------------------------------------ */
+
+static int cred_line(struct pw_buf *b, const char *k, const char *v)
+{
+	if (!v)
+		return 0;
+	if (strchr(v, '\n'))
+		return PW_EINVAL;
+	return pw_buf_addf(b, "%s=%s\n", k, v);
+}
+
+/* Run one helper as Git does: "!cmd" through the shell, an absolute path,
+ * else "git credential-<name>", with the action appended. */
+static int run_helper(struct http *h, const char *helper, const char *action, int want_reply)
+{
+	struct pw_buf cmd = PW_BUF_INIT, in = PW_BUF_INIT, out = PW_BUF_INIT;
+	int to[2] = {-1, -1}, from[2] = {-1, -1}, rc = 0, st;
+	posix_spawn_file_actions_t fa;
+	char *argv[4];
+	pid_t pid;
+
+	if (helper[0] == '!')
+		rc = pw_buf_adds(&cmd, helper + 1);
+	else if (helper[0] == '/')
+		rc = pw_buf_adds(&cmd, helper);
+	else
+		rc = pw_buf_addf(&cmd, "git credential-%s", helper);
+	if (!rc)
+		rc = pw_buf_addf(&cmd, " %s", action);
+	if (!rc)
+		rc = cred_line(&in, "protocol", h->cred.protocol);
+	if (!rc)
+		rc = cred_line(&in, "host", h->cred.host);
+	if (!rc && h->set.use_http_path)
+		rc = cred_line(&in, "path", h->cred.path);
+	if (!rc)
+		rc = cred_line(&in, "username", h->cred.username);
+	if (!rc)
+		rc = cred_line(&in, "password", h->cred.password);
+	if (rc)
+		goto out;
+	/* stdin is a socket so that a helper which does not read it cannot
+	 * raise SIGPIPE here (send with MSG_NOSIGNAL) */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to) || pipe2(from, O_CLOEXEC)) {
+		rc = PW_EIO;
+		goto out;
+	}
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = cmd.data;
+	argv[3] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	st = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(to[0]);
+	close(from[1]);
+	to[0] = from[1] = -1;
+	if (st) {
+		rc = PW_EIO;
+		goto out;
+	}
+	{
+		size_t off = 0;
+
+		while (off < in.len) {
+			ssize_t w = send(to[1], in.data + off, in.len - off, MSG_NOSIGNAL);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+	}
+	close(to[1]);
+	to[1] = -1;
+	for (;;) {
+		char buf[4096];
+		ssize_t r = read(from[0], buf, sizeof(buf));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (out.len + (size_t)r > CRED_MAX)
+			continue; /* drain, keep what fits */
+		if (pw_buf_add(&out, buf, (size_t)r))
+			break;
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (want_reply) {
+		char *line = out.data, *nl;
+
+		while (*line && (nl = strchr(line, '\n'))) {
+			char *eq;
+
+			*nl = 0;
+			if (!*line)
+				break;
+			if ((eq = strchr(line, '='))) {
+				char **dst = NULL;
+
+				*eq = 0;
+				if (!strcmp(line, "username"))
+					dst = &h->cred.username;
+				else if (!strcmp(line, "password"))
+					dst = &h->cred.password;
+				else if (!strcmp(line, "quit") && strcmp(eq + 1, "0") &&
+				         strcmp(eq + 1, "false"))
+					rc = 1;
+				if (dst) {
+					free(*dst);
+					if (!(*dst = strdup(eq + 1))) {
+						rc = PW_ENOMEM;
+						break;
+					}
+				}
+			}
+			line = nl + 1;
+		}
+	}
+out:
+	if (to[0] >= 0)
+		close(to[0]);
+	if (to[1] >= 0)
+		close(to[1]);
+	if (from[0] >= 0)
+		close(from[0]);
+	if (from[1] >= 0)
+		close(from[1]);
+	pw_buf_free(&cmd);
+	pw_buf_free(&in);
+	pw_buf_free(&out);
+	return rc;
+}
+
+static void cred_each(struct http *h, const char *action)
+{
+	size_t off = 0, i;
+
+	for (i = 0; i < h->set.nr_helpers; i++) {
+		const char *helper = h->set.helpers.data + off;
+
+		off += strlen(helper) + 1;
+		if (run_helper(h, helper, action, 0) < 0)
+			break;
+	}
+}
+
+/* Git's credential_fill: helpers in order until a username and a password
+ * are known (or one says quit). No terminal prompt: packwire never asks. */
+static int cred_fill(struct http *h, struct pw_error *err)
+{
+	size_t off = 0, i;
+
+	if (!h->cred.username && h->set.cred_username &&
+	    !(h->cred.username = strdup(h->set.cred_username)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (i = 0; i < h->set.nr_helpers; i++) {
+		const char *helper = h->set.helpers.data + off;
+		int rc;
+
+		off += strlen(helper) + 1;
+		if (h->cred.username && h->cred.password)
+			break;
+		rc = run_helper(h, helper, "get", 1);
+		if (rc == PW_ENOMEM)
+			return pw_error_set(err, rc, "out of memory");
+		if (rc == 1)
+			return pw_error_set(err, PW_EIO, "credential helper '%s' told us to quit",
+			                    helper);
+	}
+	if (!h->cred.username || !h->cred.password) {
+		char *p = strstr(h->shown, "://");
+		size_t hl = p ? (size_t)(p + 3 - h->shown) + strcspn(p + 3, "/") : strlen(h->shown);
+
+		return pw_error_set(err, PW_EIO,
+		                    "could not read %s for '%.*s': terminal prompts disabled",
+		                    h->cred.username ? "Password" : "Username", (int)hl, h->shown);
+	}
+	return 0;
+}
+
+/* ---- curl ------------------------------------------------------------------- */
+
+static int xfer_abort(void *data, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	struct http *h = data;
+	int q;
+
+	(void)a, (void)b, (void)c, (void)d;
+	pthread_mutex_lock(&h->mu);
+	q = h->quit;
+	pthread_mutex_unlock(&h->mu);
+	return q;
+}
+
+static void setup_common(struct http *h, int follow)
+{
+	CURL *c = h->curl;
+
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, h->set.user_agent);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)HTTP_MAX_REDIRS);
+	curl_easy_setopt(c, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, h->set.ssl_verify ? 1L : 0L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, h->set.ssl_verify ? 2L : 0L);
+	if (h->set.cainfo)
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->set.cainfo);
+	/* "" turns off curl's own reading of the proxy variables: the library
+	 * reads no environment, pw_options_from_env passed them */
+	curl_easy_setopt(c, CURLOPT_PROXY, h->set.proxy ? h->set.proxy : "");
+	if (h->set.noproxy)
+		curl_easy_setopt(c, CURLOPT_NOPROXY, h->set.noproxy);
+	if (h->set.low_speed_limit > 0 && h->set.low_speed_time > 0) {
+		curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, h->set.low_speed_limit);
+		curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->set.low_speed_time);
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPAUTH, h->authmask);
+	if (h->set.netrc) {
+		curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+		curl_easy_setopt(c, CURLOPT_NETRC_FILE, h->set.netrc);
+	}
+	if (h->cred.username) {
+		curl_easy_setopt(c, CURLOPT_USERNAME, h->cred.username);
+		curl_easy_setopt(c, CURLOPT_PASSWORD, h->cred.password ? h->cred.password : "");
+	}
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xfer_abort);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
+	h->errbuf[0] = 0;
+}
+
+/* lines, Git-Protocol when v2 is asked (discovery) or spoken (POSTs), and
+ * http.extraHeader */
+static struct curl_slist *headers(struct http *h, const char *const *lines, int v2)
+{
+	struct curl_slist *l = NULL, *n, *e;
+
+	for (; *lines; lines++) {
+		if (!(n = curl_slist_append(l, *lines)))
+			goto fail;
+		l = n;
+	}
+	if (v2 && !(n = curl_slist_append(l, "Git-Protocol: version=2")))
+		goto fail;
+	if (v2)
+		l = n;
+	for (e = h->set.extra; e; e = e->next) {
+		if (!(n = curl_slist_append(l, e->data)))
+			goto fail;
+		l = n;
+	}
+	return l;
+fail:
+	curl_slist_free_all(l);
+	return NULL;
+}
+
+/* Git's rule: once a server said which schemes it takes (a 401), only
+ * those are tried; with Basic among them it is sent at once, so a streamed
+ * (chunked) POST need not be replayed. */
+static void narrow_auth(struct http *h)
+{
+	long avail = 0;
+
+	curl_easy_getinfo(h->curl, CURLINFO_HTTPAUTH_AVAIL, &avail);
+	if (avail & CURLAUTH_BASIC)
+		h->authmask = CURLAUTH_BASIC;
+	else if (avail)
+		h->authmask &= avail;
+}
+
+/* The media type without parameters, lower case. */
+static void content_type(CURL *c, char *out, size_t sz)
+{
+	char *ct = NULL;
+	size_t i = 0;
+
+	curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+	if (ct)
+		for (; ct[i] && ct[i] != ';' && ct[i] != ' ' && i + 1 < sz; i++)
+			out[i] = (char)((ct[i] >= 'A' && ct[i] <= 'Z') ? ct[i] + 32 : ct[i]);
+	out[i] = 0;
+}
+
+static const char *curl_why(struct http *h, CURLcode cc)
+{
+	return h->errbuf[0] ? h->errbuf : curl_easy_strerror(cc);
+}
+
+/* ---- discovery ---------------------------------------------------------------- */
+
+struct getbuf {
+	struct pw_buf *b;
+	int toobig;
+};
+
+static size_t get_write(char *p, size_t sz, size_t n, void *data)
+{
+	struct getbuf *g = data;
+
+	if (g->b->len + sz * n > HTTP_MAX_ADV) {
+		g->toobig = 1;
+		return 0;
+	}
+	return pw_buf_add(g->b, p, sz * n) ? 0 : sz * n;
+}
+
+/* The base after a redirect: the effective URL minus the tail we asked for,
+ * as Git's update_url_from_redirect; a redirect elsewhere is refused. */
+static int rebase(struct http *h, const char *tail, struct pw_error *err)
+{
+	char *eff = NULL;
+	size_t el, tl = strlen(tail);
+
+	curl_easy_getinfo(h->curl, CURLINFO_EFFECTIVE_URL, &eff);
+	if (!eff)
+		return 0;
+	el = strlen(eff);
+	{
+		size_t bl = strlen(h->base);
+
+		if (el == bl + tl && !strncmp(eff, h->base, bl))
+			return 0; /* no redirect */
+	}
+	if (el < tl || strcmp(eff + el - tl, tail))
+		return pw_error_set(err, PW_EPROTO,
+		                    "unable to update url base from redirection:\n"
+		                    "  asked for: %s%s\n   redirect: %s",
+		                    h->base, tail, eff);
+	{
+		char *nb = strndup(eff, el - tl);
+
+		if (!nb)
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		free(h->base);
+		h->base = nb;
+	}
+	return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
+}
+
+static int discover(struct http *h, struct pw_error *err)
+{
+	char tail[64], ct[128], want[96], *url;
+	const char *hdr_lines[] = {"Pragma: no-cache", NULL};
+	struct curl_slist *hl;
+	struct getbuf g = {&h->adv, 0};
+	int tries, rc = 0, v2 = 0;
+	size_t skip = 0;
+	long code = 0;
+	CURLcode cc = CURLE_OK;
+
+	snprintf(tail, sizeof(tail), "/info/refs?service=%s", h->service);
+	if (!(url = malloc(strlen(h->base) + strlen(tail) + 1)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	strcpy(url, h->base);
+	strcat(url, tail);
+	if (!(hl = headers(h, hdr_lines, h->v2_asked))) {
+		free(url);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	/* a username without a password: ask before the first try, as Git */
+	if (h->cred.username && !h->cred.password && (rc = cred_fill(h, err)))
+		goto out;
+	for (tries = 0; tries < 2; tries++) {
+		pw_buf_reset(&h->adv);
+		setup_common(h, h->set.follow >= 1);
+		curl_easy_setopt(h->curl, CURLOPT_URL, url);
+		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
+		curl_easy_setopt(h->curl, CURLOPT_FAILONERROR, 1L);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, get_write);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &g);
+		cc = curl_easy_perform(h->curl);
+		code = 0;
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		narrow_auth(h);
+		if (code == 401 && !h->have_cred && !(h->cred.username && h->cred.password)) {
+			if ((rc = cred_fill(h, err)))
+				goto out;
+			h->have_cred = 1;
+			continue;
+		}
+		break;
+	}
+	if (code == 401) {
+		if (h->cred.username && h->cred.password)
+			cred_each(h, "erase");
+		rc = pw_error_set(err, PW_EIO, "Authentication failed for '%s'", h->shown);
+		goto out;
+	}
+	if (code == 404) {
+		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found", h->shown);
+		goto out;
+	}
+	if (cc == CURLE_OK && code >= 300 && code < 400) {
+		char *loc = NULL;
+
+		curl_easy_getinfo(h->curl, CURLINFO_REDIRECT_URL, &loc);
+		rc = pw_error_set(err, PW_EIO,
+		                  "unable to access '%s': redirect to '%s' not followed "
+		                  "(http.followRedirects)",
+		                  h->shown, loc ? loc : "?");
+		goto out;
+	}
+	if (g.toobig) {
+		rc = pw_error_set(err, PW_ETOOBIG,
+		                  "unable to access '%s': the ref advertisement is larger than "
+		                  "%u bytes",
+		                  h->shown, HTTP_MAX_ADV);
+		goto out;
+	}
+	if (cc != CURLE_OK) {
+		rc = pw_error_set(err, PW_EIO, "unable to access '%s': %s", h->shown,
+		                  curl_why(h, cc));
+		goto out;
+	}
+	if (h->cred.username && h->cred.password)
+		cred_each(h, "store");
+	if ((rc = rebase(h, tail, err)))
+		goto out;
+	content_type(h->curl, ct, sizeof(ct));
+	snprintf(want, sizeof(want), "application/x-%s-advertisement", h->service);
+	if (strcmp(ct, want)) {
+		rc = pw_error_set(
+		        err, PW_EUNSUPPORTED,
+		        "'%s' is not a smart HTTP server (dumb HTTP is not supported yet)",
+		        h->shown);
+		goto out;
+	}
+	if ((rc = pw_http__discovery((const uint8_t *)h->adv.data, h->adv.len, h->service, &skip,
+	                             &v2, err)))
+		goto out;
+	h->adv_skip = skip;
+	h->v2 = v2;
+out:
+	curl_slist_free_all(hl);
+	free(url);
+	return rc;
+}
+
+/* ---- the request thread --------------------------------------------------------- */
+
+struct post {
+	struct http *h;
+	int checked, failed;
+	const uint8_t *body; /* buffered part of the request */
+	size_t body_len, body_off;
+	int stream_fd; /* the rest, chunked; -1 when all is buffered */
+};
+
+static void signal_response(struct http *h, int rc)
+{
+	pthread_mutex_lock(&h->mu);
+	h->resp_rc = rc;
+	h->resp_seq++;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static int send_resp(struct http *h, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(h->resp_wr, c, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The status and type of a POST's answer, checked when its first bytes
+ * come (or at its end when it has none). */
+static int check_post(struct post *p, CURLcode cc)
+{
+	struct http *h = p->h;
+	char ct[128], want[96];
+	long code = 0;
+
+	p->checked = 1;
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (cc != CURLE_OK || code >= 300) {
+		if (code == 401)
+			pw_error_set(&h->resp_err, PW_EIO, "Authentication failed for '%s'",
+			             h->shown);
+		else if (code >= 300)
+			pw_error_set(
+			        &h->resp_err, PW_EIO,
+			        "RPC failed; HTTP %ld curl 22 The requested URL returned error: "
+			        "%ld",
+			        code, code);
+		else
+			pw_error_set(&h->resp_err, PW_EIO, "RPC failed; curl %d %s", (int)cc,
+			             curl_why(h, cc));
+		p->failed = 1;
+		signal_response(h, h->resp_err.code);
+		return -1;
+	}
+	content_type(h->curl, ct, sizeof(ct));
+	snprintf(want, sizeof(want), "application/x-%s-result", h->service);
+	if (strcmp(ct, want)) {
+		pw_error_set(&h->resp_err, PW_EPROTO, "invalid Content-Type: %s",
+		             ct[0] ? ct : "(none)");
+		p->failed = 1;
+		signal_response(h, PW_EPROTO);
+		return -1;
+	}
+	signal_response(h, 0);
+	return 0;
+}
+
+static size_t post_write(char *data, size_t sz, size_t n, void *arg)
+{
+	struct post *p = arg;
+
+	if (!p->checked && check_post(p, CURLE_OK))
+		return 0;
+	if (send_resp(p->h, data, sz * n))
+		return 0;
+	return sz * n;
+}
+
+static size_t post_read(char *buf, size_t sz, size_t n, void *arg)
+{
+	struct post *p = arg;
+	size_t want = sz * n;
+
+	if (p->body_off < p->body_len) {
+		size_t k = p->body_len - p->body_off;
+
+		if (k > want)
+			k = want;
+		memcpy(buf, p->body + p->body_off, k);
+		p->body_off += k;
+		return k;
+	}
+	if (p->stream_fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(p->stream_fd, buf, want);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return CURL_READFUNC_ABORT;
+		return (size_t)r;
+	}
+}
+
+static int gzip_buf(const struct pw_buf *in, struct pw_buf *out)
+{
+	z_stream z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return PW_ENOMEM;
+	size_t bound = deflateBound(&z, in->len) + 32;
+
+	if (pw_buf_grow(out, bound)) {
+		deflateEnd(&z);
+		return PW_ENOMEM;
+	}
+	z.next_in = (Bytef *)in->data;
+	z.avail_in = (uInt)in->len;
+	z.next_out = (Bytef *)out->data;
+	z.avail_out = (uInt)bound;
+	rc = deflate(&z, Z_FINISH);
+	if (rc != Z_STREAM_END) {
+		deflateEnd(&z);
+		return PW_ENOMEM;
+	}
+	pw_buf_setlen(out, z.total_out);
+	deflateEnd(&z);
+	return 0;
+}
+
+/* Read the request: up to post_buffer bytes; *eof when it ended within. */
+static int read_request(int fd, struct pw_buf *b, size_t max, int *eof)
+{
+	*eof = 0;
+	while (b->len < max) {
+		ssize_t r;
+
+		if (pw_buf_grow(b, 65536))
+			return PW_ENOMEM;
+		r = read(fd, b->data + b->len, max - b->len < 65536 ? max - b->len : (size_t)65536);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return PW_EIO;
+		if (!r) {
+			*eof = 1;
+			return 0;
+		}
+		pw_buf_setlen(b, b->len + (size_t)r);
+	}
+	return 0;
+}
+
+static void drain(int fd)
+{
+	char buf[65536];
+	ssize_t r;
+
+	while ((r = read(fd, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		;
+}
+
+static void do_post(struct http *h, struct pw_buf *req, int eof)
+{
+	char url_tail[64], ctype[96], accept[96], *url;
+	const char *lines[6];
+	struct pw_buf gz = PW_BUF_INIT;
+	struct curl_slist *hl = NULL;
+	struct post p;
+	int nl = 0, tries;
+	CURLcode cc;
+	const struct pw_buf *body = req;
+
+	memset(&p, 0, sizeof(p));
+	p.h = h;
+	p.stream_fd = eof ? -1 : h->req_rd;
+	snprintf(url_tail, sizeof(url_tail), "/%s", h->service);
+	snprintf(ctype, sizeof(ctype), "Content-Type: application/x-%s-request", h->service);
+	snprintf(accept, sizeof(accept), "Accept: application/x-%s-result", h->service);
+	lines[nl++] = ctype;
+	lines[nl++] = accept;
+	lines[nl++] = "Expect:";
+	if (!eof)
+		lines[nl++] = "Transfer-Encoding: chunked";
+	else if (!strcmp(h->service, "git-upload-pack") && req->len > HTTP_GZIP_MIN &&
+	         !gzip_buf(req, &gz)) {
+		lines[nl++] = "Content-Encoding: gzip";
+		body = &gz;
+	}
+	lines[nl] = NULL;
+	url = malloc(strlen(h->base) + strlen(url_tail) + 1);
+	hl = url ? headers(h, lines, h->v2) : NULL;
+	if (!hl) {
+		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
+		signal_response(h, PW_ENOMEM);
+		goto out;
+	}
+	strcpy(url, h->base);
+	strcat(url, url_tail);
+	for (tries = 0; tries < 2; tries++) {
+		long code = 0;
+
+		p.checked = p.failed = 0;
+		p.body = (const uint8_t *)body->data;
+		p.body_len = body->len;
+		p.body_off = 0;
+		setup_common(h, h->set.follow == 2);
+		curl_easy_setopt(h->curl, CURLOPT_URL, url);
+		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
+		curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+		if (eof) {
+			curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body->data);
+			curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+			                 (curl_off_t)body->len);
+		} else {
+			curl_easy_setopt(h->curl, CURLOPT_READFUNCTION, post_read);
+			curl_easy_setopt(h->curl, CURLOPT_READDATA, &p);
+		}
+		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, post_write);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &p);
+		/* the status is ours to judge (no FAILONERROR): 401 may be retried */
+		cc = curl_easy_perform(h->curl);
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		narrow_auth(h);
+		if (!p.checked && code == 401 && eof && !tries) {
+			struct pw_error e;
+
+			if (!h->have_cred && !cred_fill(h, &e)) {
+				h->have_cred = 1;
+				continue;
+			}
+		}
+		break;
+	}
+	if (!p.checked) {
+		check_post(&p, cc);
+	} else if (!p.failed && cc != CURLE_OK) {
+		/* cut off mid-response: the reader sees the end of the stream */
+		pw_error_set(&h->resp_err, PW_EIO, "RPC failed; curl %d %s", (int)cc,
+		             curl_why(h, cc));
+		p.failed = 1;
+	}
+	if (!p.failed && h->v2) {
+		if (send_resp(h, "0002", 4))
+			p.failed = 1;
+	}
+out:
+	if (p.failed || !hl) {
+		pthread_mutex_lock(&h->mu);
+		h->dead = 1;
+		pthread_mutex_unlock(&h->mu);
+		shutdown(h->resp_wr, SHUT_WR);
+	}
+	if (!eof)
+		drain(h->req_rd);
+	curl_slist_free_all(hl);
+	free(url);
+	pw_buf_free(&gz);
+}
+
+static void *http_main(void *arg)
+{
+	struct http *h = arg;
+	struct pw_buf req = PW_BUF_INIT;
+
+	if (send_resp(h, h->adv.data + h->adv_skip, h->adv.len - h->adv_skip))
+		goto out;
+	pw_buf_free(&h->adv);
+	for (;;) {
+		int eof, rc;
+
+		pw_buf_reset(&req);
+		rc = read_request(h->req_rd, &req, h->set.post_buffer, &eof);
+		if (rc) {
+			pw_error_set(&h->resp_err, rc, "reading the request: %s", strerror(errno));
+			signal_response(h, rc);
+			break;
+		}
+		if (req.len)
+			do_post(h, &req, eof);
+		pthread_mutex_lock(&h->mu);
+		if (!req.len && h->req_seq > h->resp_seq) {
+			/* an empty request: nothing is sent, nothing comes back */
+			h->resp_rc = 0;
+			h->resp_seq = h->req_seq;
+			pthread_cond_broadcast(&h->cv);
+		}
+		while (!h->nr_next && !h->quit)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->quit || h->dead) {
+			pthread_mutex_unlock(&h->mu);
+			break;
+		}
+		close(h->req_rd);
+		h->req_rd = h->next_req_rd[0];
+		memmove(h->next_req_rd, h->next_req_rd + 1, --h->nr_next * sizeof(int));
+		pthread_mutex_unlock(&h->mu);
+	}
+out:
+	pw_buf_free(&req);
+	shutdown(h->resp_wr, SHUT_WR);
+	return NULL;
+}
+
+/* ---- the connection ------------------------------------------------------------ */
+
+static int http_end_request(struct pw_conn *c, struct pw_error *err)
+{
+	struct http *h = pw_conn__impl(c)->priv;
+	int p[2], rc;
+	unsigned want;
+
+	if (pipe2(p, O_CLOEXEC))
+		return pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
+	pthread_mutex_lock(&h->mu);
+	if (h->nr_next == (int)(sizeof(h->next_req_rd) / sizeof(h->next_req_rd[0]))) {
+		pthread_mutex_unlock(&h->mu);
+		close(p[0]);
+		close(p[1]);
+		return pw_error_set(err, PW_EIO, "too many HTTP requests in flight");
+	}
+	h->next_req_rd[h->nr_next++] = p[0];
+	want = ++h->req_seq;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	c->out_fd = p[1];
+	pthread_mutex_lock(&h->mu);
+	while (h->resp_seq < want && !h->dead)
+		pthread_cond_wait(&h->cv, &h->mu);
+	rc = h->resp_seq >= want ? h->resp_rc : PW_EIO;
+	if (rc)
+		pw_error_copy(err, &h->resp_err);
+	if (h->dead && !rc && h->resp_seq < want)
+		rc = pw_error_set(err, PW_EIO, "the HTTP connection is gone");
+	pthread_mutex_unlock(&h->mu);
+	return rc;
+}
+
+static int http_finish(struct pw_conn *c, int *status, struct pw_error *err)
+{
+	struct http *h = pw_conn__impl(c)->priv;
+
+	(void)err;
+	if (h && h->started) {
+		pthread_mutex_lock(&h->mu);
+		h->quit = 1;
+		pthread_cond_broadcast(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+	}
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	c->in_fd = c->out_fd = -1;
+	if (h && h->started) {
+		pthread_join(h->tid, NULL);
+		h->started = 0;
+	}
+	pw_conn__impl(c)->status = 0;
+	if (status)
+		*status = 0;
+	return 0;
+}
+
+static void cred_free(struct cred *c)
+{
+	free(c->protocol);
+	free(c->host);
+	free(c->path);
+	free(c->username);
+	if (c->password)
+		memset(c->password, 0, strlen(c->password));
+	free(c->password);
+}
+
+static void http_free_priv(struct http *h)
+{
+	if (!h)
+		return;
+	if (h->curl)
+		curl_easy_cleanup(h->curl);
+	if (h->req_rd >= 0)
+		close(h->req_rd);
+	while (h->nr_next)
+		close(h->next_req_rd[--h->nr_next]);
+	if (h->resp_wr >= 0)
+		close(h->resp_wr);
+	curl_slist_free_all(h->set.extra);
+	pw_buf_free(&h->set.helpers);
+	free(h->set.cainfo);
+	free(h->set.proxy);
+	free(h->set.noproxy);
+	free(h->set.user_agent);
+	free(h->set.netrc);
+	free(h->set.cred_username);
+	pw_buf_free(&h->adv);
+	cred_free(&h->cred);
+	free(h->base);
+	free(h->shown);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	free(h);
+}
+
+static void http_free(struct pw_conn *c)
+{
+	http_free_priv(pw_conn__impl(c)->priv);
+	pw_conn__impl(c)->priv = NULL;
+}
+
+static const struct pw_conn_ops http_ops = {
+        .finish = http_finish,
+        .end_request = http_end_request,
+        .free = http_free,
+};
+
+int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *url,
+                       const char *service, int version, const struct pw_transport_opts *opts,
+                       struct pw_error *err)
+{
+	const struct pw_config *cfg =
+	        opts ? (opts->config ? opts->config : opts->git_proxy_config) : NULL;
+	struct http *h;
+	int req[2] = {-1, -1}, sv[2] = {-1, -1}, rc;
+
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return pw_error_set(err, PW_EIO, "cannot initialise libcurl");
+	if (!(h = calloc(1, sizeof(*h))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	h->req_rd = h->resp_wr = -1;
+	h->authmask = (long)CURLAUTH_ANY;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->service = service;
+	h->v2_asked = version == 2;
+	h->conn = c;
+	if ((rc = split_url(h, url, err)) ||
+	    (rc = load_settings(h, u, cfg, opts ? opts->http_env : NULL, err)))
+		goto fail;
+	if (set_shown(h) || !(h->curl = curl_easy_init())) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = discover(h, err)))
+		goto fail;
+	if (pipe2(req, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		rc = pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	h->req_rd = req[0];
+	h->resp_wr = sv[1];
+	c->out_fd = req[1];
+	c->in_fd = sv[0];
+	c->stateless = 1;
+	pw_conn__impl(c)->priv = h;
+	pw_conn__impl(c)->ops = &http_ops;
+	if (pthread_create(&h->tid, NULL, http_main, h)) {
+		rc = pw_error_set(err, PW_EIO, "cannot start the HTTP thread");
+		goto fail_started;
+	}
+	h->started = 1;
+	return 0;
+fail_started:
+	close(c->out_fd);
+	close(c->in_fd);
+	c->in_fd = c->out_fd = -1;
+	pw_conn__impl(c)->priv = NULL;
+	pw_conn__impl(c)->ops = NULL;
+	http_free_priv(h);
+	return rc;
+fail:
+	if (req[0] >= 0)
+		close(req[0]);
+	if (req[1] >= 0)
+		close(req[1]);
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	http_free_priv(h);
+	return rc;
+}
