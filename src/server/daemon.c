@@ -829,6 +829,41 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 	return rc;
 }
 
+/* --verbose: the request's extra attributes, as Git logs them */
+static void log_attrs(const struct pw_daemon_opts *o, const struct pw_daemon_request *req)
+{
+	if (req->host)
+		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s%s%s", req->host,
+		      req->port ? ":" : "", req->port ? req->port : "");
+	if (req->protocol)
+		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"protocol\": %s", req->protocol);
+}
+
+/* Git logs the attributes after the path's NUL before it finds the service
+ * unknown: decode them behind a stand-in service for the log. */
+static void log_attrs_of_bad_line(const struct pw_daemon_opts *o, const uint8_t *buf, size_t len)
+{
+	static const char stand_in[] = "git-upload-pack /";
+	const uint8_t *nul = memchr(buf, 0, len);
+	struct pw_daemon_request req;
+	struct pw_error e;
+	size_t rest;
+	uint8_t *b;
+
+	if (!o->log || !nul)
+		return;
+	rest = len - (size_t)(nul - buf);
+	if (!(b = malloc(sizeof(stand_in) - 1 + rest)))
+		return;
+	memcpy(b, stand_in, sizeof(stand_in) - 1);
+	memcpy(b + sizeof(stand_in) - 1, nul, rest);
+	if (!pw_daemon_request_parse(&req, b, sizeof(stand_in) - 1 + rest, &e)) {
+		log_attrs(o, &req);
+		pw_daemon_request_free(&req);
+	}
+	free(b);
+}
+
 int pw_daemon_serve_conn(const struct pw_daemon_opts *o, int in_fd, int out_fd, const char *peer_ip,
                          const char *peer_port, struct pw_error *err)
 {
@@ -845,16 +880,14 @@ int pw_daemon_serve_conn(const struct pw_daemon_opts *o, int in_fd, int out_fd, 
 	rc = read_request(o, in_fd, buf, &len, err);
 	if (!rc)
 		rc = pw_daemon_request_parse(&req, buf, len, err);
+	if (rc == PW_EPROTO)
+		log_attrs_of_bad_line(o, buf, len);
 	free(buf);
 	if (rc) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "%s", err ? err->msg : "bad request");
 		return rc;
 	}
-	if (req.host)
-		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s%s%s", req.host,
-		      req.port ? ":" : "", req.port ? req.port : "");
-	if (req.protocol)
-		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"protocol\": %s", req.protocol);
+	log_attrs(o, &req);
 	rc = pw_daemon_resolve(o, &req, peer_ip, peer_port, &gitdir, &msg, err);
 	if (rc) {
 		if (msg)
