@@ -89,8 +89,10 @@ PW_API void pw_daemon_opts_init(struct pw_daemon_opts *o);
  * The repository a request may be served from. 0 with *gitdir (malloc'd,
  * absolute or as resolved) set; else a negative code with *client_msg set to
  * the text of the ERR line to send (static; the generic refusal unless
- * informative_errors) and the reason logged. Runs the access hook.
- * peer_ip/peer_port (may be NULL) are the connection's, for the hook.
+ * informative_errors) and the reason logged. Runs the access hook (Git's
+ * arguments: service, path, requested host, its canonical name and address,
+ * requested port). peer_ip/peer_port (may be NULL) are the connection's:
+ * the hook's REMOTE_ADDR and REMOTE_PORT, as under Git's daemon.
  */
 PW_API int pw_daemon_resolve(const struct pw_daemon_opts *o, const struct pw_daemon_request *req,
                              const char *peer_ip, const char *peer_port, char **gitdir,

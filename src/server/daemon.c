@@ -99,22 +99,29 @@ void pw_daemon_request_free(struct pw_daemon_request *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Git's canonicalize_client: no '/', no leading or trailing '.', lower case. */
-static char *canon_host(const char *p, size_t n)
+/* Git's sanitize_client into s (room for n + 1): no '/', no leading,
+ * repeated or trailing '.'; lower case too when `lower` (Git's
+ * canonicalize_client). */
+static void sanitize_host(char *s, const char *p, size_t n, int lower)
 {
-	char *s = malloc(n + 1);
 	size_t i, k = 0;
 
-	if (!s)
-		return NULL;
 	for (i = 0; i < n; i++) {
-		if (p[i] == '/' || (p[i] == '.' && !k))
+		if (p[i] == '/' || (p[i] == '.' && (!k || s[k - 1] == '.')))
 			continue;
-		s[k++] = (char)tolower((unsigned char)p[i]);
+		s[k++] = lower ? (char)tolower((unsigned char)p[i]) : p[i];
 	}
 	while (k && s[k - 1] == '.')
 		k--;
 	s[k] = 0;
+}
+
+static char *canon_host(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s)
+		sanitize_host(s, p, n, 1);
 	return s;
 }
 
@@ -376,8 +383,14 @@ static void lookup_host(struct hostinfo *h)
 	hints.ai_flags = AI_CANONNAME;
 	if (getaddrinfo(h->req->host, NULL, &hints, &ai) || !ai)
 		return;
-	getnameinfo(ai->ai_addr, ai->ai_addrlen, h->ip, sizeof(h->ip), NULL, 0, NI_NUMERICHOST);
-	snprintf(h->canon, sizeof(h->canon), "%s", ai->ai_canonname ? ai->ai_canonname : "");
+	if (getnameinfo(ai->ai_addr, ai->ai_addrlen, h->ip, sizeof(h->ip), NULL, 0, NI_NUMERICHOST))
+		h->ip[0] = 0;
+	/* as Git: the sanitized canonical name, else the address */
+	if (ai->ai_canonname)
+		sanitize_host(h->canon, ai->ai_canonname,
+		              strnlen(ai->ai_canonname, sizeof(h->canon) - 1), 0);
+	else
+		snprintf(h->canon, sizeof(h->canon), "%s", h->ip);
 	freeaddrinfo(ai);
 }
 
@@ -437,14 +450,19 @@ static int inside_base(const char *base, const char *path)
 	return ok;
 }
 
-/* Git's path_ok: the directory to serve (malloc'd) or NULL (logged). */
-static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_request *req)
+/* Git's path_ok: the directory to serve (malloc'd) or NULL (logged);
+ * *validp gets the path as validated (the request's spelling, "~user"
+ * unexpanded, plus the suffix that matched), which Git shows the access hook
+ * and its log lines. */
+static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_request *req,
+                     char **validp)
 {
 	struct pw_buf b = PW_BUF_INIT;
 	const char *dir = req->path;
 	char *valid = NULL, *used = NULL;
 	int based = 0;
 
+	*validp = NULL;
 	if (pw_srv_path_is_aliased(dir)) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': aliased", dir);
 		return NULL;
@@ -458,6 +476,10 @@ static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_requ
 			const char *slash = strchr(dir, '/');
 			size_t nl = slash ? (size_t)(slash - dir) : strlen(dir);
 
+			logf_(o, PW_DAEMON_LOG_INFO,
+			      "userpath <%s>, request <%s>, namlen %d, restlen %d, slash <%s>",
+			      o->user_path, dir, (int)nl, (int)(strlen(dir) - nl),
+			      slash ? slash : "");
 			if (pw_buf_add(&b, dir, nl) ||
 			    pw_buf_addf(&b, "/%s%s", o->user_path, slash ? slash : ""))
 				goto oom;
@@ -513,12 +535,12 @@ static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_requ
 
 			if (len <= pl && !memcmp(o->whitelist[i], valid, len) &&
 			    (!valid[len] || (!o->strict_paths && valid[len] == '/'))) {
-				free(valid);
+				*validp = valid;
 				return used;
 			}
 		}
 	} else if (!o->strict_paths) {
-		free(valid);
+		*validp = valid;
 		return used;
 	}
 	logf_(o, PW_DAEMON_LOG_ERROR, "'%s': not in directory list", valid);
@@ -546,14 +568,19 @@ static void hook_output(void *ctx, const char *data, size_t len)
 		pw_buf_add(&h->b, data, len);
 }
 
-/* Git's run_access_hook: args service, path, host, canonical host, ip, port;
- * a non-zero exit refuses, with the first line of its output as the reason. */
+/* Git's run_access_hook: args service, path (as validated), the requested
+ * host, its canonical name, its IP address and the requested port (%H %CH
+ * %IP %P); the client's address in REMOTE_ADDR and REMOTE_PORT, as Git's
+ * daemon has them in its environment. A non-zero exit refuses, with the
+ * first line of its output as the reason. */
 static int run_access_hook(const struct pw_daemon_opts *o, const struct pw_daemon_request *req,
-                           const char *gitdir, const char *peer_ip, const char *peer_port,
+                           const char *path, const char *peer_ip, const char *peer_port,
                            const char **client_msg, struct pw_error *err)
 {
 	static __thread char reason[512];
-	const char *args[7];
+	struct hostinfo hi = {req, 0, "", ""};
+	char addr_env[NI_MAXHOST + 16], port_env[NI_MAXSERV + 16];
+	const char *args[7], *env[3];
 	struct hook_out out;
 	struct pw_hook_run h;
 	struct pw_error herr;
@@ -561,17 +588,27 @@ static int run_access_hook(const struct pw_daemon_opts *o, const struct pw_daemo
 	size_t n;
 	char *s;
 
+	lookup_host(&hi);
 	args[0] = service_names[req->service];
-	args[1] = gitdir;
+	args[1] = path;
 	args[2] = req->host ? req->host : "";
-	args[3] = req->host ? req->host : "";
-	args[4] = peer_ip ? peer_ip : "";
-	args[5] = peer_port ? peer_port : "";
+	args[3] = hi.canon;
+	args[4] = hi.ip;
+	args[5] = req->port ? req->port : "";
 	args[6] = NULL;
+	/* Git writes an IPv6 peer in brackets */
+	snprintf(addr_env, sizeof(addr_env),
+	         strchr(peer_ip ? peer_ip : "", ':') ? "REMOTE_ADDR=[%s]" : "REMOTE_ADDR=%s",
+	         peer_ip ? peer_ip : "");
+	snprintf(port_env, sizeof(port_env), "REMOTE_PORT=%s", peer_port ? peer_port : "");
+	env[0] = peer_ip ? addr_env : "REMOTE_ADDR";
+	env[1] = peer_port ? port_env : "REMOTE_PORT";
+	env[2] = NULL;
 	pw_buf_init(&out.b, 0);
 	memset(&h, 0, sizeof(h));
 	h.path = o->access_hook;
 	h.args = args;
+	h.env = env;
 	h.output = hook_output;
 	h.ctx = &out;
 	if (pw_hook_run(&h, &status, &herr) == 0 && status == 0) {
@@ -606,7 +643,7 @@ int pw_daemon_resolve(const struct pw_daemon_opts *o, const struct pw_daemon_req
 	int enabled = o->enabled[sv];
 	struct pw_repo *repo = NULL;
 	struct pw_error rerr;
-	char *path, *ok;
+	char *path, *valid = NULL, *ok;
 	int rc;
 
 	*gitdir = NULL;
@@ -616,21 +653,23 @@ int pw_daemon_resolve(const struct pw_daemon_opts *o, const struct pw_daemon_req
 		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': service not enabled.", name);
 		return refuse(o, client_msg, "service not enabled", err, PW_EUNSUPPORTED);
 	}
-	if (!(path = path_ok(o, req)))
+	if (!(path = path_ok(o, req, &valid)))
 		return refuse(o, client_msg, "no such repository", err, PW_ENOTFOUND);
 	if (!o->export_all) {
 		size_t n = strlen(path) + sizeof("/git-daemon-export-ok");
 
 		if (!(ok = malloc(n))) {
 			free(path);
+			free(valid);
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 		}
 		snprintf(ok, n, "%s/git-daemon-export-ok", path);
 		rc = access(ok, F_OK);
 		free(ok);
 		if (rc) {
-			logf_(o, PW_DAEMON_LOG_ERROR, "'%s': repository not exported.", path);
+			logf_(o, PW_DAEMON_LOG_ERROR, "'%s': repository not exported.", valid);
 			free(path);
+			free(valid);
 			return refuse(o, client_msg, "repository not exported", err, PW_ENOTFOUND);
 		}
 	}
@@ -642,15 +681,18 @@ int pw_daemon_resolve(const struct pw_daemon_opts *o, const struct pw_daemon_req
 		pw_repo_free(repo);
 	}
 	if (!enabled) {
-		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': service not enabled for '%s'", name, path);
+		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': service not enabled for '%s'", name, valid);
 		free(path);
+		free(valid);
 		return refuse(o, client_msg, "service not enabled", err, PW_EUNSUPPORTED);
 	}
 	if (o->access_hook &&
-	    (rc = run_access_hook(o, req, path, peer_ip, peer_port, client_msg, err))) {
+	    (rc = run_access_hook(o, req, valid, peer_ip, peer_port, client_msg, err))) {
 		free(path);
+		free(valid);
 		return rc;
 	}
+	free(valid);
 	*gitdir = path;
 	return 0;
 }
@@ -787,6 +829,41 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 	return rc;
 }
 
+/* --verbose: the request's extra attributes, as Git logs them */
+static void log_attrs(const struct pw_daemon_opts *o, const struct pw_daemon_request *req)
+{
+	if (req->host)
+		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s%s%s", req->host,
+		      req->port ? ":" : "", req->port ? req->port : "");
+	if (req->protocol)
+		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"protocol\": %s", req->protocol);
+}
+
+/* Git logs the attributes after the path's NUL before it finds the service
+ * unknown: decode them behind a stand-in service for the log. */
+static void log_attrs_of_bad_line(const struct pw_daemon_opts *o, const uint8_t *buf, size_t len)
+{
+	static const char stand_in[] = "git-upload-pack /";
+	const uint8_t *nul = memchr(buf, 0, len);
+	struct pw_daemon_request req;
+	struct pw_error e;
+	size_t rest;
+	uint8_t *b;
+
+	if (!o->log || !nul)
+		return;
+	rest = len - (size_t)(nul - buf);
+	if (!(b = malloc(sizeof(stand_in) - 1 + rest)))
+		return;
+	memcpy(b, stand_in, sizeof(stand_in) - 1);
+	memcpy(b + sizeof(stand_in) - 1, nul, rest);
+	if (!pw_daemon_request_parse(&req, b, sizeof(stand_in) - 1 + rest, &e)) {
+		log_attrs(o, &req);
+		pw_daemon_request_free(&req);
+	}
+	free(b);
+}
+
 int pw_daemon_serve_conn(const struct pw_daemon_opts *o, int in_fd, int out_fd, const char *peer_ip,
                          const char *peer_port, struct pw_error *err)
 {
@@ -803,16 +880,14 @@ int pw_daemon_serve_conn(const struct pw_daemon_opts *o, int in_fd, int out_fd, 
 	rc = read_request(o, in_fd, buf, &len, err);
 	if (!rc)
 		rc = pw_daemon_request_parse(&req, buf, len, err);
+	if (rc == PW_EPROTO)
+		log_attrs_of_bad_line(o, buf, len);
 	free(buf);
 	if (rc) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "%s", err ? err->msg : "bad request");
 		return rc;
 	}
-	if (req.host)
-		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"host\": %s%s%s", req.host,
-		      req.port ? ":" : "", req.port ? req.port : "");
-	if (req.protocol)
-		logf_(o, PW_DAEMON_LOG_INFO, "Extended attribute \"protocol\": %s", req.protocol);
+	log_attrs(o, &req);
 	rc = pw_daemon_resolve(o, &req, peer_ip, peer_port, &gitdir, &msg, err);
 	if (rc) {
 		if (msg)

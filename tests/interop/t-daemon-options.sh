@@ -61,6 +61,67 @@ contains "--interpolated-path: served" ans-pw "$HEADLINE"
 ask "--interpolated-path: other host" /v.git other.org
 ask "--interpolated-path: host with a port" /v.git example.com:1234
 
+# %CH %IP %P %%: the canonical name and address of the requested host, its
+# port, a literal %
+mkdir -p "vhost/127.0.0.1/9999%"
+git clone -q --bare work "vhost/127.0.0.1/9999%/w.git"
+pair interp2 --export-all --interpolated-path="$T/vhost/%IP/%P%%%D"
+ask "--interpolated-path: %IP/%P%%%D" /w.git 127.0.0.1:9999
+contains "--interpolated-path: %IP %P %% served" ans-pw "$HEADLINE"
+pair interp3 --export-all --interpolated-path="$T/vhost/%CH/%P%%%D"
+ask "--interpolated-path: %CH/%P%%%D" /w.git 127.0.0.1:9999
+contains "--interpolated-path: %CH served" ans-pw "$HEADLINE"
+ask "--interpolated-path: %CH of an unknown host" /w.git no.such.host.invalid:9999
+
+# --disable=upload-pack: refused, unless the repository's daemon.uploadpack
+# says otherwise (overridable by default); with --forbid-override as well,
+# daemon.uploadpack=true does not help
+mkdir -p dis
+git clone -q --bare work dis/plain.git
+git clone -q --bare work dis/on.git
+git -C dis/on.git config daemon.uploadpack true
+pair disable --export-all --base-path="$T/dis" --disable=upload-pack
+ask "--disable=upload-pack" /plain.git
+contains "--disable=upload-pack refuses" ans-pw "ERR service not enabled: /plain.git"
+ask "--disable=upload-pack, daemon.uploadpack=true" /on.git
+contains "--disable=upload-pack: daemon.uploadpack=true serves" ans-pw "$HEADLINE"
+pair disable2 --export-all --base-path="$T/dis" --disable=upload-pack --forbid-override=upload-pack
+ask "--disable and --forbid-override" /on.git
+contains "--disable and --forbid-override refuse" ans-pw "ERR service not enabled"
+
+# --timeout (upload-pack's, v0): a client silent after the advertisement
+# is dropped
+pair timeout --export-all --base-path="$T/srv" --timeout=1
+for k in pw git; do
+	p=$PP
+	[ $k = git ] && p=$GP
+	start=$(date +%s)
+	$RAW "$p" send "pkt:git-upload-pack /a.git\\0host=x\\0" >"to-$k" 2>&1 || true
+	echo "$(($(date +%s) - start))" >"to-$k.secs"
+done
+# (git's upload-pack dies of SIGALRM in silence; packwire's says why in an
+# ERR line first, so only the advertisement and the close are compared)
+check "--timeout: the same advertisement as git daemon's" diff <(grep -v '^ERR' to-git) <(grep -v '^ERR' to-pw)
+check "--timeout: dropped within the timeout ($(cat to-pw.secs) s)" test "$(cat to-pw.secs)" -le 4
+check "--timeout: git daemon drops it too ($(cat to-git.secs) s)" test "$(cat to-git.secs)" -le 4
+contains "--timeout: closed" to-pw closed
+
+# --verbose: the same log lines as git daemon's (pids and ports masked):
+# connection, host and protocol attributes, request, refusals, disconnects
+pair verbose --export-all --base-path="$T/srv" --verbose
+for k in pw git; do
+	p=$PP
+	[ $k = git ] && p=$GP
+	git -c protocol.version=2 ls-remote "git://127.0.0.1:$p/a.git" >/dev/null 2>&1 || true
+	git -c protocol.version=0 ls-remote "git://127.0.0.1:$p/nothere.git" >/dev/null 2>&1 || true
+	$RAW "$p" send "pkt:git-frobnicate /a.git\\0host=x\\0" >/dev/null 2>&1 || true
+	sleep 0.5
+done
+masklog() { sed -E 's/\[[0-9]+\]/[PID]/g; s/127\.0\.0\.1:[0-9]+/127.0.0.1:PORT/g' "$T/$1.log"; }
+check "--verbose: log lines as git daemon's" diff <(masklog git-verbose) <(masklog pw-verbose)
+contains "--verbose: the protocol attribute logged" pw-verbose.log 'Extended attribute "protocol": version=2'
+contains "--verbose: the host attribute logged" pw-verbose.log 'Extended attribute "host": 127.0.0.1'
+
 pair override --base-path="$T/srv"
 ask "daemon.uploadpack=false" /off.git
 contains "daemon.uploadpack=false refuses" ans-pw "ERR service not enabled: /off.git"
@@ -82,7 +143,25 @@ ask "--access-hook: allowed" /a.git
 contains "--access-hook: allowed repository served" ans-pw "$HEADLINE"
 ask "--access-hook: refused with its message" /sub/b.git
 contains "--access-hook: its first line in the ERR" ans-pw "ERR go away, upload-pack: /sub/b.git"
-contains "--access-hook: arguments" hook.log "upload-pack $T/srv/a.git x x 127.0.0.1"
+# the hook's arguments (service, path, host, canonical host, its address,
+# port) and REMOTE_ADDR, as git daemon gives them
+cat >arghook <<'EOF'
+#!/bin/sh
+echo "$* | ${REMOTE_ADDR:-no REMOTE_ADDR} ${REMOTE_PORT:+port}" >>"${0%/*}/arghook.log"
+EOF
+chmod +x arghook
+pair args --base-path="$T/srv" --access-hook="$T/arghook"
+for k in pw git; do
+	p=$PP
+	[ $k = git ] && p=$GP
+	rm -f arghook.log
+	for h in x 127.0.0.1:1234 localhost LocalHost..:99; do
+		$RAW "$p" send "pkt:git-upload-pack /a.git\\0host=$h\\0" 0000 >/dev/null 2>&1 || true
+	done
+	mv arghook.log "arghook-$k"
+done
+same_file "--access-hook: arguments and REMOTE_ADDR as git daemon's" arghook-git arghook-pw
+contains "--access-hook: %H %CH %IP %P" arghook-pw "upload-pack $T/srv/a.git 127.0.0.1 127.0.0.1 127.0.0.1 1234 | 127.0.0.1 port"
 
 # --inetd: one request on stdin/stdout
 for k in pw git; do

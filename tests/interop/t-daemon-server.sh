@@ -119,12 +119,34 @@ for i in 1 2 3 4; do
 done
 check "parallel clones: fsck, object format and refs right ($good/8)" test "$good" -eq 8
 
-# SIGTERM: clean stop, pid file removed, no child left
+# the client's version=2 reaches upload-pack (GIT_PROTOCOL): it answers in v2
+GIT_TRACE_PACKET=$T/trace-v2 git -c protocol.version=2 ls-remote "git://127.0.0.1:$PP/sha256.git" >/dev/null 2>&1 || true
+contains "version=2 reaches the service: it answers in protocol v2" trace-v2 "< version 2"
+
+# every finished connection's process is reaped: no zombie while it runs
 pid=$(cat "$T/pwd.pid")
+sleep 0.5
+check "no zombie child after the clones" test -z "$(ps -o stat= --ppid "$pid" | grep '^Z' || true)"
+
+# SIGTERM with a connection still open: the daemon stops at once and
+# removes its pid file, stops listening, and the open connection's process
+# (which ignores SIGTERM, as Git's) ends with its client
+python3 "$(dirname "$0")/daemon-raw.py" "$PP" silent 3 >held 2>&1 &
+held=$!
+for i in $(seq 1 100); do [ -n "$(pgrep -P "$pid" || true)" ] && break; sleep 0.05; done
+child=$(pgrep -P "$pid" | head -1 || true)
+check "a held connection has its process" test -n "$child"
 kill "$pid"
 for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 check "SIGTERM stops the daemon" test "$i" -lt 100
 check "SIGTERM removes the pid file" test ! -e "$T/pwd.pid"
-check "no daemon child left" test -z "$(pgrep -P "$pid" || true)"
+if git ls-remote "git://127.0.0.1:$PP/sha1.git" >/dev/null 2>&1; then
+	not_ok "after SIGTERM nothing listens"
+else
+	ok "after SIGTERM nothing listens"
+fi
+wait "$held" || true
+for i in $(seq 1 100); do [ -z "$child" ] || ! kill -0 "$child" 2>/dev/null && break; sleep 0.05; done
+check "the held connection's process ends with its client" test "$i" -lt 100
 daemon_logs_clean
 finish
