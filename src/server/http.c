@@ -955,6 +955,19 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 
 /* ---- the entry point ---------------------------------------------------- */
 
+/* Does path hold a ".." segment? */
+static int has_dotdot(const char *path)
+{
+	const char *p = path;
+
+	while ((p = strstr(p, ".."))) {
+		if ((p == path || p[-1] == '/') && (!p[2] || p[2] == '/'))
+			return 1;
+		p += 2;
+	}
+	return 0;
+}
+
 int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
                   struct pw_error *err)
 {
@@ -997,8 +1010,9 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 		             req->project_root[rl - 1] == '/' ? "" : "/", pi) < 0)
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 	} else if (req->path_translated && *req->path_translated) {
-		/* Git trusts the web server here; we still refuse ".." segments */
-		if (pw_srv_path_is_aliased(req->path_translated))
+		/* Git trusts the web server here (a doubled or "." segment is
+		 * served as the file system resolves it); we still refuse ".." */
+		if (has_dotdot(req->path_translated))
 			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "'%s': aliased", req->path_translated);
 		if (!(dir = strdup(req->path_translated)))

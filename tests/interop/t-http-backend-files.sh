@@ -180,6 +180,18 @@ for pi in /../srv/sha1.git/HEAD /sha1.git/./HEAD //sha1.git/HEAD sha1.git/HEAD /
 	same_file "CGI PATH_INFO=$pi: response as git's" git.cgi pw.cgi
 	contains "CGI PATH_INFO=$pi: refused" pw.cgi "Status: "
 done
+# PATH_TRANSLATED alone (no GIT_PROJECT_ROOT): Git trusts the web server and
+# serves a doubled slash as the file system resolves it (Git's t5560 does
+# this); packwire still refuses a ".." segment
+pt() {
+	env -i PATH="$PATH" GIT_HTTP_EXPORT_ALL=1 SERVER_PROTOCOL=HTTP/1.1 REQUEST_METHOD=GET \
+		GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0="*" "$@"
+}
+pt PATH_TRANSLATED="$T/srv//sha1.git/HEAD" "$PACKWIRE" http-backend </dev/null >pw.cgi 2>pw.err
+pt PATH_TRANSLATED="$T/srv//sha1.git/HEAD" "$GIT_HTTP_BACKEND" </dev/null >git.cgi 2>/dev/null
+same_file "CGI PATH_TRANSLATED with //: response as git's" git.cgi pw.cgi
+pt PATH_TRANSLATED="$T/srv/sha1.git/../sha1.git/HEAD" "$PACKWIRE" http-backend </dev/null >pw.cgi 2>pw.err
+contains "CGI PATH_TRANSLATED with ..: refused" pw.cgi "Status: 500"
 printf 'short' | cgi REQUEST_METHOD=POST PATH_INFO=/sha1.git/git-upload-pack CONTENT_LENGTH=100 \
 	CONTENT_TYPE=application/x-git-upload-pack-request "$PACKWIRE" http-backend >pw.cgi 2>pw.err
 contains "CGI body shorter than CONTENT_LENGTH: 400" pw.cgi "Status: 400"
