@@ -111,7 +111,11 @@ int cmd_http_backend(int argc, char **argv)
 	req.server_protocol = getenv("SERVER_PROTOCOL");
 	req.content_type = getenv("CONTENT_TYPE");
 	req.content_encoding = getenv("HTTP_CONTENT_ENCODING");
-	req.git_protocol = getenv("HTTP_GIT_PROTOCOL");
+	/* as Git: a GIT_PROTOCOL the web server sets (even empty) wins over
+	 * the client's Git-Protocol header */
+	req.git_protocol = getenv("GIT_PROTOCOL");
+	if (!req.git_protocol)
+		req.git_protocol = getenv("HTTP_GIT_PROTOCOL");
 	req.ref_namespace = getenv("GIT_NAMESPACE");
 	req.remote_user = getenv("REMOTE_USER");
 	req.remote_addr = getenv("REMOTE_ADDR");

@@ -325,6 +325,7 @@ struct text_refs {
 	struct pw_odb *odb;
 	struct pw_buf *out;
 	struct pw_buf tmp;
+	size_t ns_len; /* the GIT_NAMESPACE prefix to strip from names */
 };
 
 /* "<oid>\t<name>\n", and "<peeled>\t<name>^{}\n" for a tag (Git's
@@ -340,7 +341,9 @@ static int text_ref(const struct pw_ref *ref, void *data)
 
 	if (pw_odb_read_header(t->odb, &oid, &type, &size))
 		return 0;
-	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&oid, hex), ref->name))
+	const char *name = ref->name + t->ns_len;
+
+	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&oid, hex), name))
 		return PW_ENOMEM;
 	if (type != PW_OBJ_TAG)
 		return 0;
@@ -356,19 +359,35 @@ static int text_ref(const struct pw_ref *ref, void *data)
 	}
 	if (type == PW_OBJ_TAG)
 		return 0;
-	return pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&oid, hex), ref->name) ? PW_ENOMEM
-	                                                                               : 0;
+	return pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&oid, hex), name) ? PW_ENOMEM : 0;
 }
 
-static int get_text_refs(struct resp *r, struct pw_repo *repo, struct pw_error *err)
+/* The namespace's ref prefix ("refs/namespaces/<ns>/...", "" for none) in
+ * *out: 0 or PW_ENOMEM. */
+static int ns_prefix(struct pw_buf *out, const char *ns)
 {
-	struct pw_buf out = PW_BUF_INIT;
-	struct text_refs t = {repo, NULL, &out, PW_BUF_INIT};
+	return pw_srv_namespace_prefix(out, ns ? ns : "");
+}
+
+/* Dumb info/refs: the refs of the namespace (GIT_NAMESPACE), named without
+ * it, as Git's for_each_namespaced_ref lists them. */
+static int get_text_refs(struct resp *r, struct pw_repo *repo, const char *ns, struct pw_error *err)
+{
+	struct pw_buf out = PW_BUF_INIT, prefix = PW_BUF_INIT;
+	struct text_refs t = {repo, NULL, &out, PW_BUF_INIT, 0};
 	int rc;
 
-	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
+	if (ns_prefix(&prefix, ns))
+		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
+		              "out of memory");
+	t.ns_len = prefix.len;
+	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err))) {
+		pw_buf_free(&prefix);
 		return refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s", err->msg);
-	rc = pw_refs_foreach(repo, "refs/", 0, text_ref, &t);
+	}
+	if ((rc = pw_buf_addf(&prefix, "refs/")) == 0)
+		rc = pw_refs_foreach(repo, prefix.data, 0, text_ref, &t);
+	pw_buf_free(&prefix);
 	if (rc) {
 		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "listing refs: %s",
 		            pw_repo_error(repo)->msg);
@@ -382,21 +401,30 @@ static int get_text_refs(struct resp *r, struct pw_repo *repo, struct pw_error *
 	return rc;
 }
 
-static int get_head(struct resp *r, struct pw_repo *repo)
+/* The namespace's HEAD (GIT_NAMESPACE), its target named without the
+ * namespace, as Git's head_ref_namespaced shows it. */
+static int get_head(struct resp *r, struct pw_repo *repo, const char *ns)
 {
-	struct pw_buf out = PW_BUF_INIT;
+	struct pw_buf out = PW_BUF_INIT, head = PW_BUF_INIT;
 	struct pw_oid oid;
 	char *target = NULL, hex[PW_MAX_HEXSZ + 1];
+	size_t ns_len;
 
+	if (ns_prefix(&head, ns))
+		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, NULL,
+		              "out of memory");
+	ns_len = head.len;
 	/* Git prints HEAD only when it resolves (an unborn HEAD gives "") */
-	if (!pw_refs_read(repo, "HEAD", &oid, &target)) {
+	if (!pw_buf_addf(&head, "HEAD") && !pw_refs_read(repo, head.data, &oid, &target)) {
 		struct pw_oid tip;
 
-		if (target && !pw_refs_resolve(repo, "HEAD", &tip, NULL))
-			pw_buf_addf(&out, "ref: %s\n", target);
+		if (target && !pw_refs_resolve(repo, head.data, &tip, NULL))
+			pw_buf_addf(&out, "ref: %s\n",
+			            strncmp(target, head.data, ns_len) ? target : target + ns_len);
 		else if (!target)
 			pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&oid, hex));
 	}
+	pw_buf_free(&head);
 	free(target);
 	send_buf(r, "text/plain", &out);
 	pw_buf_free(&out);
@@ -1088,13 +1116,13 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 	}
 	switch (route) {
 	case R_HEAD:
-		rc = get_head(&r, repo);
+		rc = get_head(&r, repo, req->ref_namespace);
 		break;
 	case R_INFO_REFS:
 		if (has_service)
 			rc = get_info_refs_smart(&r, req, repo, service, err);
 		else
-			rc = get_text_refs(&r, repo, err);
+			rc = get_text_refs(&r, repo, req->ref_namespace, err);
 		break;
 	case R_TEXT:
 		hdr_nocache(&r);

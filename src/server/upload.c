@@ -15,6 +15,7 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/version.h"
+#include "server/paths.h"
 #include "server/filter.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
@@ -65,23 +66,12 @@ static int config_bool(struct pw_upload_session *s, const char *key)
 	return v;
 }
 
-/* Git's expansion of GIT_NAMESPACE: "a/b" -> "refs/namespaces/a/refs/namespaces/b/"
- * (empty components are skipped); an empty namespace is none. */
+/* GIT_NAMESPACE as a ref prefix (paths.h); an empty namespace is none. */
 static int namespace_prefix(struct pw_upload_session *s, const char *ns)
 {
 	struct pw_buf b = PW_BUF_INIT;
-	int rc = 0;
+	int rc = pw_srv_namespace_prefix(&b, ns);
 
-	while (*ns) {
-		const char *slash = strchr(ns, '/');
-		size_t n = slash ? (size_t)(slash - ns) : strlen(ns);
-
-		if (n && (rc = pw_buf_addf(&b, "refs/namespaces/%.*s/", (int)n, ns)))
-			break;
-		ns += n;
-		while (*ns == '/')
-			ns++;
-	}
 	if (!rc && b.len) {
 		if (!(s->ns = strdup(b.data)))
 			rc = PW_ENOMEM;

@@ -192,6 +192,23 @@ pt PATH_TRANSLATED="$T/srv//sha1.git/HEAD" "$GIT_HTTP_BACKEND" </dev/null >git.c
 same_file "CGI PATH_TRANSLATED with //: response as git's" git.cgi pw.cgi
 pt PATH_TRANSLATED="$T/srv/sha1.git/../sha1.git/HEAD" "$PACKWIRE" http-backend </dev/null >pw.cgi 2>pw.err
 contains "CGI PATH_TRANSLATED with ..: refused" pw.cgi "Status: 500"
+# GIT_NAMESPACE: the dumb info/refs and HEAD show the namespace's refs, named
+# without it (Git's t5551 "dumb clone via http-backend respects namespace")
+for algo in sha1 sha256; do
+	R=$T/srv/$algo.git
+	git -C "$R" update-ref refs/namespaces/ns/refs/heads/other "$(git -C "$R" rev-parse HEAD)"
+	git -C "$R" symbolic-ref refs/namespaces/ns/HEAD refs/namespaces/ns/refs/heads/other
+	for f in info/refs HEAD; do
+		pt GIT_NAMESPACE=ns PATH_TRANSLATED="$R/$f" "$PACKWIRE" http-backend </dev/null >pw.cgi 2>pw.err
+		pt GIT_NAMESPACE=ns PATH_TRANSLATED="$R/$f" "$GIT_HTTP_BACKEND" </dev/null >git.cgi 2>/dev/null
+		same_file "$algo: dumb $f in GIT_NAMESPACE as git's" git.cgi pw.cgi
+	done
+	contains "$algo: dumb HEAD in GIT_NAMESPACE names the namespace's branch" pw.cgi "ref: refs/heads/other"
+	# a GIT_PROTOCOL the web server sets, even empty, wins over the header
+	pt GIT_PROTOCOL= HTTP_GIT_PROTOCOL=version=2 QUERY_STRING=service=git-upload-pack \
+		PATH_TRANSLATED="$R/info/refs" "$PACKWIRE" http-backend </dev/null >pw.cgi 2>pw.err
+	contains "$algo: an empty GIT_PROTOCOL from the server keeps v0" pw.cgi "symref=HEAD:"
+done
 printf 'short' | cgi REQUEST_METHOD=POST PATH_INFO=/sha1.git/git-upload-pack CONTENT_LENGTH=100 \
 	CONTENT_TYPE=application/x-git-upload-pack-request "$PACKWIRE" http-backend >pw.cgi 2>pw.err
 contains "CGI body shorter than CONTENT_LENGTH: 400" pw.cgi "Status: 400"
