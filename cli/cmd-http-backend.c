@@ -117,6 +117,9 @@ int cmd_http_backend(int argc, char **argv)
 	if (!req.git_protocol)
 		req.git_protocol = getenv("HTTP_GIT_PROTOCOL");
 	req.ref_namespace = getenv("GIT_NAMESPACE");
+	req.committer_name = getenv("GIT_COMMITTER_NAME");
+	req.committer_email = getenv("GIT_COMMITTER_EMAIL");
+	req.committer_date = getenv("GIT_COMMITTER_DATE");
 	req.remote_user = getenv("REMOTE_USER");
 	req.remote_addr = getenv("REMOTE_ADDR");
 	req.project_root = getenv("GIT_PROJECT_ROOT");

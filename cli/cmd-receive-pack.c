@@ -50,6 +50,11 @@ int cmd_receive_pack(int argc, char **argv)
 		return pw_cli_usage(usage_str);
 	/* GIT_USER_AGENT replaces the agent string, as with git (and upload-pack) */
 	opts.agent = getenv("GIT_USER_AGENT");
+	/* the reflog's committer, as Git's ident reads it */
+	opts.committer_name = getenv("GIT_COMMITTER_NAME");
+	opts.committer_email = getenv("GIT_COMMITTER_EMAIL");
+	opts.committer_date = getenv("GIT_COMMITTER_DATE");
+	opts.default_email = getenv("EMAIL");
 	if (proto && strstr(proto, "version=1"))
 		opts.protocol_version = 1;
 	signal(SIGPIPE, SIG_IGN);

@@ -55,6 +55,10 @@ struct pw_http_request {
 	int err_fd;
 	const char *agent;         /* NULL = "packwire/<version>" */
 	const char *ref_namespace; /* GIT_NAMESPACE for upload-pack, or NULL */
+	/* GIT_COMMITTER_NAME/EMAIL/DATE for a push's reflog; NULL name/email:
+	 * remote_user (else "anonymous") and "<name>@http.<remote_addr>", as
+	 * git http-backend fills them in. */
+	const char *committer_name, *committer_email, *committer_date;
 };
 
 /* Zero the request, content_length and err_fd -1. */

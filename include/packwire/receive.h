@@ -29,6 +29,15 @@ struct pw_receive_opts {
 	int err_fd;
 	int timeout_ms;    /* > 0: give up when the client sends nothing this long */
 	const char *agent; /* NULL: "packwire/<version>" */
+	/* Who the reflog entries of a push name (Git takes them from
+	 * GIT_COMMITTER_NAME/EMAIL/DATE, which the library does not read: the
+	 * caller passes them). NULL name/email: user.name/user.email from the
+	 * repository's config, then default_email (Git's EMAIL) for the email,
+	 * then the account. NULL date ("<seconds> <+hhmm>", "@" allowed): now. */
+	const char *committer_name;
+	const char *committer_email;
+	const char *committer_date;
+	const char *default_email;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

@@ -33,19 +33,25 @@ static int wanted(struct pw_repo *repo, const char *name)
 }
 
 /* "Name <email> <seconds> <+hhmm>" of the committer. */
-static int ident(struct pw_repo *repo, struct pw_buf *out)
+static int ident(struct pw_repo *repo, const struct pw_reflog_ident *who, struct pw_buf *out)
 {
+	static const struct pw_reflog_ident none;
 	const struct pw_config *cfg = pw_repo_config(repo);
-	const char *name = getenv("GIT_COMMITTER_NAME"), *email = getenv("GIT_COMMITTER_EMAIL");
-	const char *date = getenv("GIT_COMMITTER_DATE");
+	const char *name, *email, *date;
 	struct passwd *pw = getpwuid(getuid());
 	char host[256] = "localhost", mail[512], zone[32];
 	long long secs = -1;
 
+	if (!who)
+		who = &none;
+	name = who->name;
+	email = who->email;
+	date = who->date;
+
 	if (!name && pw_config_get_string(cfg, "user.name", &name, NULL))
 		name = NULL;
 	if (!email && pw_config_get_string(cfg, "user.email", &email, NULL))
-		email = getenv("EMAIL");
+		email = who->default_email;
 	if (!name || !*name)
 		name = pw && pw->pw_gecos && *pw->pw_gecos ? pw->pw_gecos
 		       : pw                                ? pw->pw_name
@@ -82,7 +88,8 @@ static int ident(struct pw_repo *repo, struct pw_buf *out)
 }
 
 int pw_reflog_append(struct pw_repo *repo, const char *name, const struct pw_oid *old_oid,
-                     const struct pw_oid *new_oid, const char *msg, struct pw_error *err)
+                     const struct pw_oid *new_oid, const char *msg,
+                     const struct pw_reflog_ident *who, struct pw_error *err)
 {
 	struct pw_buf path = PW_BUF_INIT, line = PW_BUF_INIT;
 	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1], *slash;
@@ -90,7 +97,7 @@ int pw_reflog_append(struct pw_repo *repo, const char *name, const struct pw_oid
 
 	if (pw_buf_addf(&path, "%s/logs/%s", pw_repo_git_dir(repo), name) ||
 	    pw_buf_addf(&line, "%s %s ", pw_oid_to_hex(old_oid, o), pw_oid_to_hex(new_oid, n)) ||
-	    ident(repo, &line) || pw_buf_addf(&line, "\t%s\n", msg)) {
+	    ident(repo, who, &line) || pw_buf_addf(&line, "\t%s\n", msg)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}

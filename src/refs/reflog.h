@@ -9,14 +9,22 @@
 
 struct pw_repo;
 
+/* Who an entry names; every field may be NULL (see pw_reflog_append). */
+struct pw_reflog_ident {
+	const char *name, *email, *date;
+	const char *default_email; /* after user.email (Git's EMAIL) */
+};
+
 /* Append to the log of `name` when it exists or core.logAllRefUpdates asks
  * for one ("always": every ref; true, the default of non-bare repositories:
- * refs/heads/, refs/remotes/, refs/notes/ and HEAD). The committer comes
- * from GIT_COMMITTER_NAME/EMAIL, else user.name/user.email, else the
- * account; the time from GIT_COMMITTER_DATE ("<seconds> <+hhmm>", "@" allowed),
- * else now. 0 when written or not wanted; PW_EIO/PW_ENOMEM with err set. */
+ * refs/heads/, refs/remotes/, refs/notes/ and HEAD). The committer is
+ * who->name/email, else user.name/user.email, else who->default_email for
+ * the email, else the account; the time who->date ("<seconds> <+hhmm>", "@"
+ * allowed), else now. who may be NULL. 0 when written or not wanted;
+ * PW_EIO/PW_ENOMEM with err set. */
 int pw_reflog_append(struct pw_repo *repo, const char *name, const struct pw_oid *old_oid,
-                     const struct pw_oid *new_oid, const char *msg, struct pw_error *err);
+                     const struct pw_oid *new_oid, const char *msg,
+                     const struct pw_reflog_ident *who, struct pw_error *err);
 
 /* Remove the log of a deleted ref (and its now empty directories). */
 void pw_reflog_delete(struct pw_repo *repo, const char *name);

@@ -29,28 +29,6 @@ char *pw_hook_find(const char *hooks_dir, const char *name)
 	return p;
 }
 
-char *pw_hook_find_program(const char *name)
-{
-	const char *path = getenv("PATH"), *p, *end;
-
-	if (!path || strchr(name, '/'))
-		return NULL;
-	for (p = path; *p; p = *end ? end + 1 : end) {
-		char dir[4096], *found;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end == p || (size_t)(end - p) >= sizeof(dir))
-			continue;
-		memcpy(dir, p, (size_t)(end - p));
-		dir[end - p] = '\0';
-		if ((found = pw_hook_find(dir, name)))
-			return found;
-	}
-	return NULL;
-}
-
 static size_t name_len(const char *kv)
 {
 	const char *eq = strchr(kv, '=');
@@ -123,7 +101,11 @@ int pw_hook_run(const struct pw_hook_run *h, int *status, struct pw_error *err)
 			_exit(127);
 		if (h->cwd && chdir(h->cwd))
 			_exit(127);
-		execve(h->path, argv, envp);
+		/* a bare program name is looked up in PATH (by libc) */
+		if (strchr(h->path, '/'))
+			execve(h->path, argv, envp);
+		else
+			execvpe(h->path, argv, envp);
 		_exit(126);
 	}
 	close(in_pipe[0]);

@@ -9,7 +9,7 @@
 #include "packwire/error.h"
 
 struct pw_hook_run {
-	const char *path;        /* the executable */
+	const char *path;        /* the executable; without a '/', found in PATH */
 	const char *const *args; /* extra arguments (NULL-terminated), may be NULL */
 	const char *const *env;  /* "NAME=value" (or "NAME" to unset), NULL-terminated */
 	const char *cwd;         /* may be NULL */
@@ -22,11 +22,6 @@ struct pw_hook_run {
 /* Path of hook `name` under hooks_dir when it exists and is executable
  * (malloc'd), else NULL. */
 char *pw_hook_find(const char *hooks_dir, const char *name);
-
-/* Path of program `name` in $PATH when found and executable (malloc'd),
- * else NULL: receive-pack runs stock git for what Git itself delegates to
- * other commands (gc --auto, read-tree for updateInstead). */
-char *pw_hook_find_program(const char *name);
 
 /* Run the hook and wait for it. *status gets its exit code (128 + signal
  * when killed). Errors only for failures to start or to talk to it. */

@@ -675,6 +675,7 @@ struct job {
 	int in_fd, out_fd;
 	int rc;
 	struct pw_error err;
+	char email[512]; /* the pusher's "<user>@http.<addr>" */
 };
 
 static void *job_main(void *arg)
@@ -873,6 +874,18 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	pw_receive_opts_init(&j->rp);
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
+	/* a push's reflog names the web user, as git http-backend sets
+	 * GIT_COMMITTER_NAME/EMAIL when the environment has none */
+	j->rp.committer_name = req->committer_name                     ? req->committer_name
+	                       : req->remote_user && *req->remote_user ? req->remote_user
+	                                                               : "anonymous";
+	j->rp.committer_email = req->committer_email;
+	if (!j->rp.committer_email) {
+		snprintf(j->email, sizeof(j->email), "%s@http.%s", j->rp.committer_name,
+		         req->remote_addr && *req->remote_addr ? req->remote_addr : "(none)");
+		j->rp.committer_email = j->email;
+	}
+	j->rp.committer_date = req->committer_date;
 	/* push has no v2 yet: Git's receive-pack falls back to v0 as well */
 	if (pw_protocol_version_from_env(req->git_protocol) == 1)
 		j->rp.protocol_version = 1;

@@ -1662,7 +1662,8 @@ static void auto_gc(struct rp *s)
 	static const char *const args[] = {"gc", "--auto", "--quiet", NULL};
 	char *git;
 
-	if (!s->auto_gc || s->io_failed || !(git = pw_hook_find_program("git")))
+	/* "git" is found in PATH when it runs; without one nothing happens */
+	if (!s->auto_gc || s->io_failed || !(git = strdup("git")))
 		return;
 	run_program(s, git, args, NULL, 0, 0);
 }
@@ -1748,7 +1749,7 @@ static const char *update_worktree(struct rp *s, struct pw_receive_cmd *c)
 	else
 		snprintf(base, sizeof(base), "HEAD");
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if (!(git = pw_hook_find_program("git")))
+		if (!(git = strdup("git")))
 			return "Up-to-date check failed";
 		if (run_in_worktree(s, git, steps[i].args, c->worktree, c->worktree_git_dir, NULL))
 			return steps[i].why;
@@ -1770,6 +1771,7 @@ static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
  * for HEAD when it points at the ref; a deleted ref loses its log. */
 static void log_update(struct rp *s, struct pw_receive_cmd *c)
 {
+	struct pw_reflog_ident who;
 	struct pw_error e;
 
 	if (cmd_is_delete(c)) {
@@ -1777,9 +1779,13 @@ static void log_update(struct rp *s, struct pw_receive_cmd *c)
 		return;
 	}
 	memset(&e, 0, sizeof(e));
-	if (pw_reflog_append(s->repo, c->name, &c->old_oid, &c->new_oid, "push", &e) ||
+	who.name = s->opts->committer_name;
+	who.email = s->opts->committer_email;
+	who.date = s->opts->committer_date;
+	who.default_email = s->opts->default_email;
+	if (pw_reflog_append(s->repo, c->name, &c->old_oid, &c->new_oid, "push", &who, &e) ||
 	    (s->head_target && !strcmp(c->name, s->head_target) &&
-	     pw_reflog_append(s->repo, "HEAD", &c->old_oid, &c->new_oid, "push", &e)))
+	     pw_reflog_append(s->repo, "HEAD", &c->old_oid, &c->new_oid, "push", &who, &e)))
 		rp_warning(s, "%s", e.msg);
 }
 

@@ -19,6 +19,7 @@ mkdir -p srv
 for algo in sha1 sha256; do
 	make_repo "src-$algo" "$algo"
 	git clone -q --bare "src-$algo" "srv/$algo.git"
+	git -C "srv/$algo.git" config core.logAllRefUpdates always
 	git clone -q "src-$algo" "srv/work-$algo" # non-bare: served as work-ALGO/.git
 done
 git -C srv/sha256.git config http.receivepack true
@@ -79,6 +80,10 @@ for algo in sha1 sha256; do
 		check "$algo v$v: server has the pushed ref" test \
 			"$(git -C "srv/$algo.git" rev-parse refs/heads/pushed-v$v)" = "$(git -C "$w" rev-parse HEAD)"
 		check "$algo v$v: server repository fsck --strict clean after the push" fsck_ok "srv/$algo.git"
+		# the reflog names the web user as git http-backend does
+		check "$algo v$v: the push's reflog names $user <$user@http.127.0.0.1>" grep -q \
+			" $user <$user@http.127.0.0.1> [0-9]* [-+][0-9]*	push\$" \
+			"srv/$algo.git/logs/refs/heads/pushed-v$v"
 		check "$algo v$v: access log names the user" grep -q "^127.0.0.1 - $user \[.*\"POST /$algo.git/git-receive-pack HTTP/1.1\" 200 " access.log
 
 		# fetch what was pushed into the first clone
