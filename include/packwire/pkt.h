@@ -105,6 +105,7 @@ struct pw_pkt_reader {
 	int peeked; /* pkt below is the result of a peek not yet consumed */
 	struct pw_pkt pkt;
 	size_t pkt_used;
+	int timed_out; /* set when timeout_ms passed without a byte */
 };
 
 /* 0 or PW_ENOMEM; flags are PW_PKT_READ_*. */

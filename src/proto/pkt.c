@@ -240,7 +240,7 @@ static int reader_fill(struct pw_pkt_reader *r, size_t need, struct pw_error *er
 			if (pr < 0)
 				return pw_error_set(err, PW_EIO, "read error: poll: %s",
 				                    strerror(errno));
-			if (pr == 0)
+			if (pr == 0 && (r->timed_out = 1))
 				return pw_error_set(
 				        err, PW_EIO,
 				        "read timed out after %d ms waiting for the peer",

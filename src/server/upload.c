@@ -471,7 +471,9 @@ static void report_error(struct pw_upload_session *s)
 {
 	char msg[PW_ERROR_MSG_MAX + 16];
 
-	if (s->err_sent || !s->err.code)
+	/* a client silent past --timeout is dropped without a word, as Git's
+	 * upload-pack dies of its alarm */
+	if (s->err_sent || !s->err.code || s->rd.timed_out)
 		return;
 	s->err_sent = 1;
 	pw_buf_reset(&s->out);
