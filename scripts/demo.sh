@@ -155,7 +155,7 @@ for algo in sha256 sha1; do
 	fi
 	rm -f "$TMP/trace"
 
-	# packwire's own client over HTTP, once it has one
+	# packwire's own client over HTTP
 	pdst=$TMP/packwire-$algo
 	t0=$(now)
 	if "$PW" clone -q -v "$URL/$algo.git" "$pdst" 2>"$TMP/err"; then
@@ -163,9 +163,6 @@ for algo in sha256 sha1; do
 		neg=$(sed -n 's/^negotiated: //p' "$TMP/err")
 		printf '  %-9s clone: %6ss   http, %s\n' packwire "$(secs "$t0" "$t1")" "$neg"
 		verify_clone "$src" "$pdst" $algo
-	elif grep -q "not supported" "$TMP/err"; then
-		printf '  %-9s clone: skipped: packwire has no HTTP client yet (%s)\n' packwire \
-			"$(sed -n 's/^fatal: //p' "$TMP/err" | head -1)"
 	else
 		cat "$TMP/err"
 		fail=1

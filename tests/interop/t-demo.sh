@@ -1,29 +1,23 @@
 #!/usr/bin/env bash
 # The main job (scripts/demo.sh, `make demo`) runs end to end: a SHA-256 and
 # a SHA-1 repository served by one `packwire serve`, each cloned over HTTP by
-# stock git (protocol v2, the server's object format) and by packwire once
-# it has an HTTP client (else the demo says it skipped that), a commit
-# pushed back by stock git, everything verified (the script checks fsck
-# --strict, refs, format, work tree), the server stopped by SIGTERM, and OK.
+# stock git (protocol v2, the server's object format) and by packwire, a
+# commit pushed back by stock git, everything verified (the script checks
+# fsck --strict, refs, format, work tree), the server stopped by SIGTERM, and
+# OK.
 . "$(dirname "$0")/lib.sh"
 
 bash "$PW_SRC/scripts/demo.sh" "$PACKWIRE" >"$T/out" 2>&1 && rc=0 || rc=$?
 check "demo exits 0" test "$rc" = 0
 check "demo ends with OK" test "$(tail -1 "$T/out")" = OK
 contains "demo: served by packwire serve" "$T/out" "server: packwire serve on http://127.0.0.1:"
-clones=2
 for algo in sha256 sha1; do
 	contains "demo: stock git clone of the $algo repository over http" "$T/out" \
 		"http, protocol v2, object-format $algo"
-	if grep -q "packwire  clone: skipped: packwire has no HTTP client yet" "$T/out"; then
-		ok "demo: packwire clone of the $algo repository skipped (no HTTP client)"
-	else
-		contains "demo: packwire clone of the $algo repository over http" "$T/out" \
-			"http, protocol v2, object-format $algo,"
-		clones=3
-	fi
+	contains "demo: packwire clone of the $algo repository over http" "$T/out" \
+		"http, protocol v2, object-format $algo,"
 done
-if [ "$(grep -c 'verified: fsck --strict clean, refs equal to the server' "$T/out")" = $((clones == 2 ? 2 : 4)) ] &&
+if [ "$(grep -c 'verified: fsck --strict clean, refs equal to the server' "$T/out")" = 4 ] &&
 	[ "$(grep -c "verified: server's demo-push is the pushed commit" "$T/out")" = 2 ]; then
 	ok "demo: every clone and both pushes verified"
 else
