@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packwire/hash.h"
 #include "packwire/proto.h"
 #include "proto/quote.h"
 
@@ -184,17 +185,6 @@ const char *pw_filter_config_name(enum pw_filter_kind kind)
 static int filter_parse(struct pw_filter *out, const char *spec, size_t len, int nesting,
                         struct pw_error *err);
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* combine:<sub>+<sub>...: each sub-spec may not hold a reserved character
  * unescaped, and is %-decoded before it is parsed (Git's rules). */
 static int parse_combine(struct pw_filter *out, const char *p, size_t len, int nesting,
@@ -225,9 +215,10 @@ static int parse_combine(struct pw_filter *out, const char *p, size_t len, int n
 		if (!(dec = malloc(sl + 1)))
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 		for (i = 0; i < sl; i++) {
-			if (sub[i] == '%' && i + 2 < sl && hexval(sub[i + 1]) >= 0 &&
-			    hexval(sub[i + 2]) >= 0) {
-				dec[n++] = (char)(hexval(sub[i + 1]) * 16 + hexval(sub[i + 2]));
+			if (sub[i] == '%' && i + 2 < sl && pw_hexval(sub[i + 1]) >= 0 &&
+			    pw_hexval(sub[i + 2]) >= 0) {
+				dec[n++] =
+				        (char)(pw_hexval(sub[i + 1]) * 16 + pw_hexval(sub[i + 2]));
 				i += 2;
 			} else {
 				dec[n++] = sub[i];

@@ -24,6 +24,7 @@
 
 #include "packwire/buf.h"
 #include "packwire/config.h"
+#include "packwire/hash.h"
 #include "packwire/pkt.h"
 #include "packwire/transport.h"
 #include "packwire/version.h"
@@ -225,17 +226,6 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 
 /* ---- URLs ------------------------------------------------------------------ */
 
-static int unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static char *url_decode(const char *s)
 {
 	size_t n = strlen(s), i, k = 0;
@@ -244,8 +234,9 @@ static char *url_decode(const char *s)
 	if (!o)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n && unhex(s[i + 1]) >= 0 && unhex(s[i + 2]) >= 0) {
-			o[k++] = (char)(unhex(s[i + 1]) * 16 + unhex(s[i + 2]));
+		if (s[i] == '%' && i + 2 < n && pw_hexval(s[i + 1]) >= 0 &&
+		    pw_hexval(s[i + 2]) >= 0) {
+			o[k++] = (char)(pw_hexval(s[i + 1]) * 16 + pw_hexval(s[i + 2]));
 			i += 2;
 		} else {
 			o[k++] = s[i];
