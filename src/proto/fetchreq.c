@@ -246,8 +246,13 @@ static int parse_combine(struct pw_filter *out, const char *p, size_t len, int n
 
 int pw_filter_parse(struct pw_filter *out, const char *spec, size_t len, struct pw_error *err)
 {
+	int rc;
+
 	memset(out, 0, sizeof(*out));
-	return filter_parse(out, spec, len, 0, err);
+	rc = filter_parse(out, spec, len, 0, err);
+	if (rc) /* a combine: that failed part-way holds its first sub-filters */
+		pw_filter_free(out);
+	return rc;
 }
 
 static int filter_parse(struct pw_filter *out, const char *spec, size_t len, int nesting,
