@@ -1545,27 +1545,26 @@ static int run_hook(struct rp *s, const char *name, const char *const *args, con
 	return run_program(s, path, args, input, input_len, quarantined);
 }
 
-/* Run path (freed here) in the repository with the hooks' environment, its
- * output relayed to the user; 0, 1 when it failed, negative when it could
- * not run. */
-static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
-                       size_t input_len, int quarantined)
+/* Run path with args in cwd and the environment e (both freed here; a
+ * non-zero env_failed means building e ran out of memory), output relayed
+ * to the user: 0, 1 when it failed, negative when it could not run. */
+static int run_with_env(struct rp *s, char *path, const char *const *args, struct env *e,
+                        int env_failed, const char *cwd, const char *input, size_t input_len)
 {
 	struct pw_hook_run h;
-	struct env e = {NULL, 0};
 	struct pw_error err;
 	int status = 0, rc;
 
-	if (hook_env(s, &e, quarantined)) {
+	if (env_failed) {
 		free(path);
-		env_free(&e);
+		env_free(e);
 		return PW_ENOMEM;
 	}
 	memset(&h, 0, sizeof(h));
 	h.path = path;
 	h.args = args;
-	h.env = (const char *const *)e.v;
-	h.cwd = pw_repo_git_dir(s->repo);
+	h.env = (const char *const *)e->v;
+	h.cwd = cwd;
 	h.input = input;
 	h.input_len = input_len;
 	h.output = hook_output;
@@ -1574,10 +1573,20 @@ static int run_program(struct rp *s, char *path, const char *const *args, const 
 	if (rc)
 		rp_error(s, "%s", err.msg);
 	free(path);
-	env_free(&e);
-	if (rc)
-		return rc;
-	return status ? 1 : 0;
+	env_free(e);
+	return rc ? rc : status ? 1 : 0;
+}
+
+/* Run path (freed here) in the repository with the hooks' environment, its
+ * output relayed to the user; 0, 1 when it failed, negative when it could
+ * not run. */
+static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
+                       size_t input_len, int quarantined)
+{
+	struct env e = {NULL, 0};
+
+	return run_with_env(s, path, args, &e, hook_env(s, &e, quarantined),
+	                    pw_repo_git_dir(s->repo), input, input_len);
 }
 
 /* "<old> <new> <ref>\n" for every command that is still going (and, for
@@ -1685,33 +1694,14 @@ static int run_in_worktree(struct rp *s, char *path, const char *const *args, co
                            const char *git_dir, const char *work_tree)
 {
 	struct env e = {NULL, 0};
-	struct pw_hook_run h;
-	struct pw_error err;
-	int status = 0, rc;
+	int rc;
 
 	rc = env_add(&e, "GIT_DIR=%s", git_dir) || env_add(&e, "GIT_QUARANTINE_PATH") ||
 	     env_add(&e, "GIT_OBJECT_DIRECTORY") ||
 	     env_add(&e, "GIT_ALTERNATE_OBJECT_DIRECTORIES") || env_add(&e, "GIT_INDEX_FILE") ||
 	     (work_tree ? env_add(&e, "GIT_WORK_TREE=%s", work_tree)
 	                : env_add(&e, "GIT_WORK_TREE"));
-	if (rc) {
-		free(path);
-		env_free(&e);
-		return PW_ENOMEM;
-	}
-	memset(&h, 0, sizeof(h));
-	h.path = path;
-	h.args = args;
-	h.env = (const char *const *)e.v;
-	h.cwd = cwd;
-	h.output = hook_output;
-	h.ctx = s;
-	rc = pw_hook_run(&h, &status, &err);
-	if (rc)
-		rp_error(s, "%s", err.msg);
-	free(path);
-	env_free(&e);
-	return rc ? rc : status ? 1 : 0;
+	return run_with_env(s, path, args, &e, rc, cwd, NULL, 0);
 }
 
 /* Git's push_to_checkout / push_to_deploy: the push-to-checkout hook when
