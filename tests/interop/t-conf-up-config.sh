@@ -64,16 +64,14 @@ for algo in sha1 sha256; do
 		"$(git -C "$H" commit-tree -p main -m hidden "main^{tree}")"
 	git -C "$H" config transfer.hideRefs refs/hidden
 	tip=$(git -C "$H" rev-parse refs/hidden/one)
-	if git ls-remote --upload-pack="$UP" "$H" | grep -q refs/hidden; then
-		skip "$algo: hidden tip wants (transfer.hideRefs is not implemented on this branch)"
-	else
-		c=$T/hclient-$algo
-		git init -q --object-format="$algo" "$c"
-		check_fails "$algo: a hidden tip is refused by default" \
-			git -C "$c" -c protocol.version=0 fetch -q --upload-pack="$UP" "$H" "$tip:refs/heads/copy"
-		git -C "$H" config uploadpack.allowTipSHA1InWant true
-		check "$algo: allowTipSHA1InWant lets the hidden tip be fetched" \
-			git -C "$c" -c protocol.version=0 fetch -q --upload-pack="$UP" "$H" "$tip:refs/heads/copy"
-	fi
+	git ls-remote --upload-pack="$UP" "$H" >"$T/hidden-ls-$algo"
+	check "$algo: the hidden ref is not advertised" bash -c "! grep -q refs/hidden '$T/hidden-ls-$algo'"
+	c=$T/hclient-$algo
+	git init -q --object-format="$algo" "$c"
+	check_fails "$algo: a hidden tip is refused by default" \
+		git -C "$c" -c protocol.version=0 fetch -q --upload-pack="$UP" "$H" "$tip:refs/heads/copy"
+	git -C "$H" config uploadpack.allowTipSHA1InWant true
+	check "$algo: allowTipSHA1InWant lets the hidden tip be fetched" \
+		git -C "$c" -c protocol.version=0 fetch -q --upload-pack="$UP" "$H" "$tip:refs/heads/copy"
 done
 finish
