@@ -183,7 +183,7 @@ for algo in sha256 sha1; do
 			[ "$(git -C "$src" rev-parse refs/heads/demo-push)" = "$(git -C "$dst" rev-parse HEAD)" ] ||
 				problems="$problems ref"
 			git -C "$src" fsck --strict --no-progress >/dev/null 2>&1 || problems="$problems fsck"
-			git ls-remote "$URL/$algo.git" refs/heads/demo-push | grep -q "^$(git -C "$dst" rev-parse HEAD)" ||
+			[ "$(git ls-remote "$URL/$algo.git" refs/heads/demo-push)" = "$(git -C "$dst" rev-parse HEAD)	refs/heads/demo-push" ] ||
 				problems="$problems ls-remote"
 			if [ -n "$problems" ]; then
 				echo "    FAILED:$problems"

@@ -123,6 +123,15 @@ make_repo() {
 }
 
 # need_data: 0 when ../shared/data is there, else 1 (caller skips)
+# sanitized: the packwire under test is a sanitizer build (make asan). The
+# output is matched whole: `| grep -q` would end ldd or nm with SIGPIPE, which
+# pipefail turns into "not sanitized".
+sanitized() {
+	case "$(ldd "$PACKWIRE" 2>/dev/null; nm -D "$PACKWIRE" 2>/dev/null)" in
+	*libasan* | *__asan_init*) return 0 ;;
+	esac
+	return 1
+}
 need_data() { [ -f "$PW_SHARED/data/git-v1.5.0.bundle" ] && [ -x "$PW_SHARED/data/make-repo" ]; }
 
 # data_repo small|large ALGO: path of a bare repository built once per build

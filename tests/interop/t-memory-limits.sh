@@ -9,7 +9,7 @@ BP=$PW_SRC/tests/interop/badpack.py
 # terabytes of shadow memory and cannot run under RLIMIT_AS; there ASan's own
 # cap on one allocation stands in for it.
 LIMIT_KB=${PW_MEMORY_LIMIT_KB:-400000}
-if nm -D "$PACKWIRE" 2>/dev/null | grep -q __asan_init || ldd "$PACKWIRE" 2>/dev/null | grep -q libasan; then
+if sanitized; then
 	limited() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=$((LIMIT_KB / 1024)):allocator_may_return_null=0 "$@"; }
 	echo "# sanitizer build: one allocation capped at $((LIMIT_KB / 1024)) MB instead of ulimit -v"
 else
