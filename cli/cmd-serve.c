@@ -15,9 +15,10 @@
 
 static const char usage_text[] =
         "packwire serve [--listen=ADDR] [--port=N] [--base-path=DIR] [--threads=N]\n"
-        "                      [--max-connections=N] [--timeout=SECONDS] [--max-request-buffer=N]\n"
-        "                      [--max-body=N] [--cert=PEM --key=PEM] [--auth-file=HTPASSWD]\n"
-        "                      [--access-log=FILE] [--pid-file=FILE] [--quiet]";
+        "                      [--max-connections=N] [--max-jobs=N] [--timeout=SECONDS]\n"
+        "                      [--max-request-buffer=N] [--max-body=N] [--cert=PEM --key=PEM]\n"
+        "                      [--auth-file=HTPASSWD] [--access-log=FILE] [--pid-file=FILE] "
+        "[--quiet]";
 
 static void log_line(void *ctx, const char *line)
 {
@@ -82,6 +83,7 @@ int cmd_serve(int argc, char **argv)
 		NUM("--port", o.port, 65535)
 		NUM("--threads", o.threads, 1024)
 		NUM("--max-connections", o.max_connections, 65536)
+		NUM("--max-jobs", o.max_jobs, 65536)
 		NUM("--timeout", o.timeout, 86400)
 		NUM("--max-request-buffer", o.max_request_buffer, ULLONG_MAX)
 		NUM("--max-body", o.max_body, ULLONG_MAX)

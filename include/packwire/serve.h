@@ -40,6 +40,11 @@ struct pw_serve_opts {
 	 * refused requests (the server's error log); may be NULL. */
 	void (*error_log)(void *ctx, const char *msg);
 	void *log_ctx;
+	/* Requests handled at once; the others wait their turn on their
+	 * connection. Each one in progress holds an object walk and a pack in
+	 * the making, so this bounds the server's memory. 0 = 2 per CPU, at
+	 * least 4. */
+	unsigned max_jobs;
 };
 
 struct pw_serve;

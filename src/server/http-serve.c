@@ -45,7 +45,9 @@ struct pw_serve {
 	pthread_cond_t cond;
 	unsigned inflight; /* requests between their first call and completion */
 	unsigned workers;  /* handler threads alive */
-	int cancel;        /* handler threads stop writing: the grace is over */
+	unsigned jobs;     /* handlers past their turn: serving (at most max_jobs) */
+	unsigned max_jobs;
+	int cancel; /* handler threads stop writing: the grace is over */
 };
 
 struct req {
@@ -438,6 +440,14 @@ static void *worker_main(void *arg)
 	int rc, was;
 
 	pw_error_clear(&err);
+	/* wait for a turn: every handler holds an object walk and a pack in the
+	 * making, so how many run at once bounds the server's memory (the
+	 * connections waiting meanwhile cost a thread each, not a walk) */
+	pthread_mutex_lock(&s->lock);
+	while (s->jobs >= s->max_jobs && !__atomic_load_n(&s->cancel, __ATOMIC_RELAXED))
+		pthread_cond_wait(&s->cond, &s->lock);
+	s->jobs++;
+	pthread_mutex_unlock(&s->lock);
 	if (r->fd >= 0)
 		lseek(r->fd, 0, SEEK_SET);
 	pw_http_request_init(&hr);
@@ -480,6 +490,7 @@ static void *worker_main(void *arg)
 	req_unref(r);
 
 	pthread_mutex_lock(&s->lock);
+	s->jobs--;
 	s->workers--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
@@ -826,6 +837,12 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 		s->o.threads = 4;
 	if (!s->o.max_connections)
 		s->o.max_connections = 256;
+	s->max_jobs = s->o.max_jobs;
+	if (!s->max_jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		s->max_jobs = n > 2 ? (unsigned)(2 * n) : 4;
+	}
 	if (!s->o.timeout)
 		s->o.timeout = 60;
 	if (!s->o.max_body)
@@ -936,6 +953,7 @@ void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds)
 	/* past the grace, handlers stop at their next write; none may hold a
 	 * suspended connection when MHD stops */
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&s->cond); /* handlers waiting for a turn */
 	while (s->workers)
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
