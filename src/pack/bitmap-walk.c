@@ -3,7 +3,10 @@
  *
  * A tip whose commit has a stored bitmap contributes that bitmap; any other
  * tip is walked (commits, tags, trees) until the walk meets objects already
- * in the set, which are reachability-closed. Exclusions are resolved first,
+ * in the set, which are reachability-closed. Commits without a bitmap are
+ * walked newest first, and trees only once no commit is left: a walk that
+ * followed parents depth-first would go down an old side branch, far from
+ * any bitmap, before it met the bitmap of a commit a few steps away. Exclusions are resolved first,
  * so the walk of the tips also stops at what the receiver has. Objects
  * outside the bitmapped pack (pushed since the last repack) are walked
  * through the odb and kept in a small side list. The pack is then the
@@ -36,6 +39,12 @@ struct xobj {
  * nearby commits share bases, a few megabytes hold them. */
 #define CACHE_LIMIT ((size_t)16 << 20)
 
+/* A commit waiting in the date-ordered queue. */
+struct cq {
+	int64_t time;
+	uint32_t pos;
+};
+
 struct pw_bitmap_walk {
 	struct pw_odb *odb;
 	struct pw_pack *pack; /* borrowed from the odb */
@@ -50,6 +59,11 @@ struct pw_bitmap_walk {
 	size_t ntips, atips;
 	uint32_t *stack; /* pack positions; nr + k for extras[k] */
 	size_t nstack, astack;
+	struct cq *cq; /* commits of the pack to walk: a max-heap by time */
+	size_t ncq, acq;
+	/* the set being filled and the one that stops the walk (drain's) */
+	struct pw_bitset *into;
+	const struct pw_bitset *stop;
 	struct xobj *extras;
 	size_t nextras, aextras;
 	struct pw_oidmap extra_map; /* oid -> index + 1 */
@@ -82,6 +96,7 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	free(w->tips);
 	free(w->exclude);
 	free(w->stack);
+	free(w->cq);
 	free(w->extras);
 	pw_oidmap_free(&w->extra_map);
 	pw_buf_free(&w->buf);
@@ -322,6 +337,70 @@ static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
 	return push(w, w->pack->nr + (uint32_t)k);
 }
 
+static int cq_push(struct pw_bitmap_walk *w, int64_t time, uint32_t pos)
+{
+	size_t i;
+
+	if (w->ncq == w->acq) {
+		size_t na = w->acq ? w->acq * 2 : 64;
+		struct cq *nq = realloc(w->cq, na * sizeof(*nq));
+
+		if (!nq)
+			return nomem(w);
+		w->cq = nq;
+		w->acq = na;
+	}
+	for (i = w->ncq++; i > 0 && w->cq[(i - 1) / 2].time < time; i = (i - 1) / 2)
+		w->cq[i] = w->cq[(i - 1) / 2];
+	w->cq[i].time = time;
+	w->cq[i].pos = pos;
+	return 0;
+}
+
+static uint32_t cq_pop(struct pw_bitmap_walk *w)
+{
+	uint32_t top = w->cq[0].pos;
+	struct cq last = w->cq[--w->ncq];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < w->ncq) {
+		if (c + 1 < w->ncq && w->cq[c + 1].time > w->cq[c].time)
+			c++;
+		if (w->cq[c].time <= last.time)
+			break;
+		w->cq[i] = w->cq[c];
+		i = c;
+	}
+	if (w->ncq)
+		w->cq[i] = last;
+	return top;
+}
+
+static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type);
+
+/* A commit of the pack that the walk reached: its bitmap goes into the set
+ * at once; without one it waits in the queue, by its committer time. */
+static int queue_commit(struct pw_bitmap_walk *w, uint32_t pos)
+{
+	struct pw_commit_info ci;
+	uint32_t entry;
+	int64_t time;
+	int rc;
+
+	if (pw_bitset_get(w->into, pos) || (w->stop && pw_bitset_get(w->stop, pos)))
+		return 0;
+	if (pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry))
+		return pw_bitmap_get(w->bm, entry, w->into, &w->tmp, &w->err);
+	if ((rc = read_at(w, pos, PW_OBJ_COMMIT)))
+		return rc;
+	if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, w->pack->algo,
+	                          &w->err)))
+		return rc;
+	time = ci.commit_time;
+	pw_commit_info_free(&ci);
+	return cq_push(w, time, pos);
+}
+
 /* Queue what the commit or tag in w->buf points to. */
 static int push_links(struct pw_bitmap_walk *w, int type)
 {
@@ -341,9 +420,17 @@ static int push_links(struct pw_bitmap_walk *w, int type)
 		if ((rc = pw_commit_parse(&ci, (const char *)w->buf.data, w->buf.len, algo,
 		                          &w->err)))
 			return rc;
+		/* the tree waits on the stack until no commit is left */
 		rc = push_oid(w, &ci.tree);
-		for (j = 0; !rc && j < ci.nr_parents; j++)
-			rc = push_oid(w, &ci.parents[j]);
+		for (j = 0; !rc && j < ci.nr_parents; j++) {
+			uint32_t pos;
+
+			if (find_pos(w, &ci.parents[j], &pos) &&
+			    pw_bitmap_type(w->bm, pos) == PW_OBJ_COMMIT)
+				rc = queue_commit(w, pos);
+			else
+				rc = push_oid(w, &ci.parents[j]);
+		}
 		pw_commit_info_free(&ci);
 		return rc;
 	}
@@ -411,10 +498,26 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 	const struct pw_hash_algo *algo = w->pack->algo;
 	int rc;
 
-	while (w->nstack) {
-		uint32_t pos = w->stack[--w->nstack], entry;
+	w->into = into;
+	w->stop = stop;
+	for (;;) {
+		uint32_t pos;
 		int type;
 
+		if (w->ncq) {
+			/* the newest commit waiting */
+			pos = cq_pop(w);
+			if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
+				continue;
+			pw_bitset_set(into, pos);
+			if ((rc = read_at(w, pos, PW_OBJ_COMMIT)) ||
+			    (rc = push_links(w, PW_OBJ_COMMIT)))
+				return rc;
+			continue;
+		}
+		if (!w->nstack)
+			break;
+		pos = w->stack[--w->nstack];
 		if (pos >= w->pack->nr) {
 			if ((rc = drain_extra(w, pos - w->pack->nr, stop ? X_WANT : X_HAVE)))
 				return rc;
@@ -425,13 +528,10 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 			continue;
 		switch (type) {
 		case PW_OBJ_COMMIT:
+			if ((rc = queue_commit(w, pos)))
+				return rc;
+			break;
 		case PW_OBJ_TAG:
-			if (type == PW_OBJ_COMMIT &&
-			    pw_bitmap_find(w->bm, w->pack->rev_pos[pos], &entry)) {
-				if ((rc = pw_bitmap_get(w->bm, entry, into, &w->tmp, &w->err)))
-					return rc;
-				break;
-			}
 			pw_bitset_set(into, pos);
 			if ((rc = read_at(w, pos, type)) || (rc = push_links(w, type)))
 				return rc;
