@@ -141,6 +141,21 @@ int pw_pack_open_memory(struct pw_pack **out, const void *data, size_t len,
 	return 0;
 }
 
+void pw_pack_release(struct pw_pack *p, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uintptr_t base = (uintptr_t)p->data;
+	uint64_t a, b;
+
+	if (!p->mapped || to > p->size || from >= to)
+		return;
+	/* whole pages inside [from, to) of the mapping (which starts on a page) */
+	a = (from + page - 1) / page * page;
+	b = to / page * page;
+	if (a < b)
+		madvise((void *)(base + a), (size_t)(b - a), MADV_DONTNEED);
+}
+
 void pw_pack_free(struct pw_pack *p)
 {
 	if (!p)

@@ -33,6 +33,11 @@ struct pw_pack {
 	uint32_t *rev_pos;     /* idx entry of each */
 };
 
+/* The bytes [from, to) of a mapped pack will not be read again soon: their
+ * pages leave the process's memory (they stay in the page cache, and a later
+ * read maps them back). A no-op for a caller's buffer. */
+void pw_pack_release(struct pw_pack *p, uint64_t from, uint64_t to);
+
 /* Open a pack by its .idx path (the .pack beside it is mapped). Checks the
  * pack header, that the object counts agree and that the pack's trailing
  * checksum is the one recorded in the idx (a cheap check: nothing is hashed). */

@@ -760,6 +760,8 @@ uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w)
 /* ---- writing ---------------------------------------------------------------- */
 
 #define OUTBUF_SIZE (128 * 1024)
+/* how far the copy moves on before the pack's pages behind it are released */
+#define RELEASE_STEP ((uint64_t)8 << 20)
 
 enum { E_COPY, E_OFS, E_REF, E_WHOLE };
 
@@ -1035,6 +1037,7 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 /* Check everything that will be copied before the first byte goes out. */
 static int check_reused(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts)
 {
+	uint64_t released = 0;
 	size_t i;
 	int rc;
 
@@ -1043,6 +1046,7 @@ static int check_reused(struct pw_bitmap_walk *w, const struct pw_bitmap_write_o
 
 		while (word) {
 			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
+			uint64_t off = w->pack->rev_offsets[pos];
 			struct pw_pack_entry_hdr h;
 			int kind;
 
@@ -1051,6 +1055,10 @@ static int check_reused(struct pw_bitmap_walk *w, const struct pw_bitmap_write_o
 				return rc;
 			if (kind != E_WHOLE && (rc = check_crc(w, pos)))
 				return rc;
+			if (off - released >= RELEASE_STEP) {
+				pw_pack_release(w->pack, released, off);
+				released = off;
+			}
 		}
 	}
 	return 0;
@@ -1131,6 +1139,7 @@ static int write_entries(struct out *o, struct libdeflate_compressor **comp,
 {
 	struct pw_bitmap_walk *w = o->w;
 	uint32_t total = pw_bitmap_walk_count(w), done = 0;
+	uint64_t released = 0;
 	size_t i;
 	int rc;
 
@@ -1139,11 +1148,18 @@ static int write_entries(struct out *o, struct libdeflate_compressor **comp,
 
 		while (word) {
 			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word));
+			uint64_t off = w->pack->rev_offsets[pos];
 
 			word &= word - 1;
 			if ((rc = write_entry(o, comp, opts, pos, newoff, st)))
 				return rc;
 			write_progress(opts, &done, total);
+			/* the pack is read front to back: what lies behind is
+			 * done with (a delta base read later maps it back) */
+			if (off - released >= RELEASE_STEP) {
+				pw_pack_release(w->pack, released, off);
+				released = off;
+			}
 		}
 	}
 	for (i = 0; i < w->nextras; i++) {
