@@ -60,7 +60,9 @@ struct pw_revlist {
 	struct rl_pending *pending;
 	size_t nr_pending, alloc_pending;
 	struct pw_buf data, path;
-	struct pw_buf *tree_bufs; /* one per tree depth, reused */
+	/* one per tree depth, reused; each one allocated on its own, since a
+	 * walk one level down may grow the array under a caller's pointer */
+	struct pw_buf **tree_bufs;
 	size_t nr_tree_bufs;
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
@@ -122,7 +124,10 @@ void pw_revlist_free(struct pw_revlist *rl)
 	pw_buf_free(&rl->data);
 	pw_buf_free(&rl->path);
 	for (i = 0; i < rl->nr_tree_bufs; i++)
-		pw_buf_free(&rl->tree_bufs[i]);
+		if (rl->tree_bufs[i]) {
+			pw_buf_free(rl->tree_bufs[i]);
+			free(rl->tree_bufs[i]);
+		}
 	free(rl->tree_bufs);
 	free(rl->stack);
 	free(rl);
@@ -455,7 +460,7 @@ static struct pw_buf *tree_buf(struct pw_revlist *rl, size_t depth)
 {
 	if (depth >= rl->nr_tree_bufs) {
 		size_t n = rl->nr_tree_bufs ? rl->nr_tree_bufs * 2 : 16, i;
-		struct pw_buf *p;
+		struct pw_buf **p;
 
 		while (n <= depth)
 			n *= 2;
@@ -463,11 +468,16 @@ static struct pw_buf *tree_buf(struct pw_revlist *rl, size_t depth)
 		if (!p)
 			return NULL;
 		for (i = rl->nr_tree_bufs; i < n; i++)
-			pw_buf_init(&p[i], 0);
+			p[i] = NULL;
 		rl->tree_bufs = p;
 		rl->nr_tree_bufs = n;
 	}
-	return &rl->tree_bufs[depth];
+	if (!rl->tree_bufs[depth]) {
+		if (!(rl->tree_bufs[depth] = malloc(sizeof(struct pw_buf))))
+			return NULL;
+		pw_buf_init(rl->tree_bufs[depth], 0);
+	}
+	return rl->tree_bufs[depth];
 }
 
 static int is_gitlink(unsigned mode)

@@ -48,6 +48,20 @@ for algo in sha1 sha256; do
 		(cd "$R" && "$PACKWIRE" rev-list $revs) | sort >"$T/pw.c"
 		same_file "$algo rev-list $revs: same commits" "$T/git.c" "$T/pw.c"
 	done
+	# trees nested deeper than the walk's first 16 buffers (a walk one
+	# level down grew the array under its caller: use after free)
+	D=$T/deep-$algo
+	git init -q --object-format="$algo" "$D"
+	mkdir -p "$D/$(printf 'd%d/' $(seq 1 40))"
+	echo deep >"$D/$(printf 'd%d/' $(seq 1 40))f"
+	echo top >"$D/top"
+	git -C "$D" add . && git -C "$D" -c user.name=A -c user.email=a@example.com commit -qm deep
+	git -C "$D" rev-list --objects --all | sort >"$T/git.rl"
+	if (cd "$D" && "$PACKWIRE" rev-list --objects --all >"$T/pw.rl"); then
+		same_file "$algo rev-list --objects: trees 40 deep" "$T/git.rl" <(sort "$T/pw.rl")
+	else
+		not_ok "$algo rev-list --objects: trees 40 deep failed"
+	fi
 	want=$(git -C "$R" rev-list --count --all)
 	got=$(cd "$R" && "$PACKWIRE" rev-list --count --all)
 	check "$algo rev-list --count" [ "$want" = "$got" ]
