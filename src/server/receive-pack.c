@@ -37,6 +37,7 @@
 #include "refs/reflog.h"
 #include "server/fsck.h"
 #include "server/hook.h"
+#include "server/proc-receive.h"
 #include "server/quarantine.h"
 #include "server/receive-cmds.h"
 #include "util/fs.h"
@@ -55,7 +56,7 @@ struct rp {
 	int rd_init;
 
 	/* negotiated */
-	int report, sideband, quiet, atomic, use_push_options;
+	int report, report_v2, sideband, quiet, atomic, use_push_options;
 	struct pw_receive_cmds cmds;
 	char **popts;
 	size_t npopts, popts_bytes;
@@ -73,6 +74,7 @@ struct rp {
 	char *head_target;             /* HEAD's symref target, or NULL */
 	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
 	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
+	struct pw_proc_refs proc_refs; /* receive.procReceiveRefs */
 	char *fsck_config_error;       /* reported when a pack is checked, as Git does */
 
 	/* state */
@@ -257,6 +259,20 @@ static int fsck_config_one(const struct pw_config_entry *e, void *data)
 	return 0;
 }
 
+static int proc_ref_one(const struct pw_config_entry *e, void *data)
+{
+	struct rp *s = data;
+	int rc;
+
+	if (!e->value)
+		return 0;
+	rc = pw_proc_refs_add(&s->proc_refs, e->value);
+	if (rc == PW_ETOOBIG)
+		return pw_error_set(s->err, rc, "too many receive.procReceiveRefs values (over %d)",
+		                    PW_PROC_MAX_REFS);
+	return rc ? pw_error_set(s->err, rc, "out of memory") : 0;
+}
+
 static int load_config(struct rp *s)
 {
 	const struct pw_config *cfg = pw_repo_config(s->repo);
@@ -301,6 +317,12 @@ static int load_config(struct rp *s)
 	s->fsck_opts.ctx = s;
 	if (pw_config_foreach(cfg, fsck_config_one, s))
 		return s->err->code;
+	{
+		int rc = pw_config_get_all(cfg, "receive.procreceiverefs", proc_ref_one, s);
+
+		if (rc && rc != PW_ENOTFOUND)
+			return rc;
+	}
 	{
 		struct pw_oid o;
 		char *target = NULL;
@@ -571,8 +593,8 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 		rc = pw_object_format_server_check(s->algo, &v, &client, s->err);
 	if (rc)
 		return rc;
-	s->report = pw_caps_has(caps.p, caps.len, "report-status") ||
-	            pw_caps_has(caps.p, caps.len, "report-status-v2");
+	s->report_v2 = pw_caps_has(caps.p, caps.len, "report-status-v2");
+	s->report = pw_caps_has(caps.p, caps.len, "report-status") || s->report_v2;
 	s->quiet = pw_caps_has(caps.p, caps.len, "quiet");
 	s->atomic = s->adv_atomic && pw_caps_has(caps.p, caps.len, "atomic");
 	s->use_push_options = s->adv_push_options && pw_caps_has(caps.p, caps.len, "push-options");
@@ -1599,11 +1621,20 @@ static int hook_input(struct rp *s, struct pw_buf *b, int skip_missing)
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
+		const struct pw_receive_report *r;
+
 		if (c->error || (skip_missing && c->did_not_exist))
 			continue;
-		if (pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
-		                pw_oid_to_hex(&c->new_oid, n), c->name))
+		if (!c->reports && pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
+		                               pw_oid_to_hex(&c->new_oid, n), c->name))
 			return PW_ENOMEM;
+		/* what a proc-receive hook says it did, one line per ref it names */
+		for (r = c->reports; r; r = r->next)
+			if (pw_buf_addf(b, "%s %s %s\n",
+			                pw_oid_to_hex(r->has_old ? &r->old_oid : &c->old_oid, o),
+			                pw_oid_to_hex(r->has_new ? &r->new_oid : &c->new_oid, n),
+			                r->ref_name ? r->ref_name : c->name))
+				return PW_ENOMEM;
 	}
 	return 0;
 }
@@ -1675,6 +1706,54 @@ static void auto_gc(struct rp *s)
 	if (!s->auto_gc || s->io_failed || !(git = strdup("git")))
 		return;
 	run_program(s, git, args, NULL, 0, 0);
+}
+
+/* receive.procReceiveRefs: the proc-receive hook handles the commands
+ * marked for it (after the objects moved in); when it fails, what it did
+ * not report on fails with it, and with --atomic everything still going. */
+static void proc_receive(struct rp *s)
+{
+	char *path = pw_hook_find(s->hooks_dir, "proc-receive");
+	struct pw_proc_receive r;
+	struct env e = {NULL, 0};
+	struct pw_buf msg = PW_BUF_INIT;
+	size_t i;
+	int rc = 1;
+
+	if (!path) {
+		rp_error(s, "cannot find hook 'proc-receive'");
+	} else if (hook_env(s, &e, 0)) {
+		rc = PW_ENOMEM;
+	} else {
+		memset(&r, 0, sizeof(r));
+		r.path = path;
+		r.env = (const char *const *)e.v;
+		r.cwd = pw_repo_git_dir(s->repo);
+		r.cmds = &s->cmds;
+		r.atomic = s->atomic;
+		r.push_options = s->use_push_options;
+		r.popts = s->popts;
+		r.npopts = s->npopts;
+		r.output = hook_output;
+		r.ctx = s;
+		rc = pw_proc_receive_run(&r, &msg);
+		if (rc == PW_ENOMEM)
+			rp_error(s, "proc-receive: out of memory");
+		else if (msg.len)
+			rp_error(s, "%s", msg.data);
+	}
+	free(path);
+	env_free(&e);
+	pw_buf_free(&msg);
+	if (!rc)
+		return;
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (!c->error && !(c->run_proc & PW_RECEIVE_PROC_RETURNED) &&
+		    (c->run_proc || s->atomic))
+			c->error = "fail to run proc-receive hook";
+	}
 }
 
 static void fail_all(struct rp *s, const char *why)
@@ -1790,7 +1869,7 @@ static void update_refs(struct rp *s)
 		for (i = 0; i < s->cmds.nr; i++) {
 			struct pw_receive_cmd *c = &s->cmds.v[i];
 
-			if (c->error || c->skip_update || !c->worktree ||
+			if (c->error || c->skip_update || c->run_proc || !c->worktree ||
 			    !(c->error = update_worktree(s, c)))
 				continue;
 			fail_all(s, "atomic push failure");
@@ -1799,7 +1878,8 @@ static void update_refs(struct rp *s)
 		rc = pw_ref_tx_new(&tx, s->repo);
 
 		for (i = 0; i < s->cmds.nr && !rc; i++)
-			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update &&
+			    !s->cmds.v[i].run_proc)
 				rc = queue_cmd(tx, &s->cmds.v[i]);
 		if (!rc)
 			rc = pw_ref_tx_commit(tx);
@@ -1810,7 +1890,8 @@ static void update_refs(struct rp *s)
 					s->cmds.v[i].error = "atomic transaction failed";
 		} else {
 			for (i = 0; i < s->cmds.nr; i++)
-				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update &&
+				    !s->cmds.v[i].run_proc)
 					log_update(s, &s->cmds.v[i]);
 		}
 		pw_ref_tx_free(tx);
@@ -1820,7 +1901,7 @@ static void update_refs(struct rp *s)
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		int rc;
 
-		if (c->error || c->skip_update)
+		if (c->error || c->skip_update || c->run_proc)
 			continue;
 		if (c->worktree && (c->error = update_worktree(s, c)))
 			continue;
@@ -1855,10 +1936,31 @@ static int send_report(struct rp *s)
 	for (i = 0; i < s->cmds.nr && !rc; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		const struct pw_receive_report *rr;
+		char hex[PW_MAX_HEXSZ + 1];
+
+		if (c->error) {
 			rc = pw_pkt_writef(&r, "ng %s %s\n", c->name, c->error);
-		else
-			rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+			continue;
+		}
+		rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+		if (!s->report_v2)
+			continue;
+		/* report-status-v2: what a proc-receive hook did instead */
+		for (rr = c->reports; rr && !rc; rr = rr->next) {
+			if (rr != c->reports)
+				rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+			if (!rc && rr->ref_name)
+				rc = pw_pkt_writef(&r, "option refname %s\n", rr->ref_name);
+			if (!rc && rr->has_old)
+				rc = pw_pkt_writef(&r, "option old-oid %s\n",
+				                   pw_oid_to_hex(&rr->old_oid, hex));
+			if (!rc && rr->has_new)
+				rc = pw_pkt_writef(&r, "option new-oid %s\n",
+				                   pw_oid_to_hex(&rr->new_oid, hex));
+			if (!rc && rr->forced_update)
+				rc = pw_pkt_writes(&r, "option forced-update\n");
+		}
 	}
 	if (!rc)
 		rc = pw_pkt_flush(&r);
@@ -1873,9 +1975,23 @@ static int send_report(struct rp *s)
 
 /* ---- the session --------------------------------------------------------- */
 
+/* The per-ref rules, the update hook and the old value; with --atomic a
+ * refusal fails everything (returns 1). */
+static int check_ref(struct rp *s, struct pw_receive_cmd *c)
+{
+	if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
+	    (c->error = check_old_value(s, c))) {
+		if (s->atomic) {
+			fail_all(s, "atomic push failure");
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void execute(struct rp *s)
 {
-	size_t i, live = 0;
+	size_t i, live = 0, nproc = 0;
 	int need_pack = 0;
 	struct pw_error e;
 
@@ -1908,6 +2024,14 @@ static void execute(struct rp *s)
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
 	reject_hidden(s);
+	for (i = 0; i < s->cmds.nr && s->proc_refs.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (!c->error && !c->skip_update && pw_proc_refs_match(&s->proc_refs, c)) {
+			c->run_proc = PW_RECEIVE_PROC_SCHEDULED;
+			nproc++;
+		}
+	}
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {
@@ -1921,15 +2045,11 @@ static void execute(struct rp *s)
 
 		if (c->error || c->skip_update)
 			continue;
-		if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
-		    (c->error = check_old_value(s, c))) {
-			if (s->atomic) {
-				fail_all(s, "atomic push failure");
-				return;
-			}
-			continue;
-		}
-		live++;
+		/* the proc-receive hook's commands skip the ref checks (Git's way) */
+		if (!c->run_proc && check_ref(s, c))
+			return;
+		if (!c->error)
+			live++;
 	}
 	if (!live)
 		return;
@@ -1937,6 +2057,17 @@ static void execute(struct rp *s)
 		rp_error(s, "%s", e.msg);
 		fail_all(s, "unable to migrate objects to permanent storage");
 		return;
+	}
+	if (nproc) {
+		proc_receive(s);
+		/* what the hook handed back goes the ordinary way */
+		for (i = 0; i < s->cmds.nr; i++) {
+			struct pw_receive_cmd *c = &s->cmds.v[i];
+
+			if (c->proc_fell_through && !c->error && !c->skip_update && !c->run_proc &&
+			    check_ref(s, c))
+				return;
+		}
 	}
 	update_refs(s);
 	write_shallow(s);
@@ -1968,6 +2099,7 @@ static void session_free(struct rp *s)
 	free(s->new_shallow.v);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
+	pw_proc_refs_free(&s->proc_refs);
 	free(s->fsck_config_error);
 	free(s->unpack_error);
 }
