@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hash/oidmap.h"
@@ -38,6 +39,7 @@
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/proc-receive.h"
+#include "server/pushcert.h"
 #include "server/quarantine.h"
 #include "server/receive-cmds.h"
 #include "util/fs.h"
@@ -56,7 +58,7 @@ struct rp {
 	int rd_init;
 
 	/* negotiated */
-	int report, report_v2, sideband, quiet, atomic, use_push_options;
+	int caps_taken, report, report_v2, sideband, quiet, atomic, use_push_options;
 	struct pw_receive_cmds cmds;
 	char **popts;
 	size_t npopts, popts_bytes;
@@ -75,7 +77,18 @@ struct rp {
 	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
 	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
 	struct pw_proc_refs proc_refs; /* receive.procReceiveRefs */
-	char *fsck_config_error;       /* reported when a pack is checked, as Git does */
+	const char *cert_seed;         /* receive.certNonceSeed (borrowed from the config) */
+	long cert_slop_limit;          /* receive.certNonceSlop */
+
+	/* push certificate (git push --signed) */
+	char *cert_nonce;   /* the nonce we gave out (or adopted), NULL without a seed */
+	struct pw_buf cert; /* as received, NUL-free lines */
+	int cert_prepared, have_cert_oid;
+	struct pw_oid cert_oid;
+	struct pw_sigcheck cert_sig;
+	const char *nonce_status;
+	long nonce_slop;
+	char *fsck_config_error; /* reported when a pack is checked, as Git does */
 
 	/* state */
 	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
@@ -290,6 +303,11 @@ static int load_config(struct rp *s)
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
 	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
+	if (!pw_config_get_string(cfg, "receive.certNonceSeed", &s->cert_seed, NULL) &&
+	    s->cert_seed && !*s->cert_seed)
+		s->cert_seed = NULL;
+	if (!pw_config_get_int64(cfg, "receive.certNonceSlop", &v, NULL) && v > 0 && v < LONG_MAX)
+		s->cert_slop_limit = (long)v;
 	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
 	s->unpack_limit = 100;
 	if (!pw_config_get_int64(cfg, "transfer.unpackLimit", &v, NULL) && v >= 0)
@@ -518,6 +536,7 @@ static int advertise(struct rp *s, int collect_only)
 	    pw_caps_add(&caps, "quiet", NULL) ||
 	    (s->adv_atomic && pw_caps_add(&caps, "atomic", NULL)) ||
 	    pw_caps_add(&caps, "ofs-delta", NULL) ||
+	    (s->cert_nonce && pw_caps_add(&caps, "push-cert", s->cert_nonce)) ||
 	    (s->adv_push_options && pw_caps_add(&caps, "push-options", NULL)) ||
 	    pw_caps_add(&caps, "object-format", s->algo->name) ||
 	    pw_caps_add(&caps, "agent", agent)) {
@@ -624,6 +643,34 @@ static int add_shallow_line(struct rp *s, const char *p, size_t len)
 	return 0;
 }
 
+/* The certificate after "push-cert", up to "push-cert-end" (0) or a flush
+ * that also ends the command list (1). */
+static int read_cert(struct rp *s)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	pw_buf_init(&s->cert, PW_PUSH_CERT_MAX);
+	for (;;) {
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		if (pkt.kind == PW_PKT_FLUSH)
+			return 1;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: got an unexpected packet");
+		if (pkt.len == 14 && !memcmp(pkt.data, "push-cert-end\n", 14))
+			return 0;
+		rc = pw_buf_add(&s->cert, pkt.data, strnlen(pkt.data, pkt.len));
+		if (rc == PW_ETOOBIG)
+			return pw_error_set(s->err, rc,
+			                    "push certificate too large (over %u bytes)",
+			                    PW_PUSH_CERT_MAX);
+		if (rc)
+			return pw_error_set(s->err, rc, "out of memory");
+	}
+}
+
 /* Returns 1 when the client sent nothing (no commands), 0 with commands. */
 static int read_commands(struct rp *s)
 {
@@ -654,13 +701,27 @@ static int read_commands(struct rp *s)
 				return rc;
 			continue;
 		}
-		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9))
-			return pw_error_set(s->err, PW_EPROTO,
-			                    "protocol error: push certificates are not supported "
-			                    "(push-cert was not advertised)");
-		if (!s->cmds.seen_caps && (rc = take_caps(s, pkt.data, pkt.len)))
+		if (!s->caps_taken && (rc = take_caps(s, pkt.data, pkt.len)))
 			return rc;
+		s->caps_taken = 1;
+		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9) &&
+		    (pkt.len == 9 || pkt.data[9] == '\0' || pkt.data[9] == '\n')) {
+			if ((rc = read_cert(s)) == 1)
+				break; /* the certificate ended with the command list */
+			if (rc)
+				return rc;
+			continue;
+		}
 		if ((rc = pw_receive_cmds_add_line(&s->cmds, pkt.data, pkt.len, s->err)))
+			return rc;
+	}
+	if (s->cert.len) {
+		if (s->cmds.nr)
+			return pw_error_set(
+			        s->err, PW_EPROTO,
+			        "protocol error: got both push certificate and unsigned "
+			        "commands");
+		if ((rc = pw_push_cert_commands(s->cert.data, s->cert.len, &s->cmds, s->err)))
 			return rc;
 	}
 	if (!s->cmds.nr)
@@ -1529,10 +1590,67 @@ static void env_free(struct env *e)
 	free(e->v);
 }
 
+/* Once, before the first hook: store the certificate as a blob, check
+ * its signature and nonce (Git does it when a hook is about to see them). */
+static void prepare_cert(struct rp *s)
+{
+	struct pw_nonce_check nc;
+	size_t bogs;
+
+	if (!s->cert.len || s->cert_prepared)
+		return;
+	s->cert_prepared = 1;
+	s->have_cert_oid =
+	        s->main_odb && !pw_odb_write_loose(s->main_odb, PW_OBJ_BLOB, s->cert.data,
+	                                           s->cert.len, &s->cert_oid);
+	bogs = pw_push_cert_sig_start(s->cert.data, s->cert.len);
+	if (pw_push_cert_verify(&s->cert_sig, pw_repo_config(s->repo), NULL, s->cert.data, bogs,
+	                        s->cert.data + bogs, s->cert.len - bogs))
+		s->cert_sig.result = 'N';
+	memset(&nc, 0, sizeof(nc));
+	nc.algo = s->algo;
+	nc.seed = s->cert_seed;
+	nc.path = pw_repo_git_dir(s->repo);
+	nc.issued = s->cert_nonce;
+	nc.stateless = s->opts->stateless_rpc;
+	nc.slop_limit = s->cert_slop_limit;
+	if (pw_push_cert_check_nonce(&nc, s->cert.data, bogs)) {
+		s->nonce_status = pw_nonce_bad;
+		return;
+	}
+	s->nonce_status = nc.status;
+	s->nonce_slop = nc.slop;
+	if (nc.adopted) {
+		free(s->cert_nonce);
+		s->cert_nonce = nc.adopted;
+	}
+}
+
+/* GIT_PUSH_CERT*: what the hooks learn about a signed push. */
+static int cert_env(struct rp *s, struct env *e)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	prepare_cert(s);
+	if (!s->have_cert_oid)
+		return 0;
+	rc = env_add(e, "GIT_PUSH_CERT=%s", pw_oid_to_hex(&s->cert_oid, hex)) ||
+	     env_add(e, "GIT_PUSH_CERT_SIGNER=%s", s->cert_sig.signer ? s->cert_sig.signer : "") ||
+	     env_add(e, "GIT_PUSH_CERT_KEY=%s", s->cert_sig.key ? s->cert_sig.key : "") ||
+	     env_add(e, "GIT_PUSH_CERT_STATUS=%c", s->cert_sig.result);
+	if (!rc && s->cert_nonce)
+		rc = env_add(e, "GIT_PUSH_CERT_NONCE=%s", s->cert_nonce) ||
+		     env_add(e, "GIT_PUSH_CERT_NONCE_STATUS=%s", s->nonce_status);
+	if (!rc && s->cert_nonce && s->nonce_status == pw_nonce_slop)
+		rc = env_add(e, "GIT_PUSH_CERT_NONCE_SLOP=%ld", s->nonce_slop);
+	return rc;
+}
+
 static int hook_env(struct rp *s, struct env *e, int quarantined)
 {
 	size_t i;
-	int rc = env_add(e, "GIT_DIR=.");
+	int rc = env_add(e, "GIT_DIR=.") || cert_env(s, e);
 
 	if (!rc && quarantined && s->qdir)
 		rc = env_add(e, "GIT_QUARANTINE_PATH=%s", s->qdir) ||
@@ -2100,6 +2218,9 @@ static void session_free(struct rp *s)
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
 	pw_proc_refs_free(&s->proc_refs);
+	free(s->cert_nonce);
+	pw_buf_free(&s->cert);
+	pw_sigcheck_free(&s->cert_sig);
 	free(s->fsck_config_error);
 	free(s->unpack_error);
 }
@@ -2126,6 +2247,12 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	pw_receive_cmds_init(&s.cmds, s.algo);
 	if ((rc = load_config(&s)))
 		goto out;
+	if (s.cert_seed &&
+	    !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, pw_repo_git_dir(repo),
+	                                        (uint64_t)time(NULL)))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (opts->advertise_refs || !opts->stateless_rpc) {
 		if ((rc = advertise(&s, 0)))
 			goto out;
@@ -2153,6 +2280,13 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	if (s.use_push_options && (rc = read_push_options(&s))) {
 		rc = fatal(&s, rc);
 		goto out;
+	}
+	/* a signed push names its push options in the certificate too */
+	if (!pw_push_cert_options_match(s.cert.data, s.cert.len, s.popts, s.npopts)) {
+		size_t i;
+
+		for (i = 0; i < s.cmds.nr; i++)
+			s.cmds.v[i].error = "inconsistent push options";
 	}
 	{
 		struct pw_error e;
