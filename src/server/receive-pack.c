@@ -84,6 +84,7 @@ struct rp {
 	char *cert_nonce;   /* the nonce we gave out (or adopted), NULL without a seed */
 	struct pw_buf cert; /* as received, NUL-free lines */
 	int cert_prepared, have_cert_oid;
+	int no_cert_env; /* running something that is not a hook (git gc) */
 	struct pw_oid cert_oid;
 	struct pw_sigcheck cert_sig;
 	const char *nonce_status;
@@ -1632,6 +1633,8 @@ static int cert_env(struct rp *s, struct env *e)
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
+	if (s->no_cert_env)
+		return 0;
 	prepare_cert(s);
 	if (!s->have_cert_oid)
 		return 0;
@@ -1823,7 +1826,9 @@ static void auto_gc(struct rp *s)
 	/* "git" is found in PATH when it runs; without one nothing happens */
 	if (!s->auto_gc || s->io_failed || !(git = strdup("git")))
 		return;
+	s->no_cert_env = 1;
 	run_program(s, git, args, NULL, 0, 0);
+	s->no_cert_env = 0;
 }
 
 /* receive.procReceiveRefs: the proc-receive hook handles the commands
