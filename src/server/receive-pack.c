@@ -69,7 +69,7 @@ struct rp {
 	int shallow_update, bad_shallow;
 
 	/* config */
-	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
+	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
@@ -300,6 +300,8 @@ static int load_config(struct rp *s)
 	s->fsck = cfg_bool(s, "receive.fsckObjects", tf);
 	s->adv_push_options = cfg_bool(s, "receive.advertisePushOptions", 0);
 	s->adv_atomic = cfg_bool(s, "receive.advertiseAtomic", 1);
+	s->adv_sid = cfg_bool(s, "transfer.advertiseSID", 0) && s->opts->session_id &&
+	             *s->opts->session_id && !strpbrk(s->opts->session_id, " \n");
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
@@ -539,6 +541,7 @@ static int advertise(struct rp *s, int collect_only)
 	    pw_caps_add(&caps, "ofs-delta", NULL) ||
 	    (s->cert_nonce && pw_caps_add(&caps, "push-cert", s->cert_nonce)) ||
 	    (s->adv_push_options && pw_caps_add(&caps, "push-options", NULL)) ||
+	    (s->adv_sid && pw_caps_add(&caps, "session-id", s->opts->session_id)) ||
 	    pw_caps_add(&caps, "object-format", s->algo->name) ||
 	    pw_caps_add(&caps, "agent", agent)) {
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
@@ -618,6 +621,13 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	s->quiet = pw_caps_has(caps.p, caps.len, "quiet");
 	s->atomic = s->adv_atomic && pw_caps_has(caps.p, caps.len, "atomic");
 	s->use_push_options = s->adv_push_options && pw_caps_has(caps.p, caps.len, "push-options");
+	/* the client's session id, for the trace (Git logs it as client-sid) */
+	if (s->adv_sid && s->opts->trace_data && !pw_caps_get(caps.p, caps.len, "session-id", &v)) {
+		char sid[256];
+
+		snprintf(sid, sizeof(sid), "%.*s", (int)(v.len < 255 ? v.len : 255), v.p);
+		s->opts->trace_data(s->opts->trace_ctx, "transfer", "client-sid", sid);
+	}
 	return 0;
 }
 
