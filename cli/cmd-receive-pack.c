@@ -7,14 +7,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client-util.h"
 #include "cmds.h"
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/receive.h"
+#include "trace2.h"
 
 static const char usage_str[] = "packwire receive-pack <git-dir>";
+
+/* A session id in the shape Git's trace2 gives them (time, host, pid). */
+static void sid_make(char *buf, size_t size)
+{
+	struct timeval tv;
+	struct tm tm;
+	char when[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf, size, "%s.%06ldZ-Hpackwire-P%08lx", when, (long)tv.tv_usec,
+	         (unsigned long)getpid());
+}
 
 int cmd_receive_pack(int argc, char **argv)
 {
@@ -23,6 +41,8 @@ int cmd_receive_pack(int argc, char **argv)
 	struct pw_error err = {0};
 	struct pw_repo_opts ro = {0};
 	const char *dir = NULL, *proto = getenv("GIT_PROTOCOL");
+	struct pw_cli_trace2 *trace;
+	char sid[128];
 	int i, rc;
 
 	pw_receive_opts_init(&opts);
@@ -61,7 +81,13 @@ int cmd_receive_pack(int argc, char **argv)
 	ro.config = &pw_cli_env()->config;
 	if (pw_repo_open_exact_opts(&repo, dir, &ro, &err))
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
+	sid_make(sid, sizeof(sid));
+	opts.session_id = sid;
+	trace = pw_cli_trace2_open(sid);
+	opts.trace_data = pw_cli_trace2_data;
+	opts.trace_ctx = trace;
 	rc = pw_receive_pack(repo, 0, 1, &opts, &err);
+	pw_cli_trace2_close(trace);
 	pw_repo_free(repo);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);

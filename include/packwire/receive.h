@@ -38,6 +38,12 @@ struct pw_receive_opts {
 	const char *committer_email;
 	const char *committer_date;
 	const char *default_email;
+	/* The session id advertised when transfer.advertiseSID is true
+	 * (borrowed; NULL = none advertised), and trace2-style data events
+	 * ("transfer", "client-sid", <the client's id>), or NULL. */
+	const char *session_id;
+	void (*trace_data)(void *ctx, const char *category, const char *key, const char *value);
+	void *trace_ctx;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

@@ -185,3 +185,65 @@ out:
 	free(envp);
 	return rc;
 }
+
+int pw_hook_spawn(const struct pw_hook_run *h, int *pid, int *in, int *out, int *err_fd,
+                  struct pw_error *err)
+{
+	int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+	size_t nargs = 0, i;
+	char **argv = NULL, **envp = NULL;
+	pid_t child;
+	int rc = 0;
+
+	*pid = -1;
+	*in = *out = *err_fd = -1;
+	while (h->args && h->args[nargs])
+		nargs++;
+	argv = calloc(nargs + 2, sizeof(*argv));
+	envp = build_env(h->env);
+	if (!argv || !envp) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	argv[0] = (char *)h->path;
+	for (i = 0; i < nargs; i++)
+		argv[i + 1] = (char *)h->args[i];
+	for (i = 0; i < 3; i++)
+		if (pipe2(p[i], O_CLOEXEC)) {
+			rc = pw_error_set(err, PW_EIO, "cannot create pipes for hook %s: %s",
+			                  h->path, strerror(errno));
+			goto out;
+		}
+	child = fork();
+	if (child < 0) {
+		rc = pw_error_set(err, PW_EIO, "cannot run hook %s: %s", h->path, strerror(errno));
+		goto out;
+	}
+	if (!child) {
+		if (dup2(p[0][0], 0) < 0 || dup2(p[1][1], 1) < 0 || dup2(p[2][1], 2) < 0)
+			_exit(127);
+		if (h->cwd && chdir(h->cwd))
+			_exit(127);
+		if (strchr(h->path, '/'))
+			execve(h->path, argv, envp);
+		else
+			execvpe(h->path, argv, envp);
+		_exit(126);
+	}
+	*pid = (int)child;
+	*in = p[0][1];
+	*out = p[1][0];
+	*err_fd = p[2][0];
+	p[0][1] = p[1][0] = p[2][0] = -1;
+	fcntl(*in, F_SETFL, fcntl(*in, F_GETFL) | O_NONBLOCK);
+out:
+	for (i = 0; i < 3; i++) {
+		if (p[i][0] >= 0)
+			close(p[i][0]);
+		if (p[i][1] >= 0)
+			close(p[i][1]);
+	}
+	free(argv);
+	free(envp);
+	return rc;
+}

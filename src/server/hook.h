@@ -27,4 +27,11 @@ char *pw_hook_find(const char *hooks_dir, const char *name);
  * when killed). Errors only for failures to start or to talk to it. */
 int pw_hook_run(const struct pw_hook_run *h, int *status, struct pw_error *err);
 
+/* Start the hook with stdin, stdout and stderr each on its own pipe (for a
+ * hook that speaks a protocol on stdout, as proc-receive does): *in (write
+ * end, non-blocking), *out and *err (read ends) are the caller's to close;
+ * wait for *pid. h->input and h->output are not used. */
+int pw_hook_spawn(const struct pw_hook_run *h, int *pid, int *in, int *out, int *err_fd,
+                  struct pw_error *err);
+
 #endif

@@ -22,6 +22,13 @@ void pw_receive_cmds_free(struct pw_receive_cmds *c)
 		free(c->v[i].error_own);
 		free(c->v[i].worktree);
 		free(c->v[i].worktree_git_dir);
+		while (c->v[i].reports) {
+			struct pw_receive_report *r = c->v[i].reports;
+
+			c->v[i].reports = r->next;
+			free(r->ref_name);
+			free(r);
+		}
 	}
 	free(c->v);
 	free(c->caps);

@@ -10,6 +10,18 @@
 #include "packwire/error.h"
 #include "packwire/hash.h"
 
+/* What a proc-receive hook said it did with a command ("ok <ref>" and its
+ * "option" lines); a field left unset keeps the command's own value. */
+struct pw_receive_report {
+	char *ref_name; /* malloc'd or NULL */
+	struct pw_oid old_oid, new_oid;
+	int has_old, has_new, forced_update;
+	struct pw_receive_report *next;
+};
+
+#define PW_RECEIVE_PROC_SCHEDULED 1 /* goes to the proc-receive hook */
+#define PW_RECEIVE_PROC_RETURNED  2 /* the hook reported on it */
+
 struct pw_receive_cmd {
 	struct pw_oid old_oid, new_oid;
 	char *name;        /* malloc'd ref name */
@@ -20,6 +32,9 @@ struct pw_receive_cmd {
 	/* receive.denyCurrentBranch=updateInstead: the work tree (and its git
 	 * dir) to update when the ref moves; malloc'd, NULL when none */
 	char *worktree, *worktree_git_dir;
+	int run_proc;                      /* PW_RECEIVE_PROC_* bits */
+	int proc_fell_through;             /* the hook handed it back ("fall-through") */
+	struct pw_receive_report *reports; /* from the proc-receive hook, in order */
 };
 
 struct pw_receive_cmds {

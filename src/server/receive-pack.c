@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hash/oidmap.h"
@@ -37,6 +38,8 @@
 #include "refs/reflog.h"
 #include "server/fsck.h"
 #include "server/hook.h"
+#include "server/proc-receive.h"
+#include "server/pushcert.h"
 #include "server/quarantine.h"
 #include "server/receive-cmds.h"
 #include "util/fs.h"
@@ -55,7 +58,7 @@ struct rp {
 	int rd_init;
 
 	/* negotiated */
-	int report, sideband, quiet, atomic, use_push_options;
+	int caps_taken, report, report_v2, sideband, quiet, atomic, use_push_options;
 	struct pw_receive_cmds cmds;
 	char **popts;
 	size_t npopts, popts_bytes;
@@ -66,14 +69,27 @@ struct rp {
 	int shallow_update, bad_shallow;
 
 	/* config */
-	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
+	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
 	char *head_target;             /* HEAD's symref target, or NULL */
 	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
 	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
-	char *fsck_config_error;       /* reported when a pack is checked, as Git does */
+	struct pw_proc_refs proc_refs; /* receive.procReceiveRefs */
+	const char *cert_seed;         /* receive.certNonceSeed (borrowed from the config) */
+	long cert_slop_limit;          /* receive.certNonceSlop */
+
+	/* push certificate (git push --signed) */
+	char *cert_nonce;   /* the nonce we gave out (or adopted), NULL without a seed */
+	struct pw_buf cert; /* as received, NUL-free lines */
+	int cert_prepared, have_cert_oid;
+	int no_cert_env; /* running something that is not a hook (git gc) */
+	struct pw_oid cert_oid;
+	struct pw_sigcheck cert_sig;
+	const char *nonce_status;
+	long nonce_slop;
+	char *fsck_config_error; /* reported when a pack is checked, as Git does */
 
 	/* state */
 	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
@@ -257,6 +273,20 @@ static int fsck_config_one(const struct pw_config_entry *e, void *data)
 	return 0;
 }
 
+static int proc_ref_one(const struct pw_config_entry *e, void *data)
+{
+	struct rp *s = data;
+	int rc;
+
+	if (!e->value)
+		return 0;
+	rc = pw_proc_refs_add(&s->proc_refs, e->value);
+	if (rc == PW_ETOOBIG)
+		return pw_error_set(s->err, rc, "too many receive.procReceiveRefs values (over %d)",
+		                    PW_PROC_MAX_REFS);
+	return rc ? pw_error_set(s->err, rc, "out of memory") : 0;
+}
+
 static int load_config(struct rp *s)
 {
 	const struct pw_config *cfg = pw_repo_config(s->repo);
@@ -270,10 +300,17 @@ static int load_config(struct rp *s)
 	s->fsck = cfg_bool(s, "receive.fsckObjects", tf);
 	s->adv_push_options = cfg_bool(s, "receive.advertisePushOptions", 0);
 	s->adv_atomic = cfg_bool(s, "receive.advertiseAtomic", 1);
+	s->adv_sid = cfg_bool(s, "transfer.advertiseSID", 0) && s->opts->session_id &&
+	             *s->opts->session_id && !strpbrk(s->opts->session_id, " \n");
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
 	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
+	if (!pw_config_get_string(cfg, "receive.certNonceSeed", &s->cert_seed, NULL) &&
+	    s->cert_seed && !*s->cert_seed)
+		s->cert_seed = NULL;
+	if (!pw_config_get_int64(cfg, "receive.certNonceSlop", &v, NULL) && v > 0 && v < LONG_MAX)
+		s->cert_slop_limit = (long)v;
 	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
 	s->unpack_limit = 100;
 	if (!pw_config_get_int64(cfg, "transfer.unpackLimit", &v, NULL) && v >= 0)
@@ -301,6 +338,12 @@ static int load_config(struct rp *s)
 	s->fsck_opts.ctx = s;
 	if (pw_config_foreach(cfg, fsck_config_one, s))
 		return s->err->code;
+	{
+		int rc = pw_config_get_all(cfg, "receive.procreceiverefs", proc_ref_one, s);
+
+		if (rc && rc != PW_ENOTFOUND)
+			return rc;
+	}
 	{
 		struct pw_oid o;
 		char *target = NULL;
@@ -496,7 +539,9 @@ static int advertise(struct rp *s, int collect_only)
 	    pw_caps_add(&caps, "quiet", NULL) ||
 	    (s->adv_atomic && pw_caps_add(&caps, "atomic", NULL)) ||
 	    pw_caps_add(&caps, "ofs-delta", NULL) ||
+	    (s->cert_nonce && pw_caps_add(&caps, "push-cert", s->cert_nonce)) ||
 	    (s->adv_push_options && pw_caps_add(&caps, "push-options", NULL)) ||
+	    (s->adv_sid && pw_caps_add(&caps, "session-id", s->opts->session_id)) ||
 	    pw_caps_add(&caps, "object-format", s->algo->name) ||
 	    pw_caps_add(&caps, "agent", agent)) {
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
@@ -571,11 +616,18 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 		rc = pw_object_format_server_check(s->algo, &v, &client, s->err);
 	if (rc)
 		return rc;
-	s->report = pw_caps_has(caps.p, caps.len, "report-status") ||
-	            pw_caps_has(caps.p, caps.len, "report-status-v2");
+	s->report_v2 = pw_caps_has(caps.p, caps.len, "report-status-v2");
+	s->report = pw_caps_has(caps.p, caps.len, "report-status") || s->report_v2;
 	s->quiet = pw_caps_has(caps.p, caps.len, "quiet");
 	s->atomic = s->adv_atomic && pw_caps_has(caps.p, caps.len, "atomic");
 	s->use_push_options = s->adv_push_options && pw_caps_has(caps.p, caps.len, "push-options");
+	/* the client's session id, for the trace (Git logs it as client-sid) */
+	if (s->adv_sid && s->opts->trace_data && !pw_caps_get(caps.p, caps.len, "session-id", &v)) {
+		char sid[256];
+
+		snprintf(sid, sizeof(sid), "%.*s", (int)(v.len < 255 ? v.len : 255), v.p);
+		s->opts->trace_data(s->opts->trace_ctx, "transfer", "client-sid", sid);
+	}
 	return 0;
 }
 
@@ -600,6 +652,34 @@ static int add_shallow_line(struct rp *s, const char *p, size_t len)
 	}
 	s->nshallow++;
 	return 0;
+}
+
+/* The certificate after "push-cert", up to "push-cert-end" (0) or a flush
+ * that also ends the command list (1). */
+static int read_cert(struct rp *s)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	pw_buf_init(&s->cert, PW_PUSH_CERT_MAX);
+	for (;;) {
+		if ((rc = read_pkt(s, &pkt)))
+			return rc;
+		if (pkt.kind == PW_PKT_FLUSH)
+			return 1;
+		if (pkt.kind != PW_PKT_DATA)
+			return pw_error_set(s->err, PW_EPROTO,
+			                    "protocol error: got an unexpected packet");
+		if (pkt.len == 14 && !memcmp(pkt.data, "push-cert-end\n", 14))
+			return 0;
+		rc = pw_buf_add(&s->cert, pkt.data, strnlen(pkt.data, pkt.len));
+		if (rc == PW_ETOOBIG)
+			return pw_error_set(s->err, rc,
+			                    "push certificate too large (over %u bytes)",
+			                    PW_PUSH_CERT_MAX);
+		if (rc)
+			return pw_error_set(s->err, rc, "out of memory");
+	}
 }
 
 /* Returns 1 when the client sent nothing (no commands), 0 with commands. */
@@ -632,13 +712,27 @@ static int read_commands(struct rp *s)
 				return rc;
 			continue;
 		}
-		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9))
-			return pw_error_set(s->err, PW_EPROTO,
-			                    "protocol error: push certificates are not supported "
-			                    "(push-cert was not advertised)");
-		if (!s->cmds.seen_caps && (rc = take_caps(s, pkt.data, pkt.len)))
+		if (!s->caps_taken && (rc = take_caps(s, pkt.data, pkt.len)))
 			return rc;
+		s->caps_taken = 1;
+		if (pkt.len >= 9 && !memcmp(pkt.data, "push-cert", 9) &&
+		    (pkt.len == 9 || pkt.data[9] == '\0' || pkt.data[9] == '\n')) {
+			if ((rc = read_cert(s)) == 1)
+				break; /* the certificate ended with the command list */
+			if (rc)
+				return rc;
+			continue;
+		}
 		if ((rc = pw_receive_cmds_add_line(&s->cmds, pkt.data, pkt.len, s->err)))
+			return rc;
+	}
+	if (s->cert.len) {
+		if (s->cmds.nr)
+			return pw_error_set(
+			        s->err, PW_EPROTO,
+			        "protocol error: got both push certificate and unsigned "
+			        "commands");
+		if ((rc = pw_push_cert_commands(s->cert.data, s->cert.len, &s->cmds, s->err)))
 			return rc;
 	}
 	if (!s->cmds.nr)
@@ -1507,10 +1601,69 @@ static void env_free(struct env *e)
 	free(e->v);
 }
 
+/* Once, before the first hook: store the certificate as a blob, check
+ * its signature and nonce (Git does it when a hook is about to see them). */
+static void prepare_cert(struct rp *s)
+{
+	struct pw_nonce_check nc;
+	size_t bogs;
+
+	if (!s->cert.len || s->cert_prepared)
+		return;
+	s->cert_prepared = 1;
+	s->have_cert_oid =
+	        s->main_odb && !pw_odb_write_loose(s->main_odb, PW_OBJ_BLOB, s->cert.data,
+	                                           s->cert.len, &s->cert_oid);
+	bogs = pw_push_cert_sig_start(s->cert.data, s->cert.len);
+	if (pw_push_cert_verify(&s->cert_sig, pw_repo_config(s->repo), NULL, s->cert.data, bogs,
+	                        s->cert.data + bogs, s->cert.len - bogs))
+		s->cert_sig.result = 'N';
+	memset(&nc, 0, sizeof(nc));
+	nc.algo = s->algo;
+	nc.seed = s->cert_seed;
+	nc.path = pw_repo_git_dir(s->repo);
+	nc.issued = s->cert_nonce;
+	nc.stateless = s->opts->stateless_rpc;
+	nc.slop_limit = s->cert_slop_limit;
+	if (pw_push_cert_check_nonce(&nc, s->cert.data, bogs)) {
+		s->nonce_status = pw_nonce_bad;
+		return;
+	}
+	s->nonce_status = nc.status;
+	s->nonce_slop = nc.slop;
+	if (nc.adopted) {
+		free(s->cert_nonce);
+		s->cert_nonce = nc.adopted;
+	}
+}
+
+/* GIT_PUSH_CERT*: what the hooks learn about a signed push. */
+static int cert_env(struct rp *s, struct env *e)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	if (s->no_cert_env)
+		return 0;
+	prepare_cert(s);
+	if (!s->have_cert_oid)
+		return 0;
+	rc = env_add(e, "GIT_PUSH_CERT=%s", pw_oid_to_hex(&s->cert_oid, hex)) ||
+	     env_add(e, "GIT_PUSH_CERT_SIGNER=%s", s->cert_sig.signer ? s->cert_sig.signer : "") ||
+	     env_add(e, "GIT_PUSH_CERT_KEY=%s", s->cert_sig.key ? s->cert_sig.key : "") ||
+	     env_add(e, "GIT_PUSH_CERT_STATUS=%c", s->cert_sig.result);
+	if (!rc && s->cert_nonce)
+		rc = env_add(e, "GIT_PUSH_CERT_NONCE=%s", s->cert_nonce) ||
+		     env_add(e, "GIT_PUSH_CERT_NONCE_STATUS=%s", s->nonce_status);
+	if (!rc && s->cert_nonce && s->nonce_status == pw_nonce_slop)
+		rc = env_add(e, "GIT_PUSH_CERT_NONCE_SLOP=%ld", s->nonce_slop);
+	return rc;
+}
+
 static int hook_env(struct rp *s, struct env *e, int quarantined)
 {
 	size_t i;
-	int rc = env_add(e, "GIT_DIR=.");
+	int rc = env_add(e, "GIT_DIR=.") || cert_env(s, e);
 
 	if (!rc && quarantined && s->qdir)
 		rc = env_add(e, "GIT_QUARANTINE_PATH=%s", s->qdir) ||
@@ -1599,11 +1752,20 @@ static int hook_input(struct rp *s, struct pw_buf *b, int skip_missing)
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
+		const struct pw_receive_report *r;
+
 		if (c->error || (skip_missing && c->did_not_exist))
 			continue;
-		if (pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
-		                pw_oid_to_hex(&c->new_oid, n), c->name))
+		if (!c->reports && pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
+		                               pw_oid_to_hex(&c->new_oid, n), c->name))
 			return PW_ENOMEM;
+		/* what a proc-receive hook says it did, one line per ref it names */
+		for (r = c->reports; r; r = r->next)
+			if (pw_buf_addf(b, "%s %s %s\n",
+			                pw_oid_to_hex(r->has_old ? &r->old_oid : &c->old_oid, o),
+			                pw_oid_to_hex(r->has_new ? &r->new_oid : &c->new_oid, n),
+			                r->ref_name ? r->ref_name : c->name))
+				return PW_ENOMEM;
 	}
 	return 0;
 }
@@ -1674,7 +1836,57 @@ static void auto_gc(struct rp *s)
 	/* "git" is found in PATH when it runs; without one nothing happens */
 	if (!s->auto_gc || s->io_failed || !(git = strdup("git")))
 		return;
+	s->no_cert_env = 1;
 	run_program(s, git, args, NULL, 0, 0);
+	s->no_cert_env = 0;
+}
+
+/* receive.procReceiveRefs: the proc-receive hook handles the commands
+ * marked for it (after the objects moved in); when it fails, what it did
+ * not report on fails with it, and with --atomic everything still going. */
+static void proc_receive(struct rp *s)
+{
+	char *path = pw_hook_find(s->hooks_dir, "proc-receive");
+	struct pw_proc_receive r;
+	struct env e = {NULL, 0};
+	struct pw_buf msg = PW_BUF_INIT;
+	size_t i;
+	int rc = 1;
+
+	if (!path) {
+		rp_error(s, "cannot find hook 'proc-receive'");
+	} else if (hook_env(s, &e, 0)) {
+		rc = PW_ENOMEM;
+	} else {
+		memset(&r, 0, sizeof(r));
+		r.path = path;
+		r.env = (const char *const *)e.v;
+		r.cwd = pw_repo_git_dir(s->repo);
+		r.cmds = &s->cmds;
+		r.atomic = s->atomic;
+		r.push_options = s->use_push_options;
+		r.popts = s->popts;
+		r.npopts = s->npopts;
+		r.output = hook_output;
+		r.ctx = s;
+		rc = pw_proc_receive_run(&r, &msg);
+		if (rc == PW_ENOMEM)
+			rp_error(s, "proc-receive: out of memory");
+		else if (msg.len)
+			rp_error(s, "%s", msg.data);
+	}
+	free(path);
+	env_free(&e);
+	pw_buf_free(&msg);
+	if (!rc)
+		return;
+	for (i = 0; i < s->cmds.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (!c->error && !(c->run_proc & PW_RECEIVE_PROC_RETURNED) &&
+		    (c->run_proc || s->atomic))
+			c->error = "fail to run proc-receive hook";
+	}
 }
 
 static void fail_all(struct rp *s, const char *why)
@@ -1790,7 +2002,7 @@ static void update_refs(struct rp *s)
 		for (i = 0; i < s->cmds.nr; i++) {
 			struct pw_receive_cmd *c = &s->cmds.v[i];
 
-			if (c->error || c->skip_update || !c->worktree ||
+			if (c->error || c->skip_update || c->run_proc || !c->worktree ||
 			    !(c->error = update_worktree(s, c)))
 				continue;
 			fail_all(s, "atomic push failure");
@@ -1799,7 +2011,8 @@ static void update_refs(struct rp *s)
 		rc = pw_ref_tx_new(&tx, s->repo);
 
 		for (i = 0; i < s->cmds.nr && !rc; i++)
-			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+			if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update &&
+			    !s->cmds.v[i].run_proc)
 				rc = queue_cmd(tx, &s->cmds.v[i]);
 		if (!rc)
 			rc = pw_ref_tx_commit(tx);
@@ -1810,7 +2023,8 @@ static void update_refs(struct rp *s)
 					s->cmds.v[i].error = "atomic transaction failed";
 		} else {
 			for (i = 0; i < s->cmds.nr; i++)
-				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update)
+				if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update &&
+				    !s->cmds.v[i].run_proc)
 					log_update(s, &s->cmds.v[i]);
 		}
 		pw_ref_tx_free(tx);
@@ -1820,7 +2034,7 @@ static void update_refs(struct rp *s)
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		int rc;
 
-		if (c->error || c->skip_update)
+		if (c->error || c->skip_update || c->run_proc)
 			continue;
 		if (c->worktree && (c->error = update_worktree(s, c)))
 			continue;
@@ -1855,10 +2069,31 @@ static int send_report(struct rp *s)
 	for (i = 0; i < s->cmds.nr && !rc; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
-		if (c->error)
+		const struct pw_receive_report *rr;
+		char hex[PW_MAX_HEXSZ + 1];
+
+		if (c->error) {
 			rc = pw_pkt_writef(&r, "ng %s %s\n", c->name, c->error);
-		else
-			rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+			continue;
+		}
+		rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+		if (!s->report_v2)
+			continue;
+		/* report-status-v2: what a proc-receive hook did instead */
+		for (rr = c->reports; rr && !rc; rr = rr->next) {
+			if (rr != c->reports)
+				rc = pw_pkt_writef(&r, "ok %s\n", c->name);
+			if (!rc && rr->ref_name)
+				rc = pw_pkt_writef(&r, "option refname %s\n", rr->ref_name);
+			if (!rc && rr->has_old)
+				rc = pw_pkt_writef(&r, "option old-oid %s\n",
+				                   pw_oid_to_hex(&rr->old_oid, hex));
+			if (!rc && rr->has_new)
+				rc = pw_pkt_writef(&r, "option new-oid %s\n",
+				                   pw_oid_to_hex(&rr->new_oid, hex));
+			if (!rc && rr->forced_update)
+				rc = pw_pkt_writes(&r, "option forced-update\n");
+		}
 	}
 	if (!rc)
 		rc = pw_pkt_flush(&r);
@@ -1873,9 +2108,23 @@ static int send_report(struct rp *s)
 
 /* ---- the session --------------------------------------------------------- */
 
+/* The per-ref rules, the update hook and the old value; with --atomic a
+ * refusal fails everything (returns 1). */
+static int check_ref(struct rp *s, struct pw_receive_cmd *c)
+{
+	if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
+	    (c->error = check_old_value(s, c))) {
+		if (s->atomic) {
+			fail_all(s, "atomic push failure");
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void execute(struct rp *s)
 {
-	size_t i, live = 0;
+	size_t i, live = 0, nproc = 0;
 	int need_pack = 0;
 	struct pw_error e;
 
@@ -1908,6 +2157,14 @@ static void execute(struct rp *s)
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
 	reject_hidden(s);
+	for (i = 0; i < s->cmds.nr && s->proc_refs.nr; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+
+		if (!c->error && !c->skip_update && pw_proc_refs_match(&s->proc_refs, c)) {
+			c->run_proc = PW_RECEIVE_PROC_SCHEDULED;
+			nproc++;
+		}
+	}
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {
@@ -1921,15 +2178,11 @@ static void execute(struct rp *s)
 
 		if (c->error || c->skip_update)
 			continue;
-		if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
-		    (c->error = check_old_value(s, c))) {
-			if (s->atomic) {
-				fail_all(s, "atomic push failure");
-				return;
-			}
-			continue;
-		}
-		live++;
+		/* the proc-receive hook's commands skip the ref checks (Git's way) */
+		if (!c->run_proc && check_ref(s, c))
+			return;
+		if (!c->error)
+			live++;
 	}
 	if (!live)
 		return;
@@ -1937,6 +2190,17 @@ static void execute(struct rp *s)
 		rp_error(s, "%s", e.msg);
 		fail_all(s, "unable to migrate objects to permanent storage");
 		return;
+	}
+	if (nproc) {
+		proc_receive(s);
+		/* what the hook handed back goes the ordinary way */
+		for (i = 0; i < s->cmds.nr; i++) {
+			struct pw_receive_cmd *c = &s->cmds.v[i];
+
+			if (c->proc_fell_through && !c->error && !c->skip_update && !c->run_proc &&
+			    check_ref(s, c))
+				return;
+		}
 	}
 	update_refs(s);
 	write_shallow(s);
@@ -1968,6 +2232,10 @@ static void session_free(struct rp *s)
 	free(s->new_shallow.v);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
+	pw_proc_refs_free(&s->proc_refs);
+	free(s->cert_nonce);
+	pw_buf_free(&s->cert);
+	pw_sigcheck_free(&s->cert_sig);
 	free(s->fsck_config_error);
 	free(s->unpack_error);
 }
@@ -1994,6 +2262,12 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	pw_receive_cmds_init(&s.cmds, s.algo);
 	if ((rc = load_config(&s)))
 		goto out;
+	if (s.cert_seed &&
+	    !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, pw_repo_git_dir(repo),
+	                                        (uint64_t)time(NULL)))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (opts->advertise_refs || !opts->stateless_rpc) {
 		if ((rc = advertise(&s, 0)))
 			goto out;
@@ -2021,6 +2295,13 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	if (s.use_push_options && (rc = read_push_options(&s))) {
 		rc = fatal(&s, rc);
 		goto out;
+	}
+	/* a signed push names its push options in the certificate too */
+	if (!pw_push_cert_options_match(s.cert.data, s.cert.len, s.popts, s.npopts)) {
+		size_t i;
+
+		for (i = 0; i < s.cmds.nr; i++)
+			s.cmds.v[i].error = "inconsistent push options";
 	}
 	{
 		struct pw_error e;

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Signed pushes (git push --signed) to packwire receive-pack, SHA-1 and
+# SHA-256, as Git's t5534 checks them: push-cert=<nonce> advertised only
+# with receive.certNonceSeed, the certificate stored as a blob, the
+# signature checked with gpg and the nonce with the seed, GIT_PUSH_CERT*
+# for the hooks, and push options that must match the certificate's. The
+# gpg key is made here in a temporary GNUPGHOME (gpg-agent stopped at the end).
+. "$(dirname "$0")/lib.sh"
+
+RP="$PACKWIRE receive-pack"
+
+if ! command -v gpg >/dev/null || ! command -v gpgconf >/dev/null; then
+	skip "gpg is not installed (scripts/install-deps.sh installs it)"
+	finish
+fi
+# gpg-agent's socket path must stay short: not under the build tree
+GNUPGHOME=$(mktemp -d /tmp/pw-gpg.XXXXXX)
+export GNUPGHOME
+stop_agent() { gpgconf --kill gpg-agent 2>/dev/null || true; rm -rf "$GNUPGHOME"; }
+trap stop_agent EXIT
+gpg --batch -q --passphrase '' --quick-gen-key "Pusher Person <pusher@example.com>" ed25519 sign never 2>/dev/null
+keyid=$(gpg --with-colons --list-keys pusher@example.com | awk -F: '$1 == "pub" { print $5; exit }')
+
+for algo in sha1 sha256; do
+	C=$T/c-$algo S=$T/s-$algo.git
+	make_repo "$C" "$algo"
+	git -C "$C" config user.signingkey pusher@example.com
+	git init -q --bare --object-format="$algo" "$S"
+	git -C "$C" push -q --receive-pack="$RP" "$S" main~1:refs/heads/main topic 2>/dev/null
+
+	# ---- no seed: no push-cert ---------------------------------------------
+	$RP --advertise-refs "$S" >"$T/adv"
+	check_fails "$algo: no push-cert without receive.certNonceSeed" grep -qa "push-cert" "$T/adv"
+	check_fails "$algo: --signed push is refused without it" \
+		git -C "$C" push --signed --receive-pack="$RP" "$S" main 2>"$T/err"
+	contains "$algo: ... with Git's message" "$T/err" "the receiving end does not support --signed push"
+
+	git -C "$S" config receive.certNonceSeed sekrit
+	$RP --advertise-refs "$S" >"$T/adv"
+	hexsz=40
+	[ "$algo" = sha256 ] && hexsz=64
+	check "$algo: push-cert=<stamp>-<hmac> advertised" \
+		grep -qaE "push-cert=[0-9]+-[0-9a-f]{$hexsz}( |\$)" "$T/adv"
+
+	cat >"$S/hooks/post-receive" <<-\HOOK
+	#!/bin/sh
+	cat >/dev/null
+	env | grep '^GIT_PUSH_CERT' | sort >cert-env
+	if test -n "${GIT_PUSH_CERT-}"; then git cat-file blob "$GIT_PUSH_CERT" >cert-blob; fi
+	HOOK
+	chmod +x "$S/hooks/post-receive"
+
+	# ---- unsigned push: no certificate -------------------------------------
+	git -C "$C" push -q --receive-pack="$RP" "$S" main~1:refs/heads/plain 2>/dev/null
+	check "$algo: an unsigned push gives the hooks no certificate" test ! -s "$S/cert-env"
+
+	# ---- signed push ---------------------------------------------------------
+	git -C "$C" push -q --signed --receive-pack="$RP" "$S" main 2>"$T/err"
+	main=$(git -C "$C" rev-parse main)
+	old=$(git -C "$C" rev-parse main~1)
+	check "$algo: the signed push updated the ref" test "$(git -C "$S" rev-parse main)" = "$main"
+	contains "$algo: status G" "$S/cert-env" "GIT_PUSH_CERT_STATUS=G"
+	contains "$algo: the signer" "$S/cert-env" "GIT_PUSH_CERT_SIGNER=Pusher Person <pusher@example.com>"
+	contains "$algo: the key" "$S/cert-env" "GIT_PUSH_CERT_KEY=$keyid"
+	contains "$algo: the nonce is ours" "$S/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+	nonce=$(sed -n 's/^nonce //p' "$S/cert-blob")
+	contains "$algo: GIT_PUSH_CERT_NONCE is the certificate's" "$S/cert-env" "GIT_PUSH_CERT_NONCE=$nonce"
+	cert=$(sed -n 's/^GIT_PUSH_CERT=//p' "$S/cert-env")
+	check "$algo: the certificate is a blob in the repository" \
+		test "$(git -C "$S" cat-file -t "$cert")" = blob
+	contains "$algo: the certificate names the update" "$S/cert-blob" "$old $main refs/heads/main"
+	contains "$algo: ... and is signed" "$S/cert-blob" "BEGIN PGP SIGNATURE"
+	check "$algo: fsck of the server" fsck_ok "$S"
+
+	# ---- push options must match the certificate's --------------------------
+	git -C "$S" config receive.advertisePushOptions true
+	printf 'xxxx' | $RP "$S" >"$T/preamble" 2>/dev/null || true
+	printf '#!/bin/sh\ncat "%s"\nprintf xxxx\ncat >"%s"\n' "$T/preamble" "$T/push" >"$T/fake-rp"
+	chmod +x "$T/fake-rp"
+	git -C "$C" push --signed --push-option=foo --push-option=bar --receive-pack="$T/fake-rp" \
+		"$S" --delete topic >/dev/null 2>&1 || true
+	contains "$algo: the certificate carries the push options" "$T/push" "push-option bar"
+	sed 's/\([^ ]\)bar/\1baz/' "$T/push" >"$T/push.tweak"
+	$RP "$S" <"$T/push.tweak" >"$T/out" 2>&1 || true
+	check "$algo: other push options than signed: nothing deleted" git -C "$S" rev-parse -q --verify topic
+	contains "$algo: ... 'inconsistent push options'" "$T/out" "inconsistent push options"
+	sleep 1 # a nonce of another second
+	$RP "$S" <"$T/push" >/dev/null 2>&1 || true
+	check_fails "$algo: the same options: the delete goes through" git -C "$S" rev-parse -q --verify topic
+	contains "$algo: a replayed nonce is not ours" "$S/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=BAD"
+done
+finish
