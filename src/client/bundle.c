@@ -290,8 +290,8 @@ int pw_bundle_header_write(const struct pw_bundle_header *h, struct pw_buf *out,
 	if (!rc && h->version == 3 && h->filter)
 		rc = pw_buf_addf(out, "@filter=%s\n", h->filter);
 	for (i = 0; !rc && i < h->nr_prereqs; i++)
-		rc = pw_buf_addf(out, "-%s %s\n", pw_oid_to_hex(&h->prereqs[i].oid, hex),
-		                 h->prereqs[i].name);
+		rc = pw_buf_addf(out, "-%s%s%s\n", pw_oid_to_hex(&h->prereqs[i].oid, hex),
+		                 *h->prereqs[i].name ? " " : "", h->prereqs[i].name);
 	for (i = 0; !rc && i < h->nr_refs; i++)
 		rc = pw_buf_addf(out, "%s %s\n", pw_oid_to_hex(&h->refs[i].oid, hex),
 		                 h->refs[i].name);
