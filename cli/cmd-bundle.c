@@ -28,7 +28,7 @@ static const char usage_str[] =
         "   or: packwire bundle unbundle [--progress] <file> [<refname>...]";
 
 /* Git's --since forms that scripts use: a Unix time ("@" optional),
- * "YYYY-MM-DD[( |T)HH:MM[:SS]]" (UTC) and "<n>.<unit>.ago" / "<n> <unit>
+ * "YYYY-MM-DD[( |T)HH:MM[:SS]]" (UTC; without a time, now's time of day) and "<n>.<unit>.ago" / "<n> <unit>
  * ago". 0 with *out set, -1 when not understood. */
 static int parse_date(const char *s, int64_t *out)
 {
@@ -50,8 +50,18 @@ static int parse_date(const char *s, int64_t *out)
 	if (sscanf(s, "%d-%d-%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday) == 3) {
 		const char *t = strpbrk(s, " T");
 
-		if (t)
+		if (t) {
 			sscanf(t + 1, "%d:%d:%d", &tm.tm_hour, &tm.tm_min, &tm.tm_sec);
+		} else {
+			/* a date alone keeps the time of day of now, as Git's approxidate */
+			time_t now = time(NULL);
+			struct tm g;
+
+			gmtime_r(&now, &g);
+			tm.tm_hour = g.tm_hour;
+			tm.tm_min = g.tm_min;
+			tm.tm_sec = g.tm_sec;
+		}
 		tm.tm_year -= 1900;
 		tm.tm_mon -= 1;
 		*out = (int64_t)timegm(&tm);

@@ -50,10 +50,11 @@ struct create {
 	struct pw_odb *odb;
 	const struct pw_bundle_create_opts *o;
 	struct pw_bundle_header h;
+	char **shown; /* each ref as the arguments named it, for warnings */
 	struct pw_error *err;
 };
 
-static int add_ref(struct create *c, const char *name, const struct pw_oid *oid)
+static int add_ref(struct create *c, const char *name, const char *shown, const struct pw_oid *oid)
 {
 	size_t i;
 
@@ -63,21 +64,28 @@ static int add_ref(struct create *c, const char *name, const struct pw_oid *oid)
 	if (c->h.nr_refs == c->h.alloc_refs) {
 		size_t a = c->h.alloc_refs ? c->h.alloc_refs * 2 : 16;
 		void *p = realloc(c->h.refs, a * sizeof(*c->h.refs));
+		void *q = p ? realloc(c->shown, a * sizeof(*c->shown)) : NULL;
 
-		if (!p)
+		if (p)
+			c->h.refs = p;
+		if (!q)
 			return pw_error_set(c->err, PW_ENOMEM, "out of memory");
-		c->h.refs = p;
+		c->shown = q;
 		c->h.alloc_refs = a;
 	}
-	if (!(c->h.refs[c->h.nr_refs].name = strdup(name)))
+	c->shown[c->h.nr_refs] = NULL;
+	if (!(c->h.refs[c->h.nr_refs].name = strdup(name)) ||
+	    !(c->shown[c->h.nr_refs] = strdup(shown))) {
+		free(c->h.refs[c->h.nr_refs].name);
 		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	}
 	c->h.refs[c->h.nr_refs++].oid = *oid;
 	return 0;
 }
 
 static int all_ref(const struct pw_ref *ref, void *data)
 {
-	return add_ref(data, ref->name, &ref->oid);
+	return add_ref(data, ref->name, ref->name, &ref->oid);
 }
 
 /* A positive argument that names a ref (Git's dwim) puts that ref into the
@@ -106,7 +114,7 @@ static int note_ref(struct create *c, const char *arg, int positive)
 		return 0;
 	if (pw_refs_dwim(c->repo, name, &oid, &full, NULL))
 		return 0;
-	rc = add_ref(c, full, &oid);
+	rc = add_ref(c, full, name, &oid);
 	free(full);
 	return rc;
 }
@@ -126,7 +134,7 @@ static int add_all_refs(struct create *c)
 	if ((rc = pw_refs_foreach(c->repo, NULL, 0, all_ref, c)))
 		return rc;
 	if (!pw_refs_resolve(c->repo, "HEAD", &head, NULL))
-		return add_ref(c, "HEAD", &head);
+		return add_ref(c, "HEAD", "HEAD", &head);
 	return 0;
 }
 
@@ -199,14 +207,40 @@ static void subject(const char *data, size_t len, char *out, size_t max)
 	out[n] = 0;
 }
 
+static int push_prereq(struct create *c, const struct pw_oid *oid)
+{
+	struct pw_buf buf = PW_BUF_INIT;
+	char subj[1024];
+	int type;
+
+	subj[0] = 0;
+	if (!pw_odb_read(c->odb, oid, &type, &buf))
+		subject(buf.data, buf.len, subj, sizeof(subj));
+	pw_buf_free(&buf);
+	if (c->h.nr_prereqs == c->h.alloc_prereqs) {
+		size_t a = c->h.alloc_prereqs ? c->h.alloc_prereqs * 2 : 16;
+		void *p = realloc(c->h.prereqs, a * sizeof(*c->h.prereqs));
+
+		if (!p)
+			return PW_ENOMEM;
+		c->h.prereqs = p;
+		c->h.alloc_prereqs = a;
+	}
+	if (!(c->h.prereqs[c->h.nr_prereqs].name = strdup(subj)))
+		return PW_ENOMEM;
+	c->h.prereqs[c->h.nr_prereqs++].oid = *oid;
+	return 0;
+}
+
 /* --since and --max-count, then the boundary: parents of selected commits
- * that are not selected themselves become the prerequisites. */
-static int boundary(struct create *c, struct oids *commits, struct oids *prereqs)
+ * that are not selected themselves become the prerequisites, in the order
+ * git rev-list --boundary finds them (walk order, then parent order). */
+static int boundary(struct create *c, struct oids *commits)
 {
 	const struct pw_bundle_create_opts *o = c->o;
 	const struct pw_hash_algo *algo = pw_repo_algo(c->repo);
 	struct pw_buf buf = PW_BUF_INIT;
-	struct oids sel = {0}, parents = {0};
+	struct oids sel = {0}, walk = {0}, parents = {0}, seen = {0};
 	size_t i, k;
 	int rc = 0;
 
@@ -214,7 +248,7 @@ static int boundary(struct create *c, struct oids *commits, struct oids *prereqs
 		struct pw_commit_info ci;
 		int type;
 
-		if (o->max_count >= 0 && sel.nr >= (size_t)o->max_count)
+		if (o->max_count >= 0 && walk.nr >= (size_t)o->max_count)
 			break;
 		if (pw_odb_read(c->odb, &commits->v[i], &type, &buf) ||
 		    pw_commit_parse(&ci, buf.data, buf.len, algo, c->err)) {
@@ -225,53 +259,41 @@ static int boundary(struct create *c, struct oids *commits, struct oids *prereqs
 			break;
 		}
 		if (!o->since || ci.commit_time >= o->since) {
-			rc = oids_push(&sel, &commits->v[i]);
+			rc = oids_push(&walk, &commits->v[i]);
 			for (k = 0; !rc && k < ci.nr_parents; k++)
 				rc = oids_push(&parents, &ci.parents[k]);
 		}
 		pw_commit_info_free(&ci);
 	}
-	if (rc == PW_ENOMEM)
-		pw_error_set(c->err, rc, "out of memory");
-	if (!rc && sel.nr)
-		qsort(sel.v, sel.nr, sizeof(*sel.v), cmp_oid);
-	if (!rc && parents.nr)
-		qsort(parents.v, parents.nr, sizeof(*parents.v), cmp_oid);
+	if (!rc && walk.nr) {
+		sel.v = malloc(walk.nr * sizeof(*sel.v));
+		if (!sel.v)
+			rc = PW_ENOMEM;
+		else {
+			memcpy(sel.v, walk.v, walk.nr * sizeof(*sel.v));
+			sel.nr = sel.alloc = walk.nr;
+			qsort(sel.v, sel.nr, sizeof(*sel.v), cmp_oid);
+		}
+	}
 	for (i = 0; !rc && i < parents.nr; i++) {
-		char subj[1024];
-		int type;
+		size_t j;
 
-		if (i && pw_oid_equal(&parents.v[i], &parents.v[i - 1]))
-			continue;
 		if (oids_has(&sel, &parents.v[i]))
 			continue;
-		subj[0] = 0;
-		if (!pw_odb_read(c->odb, &parents.v[i], &type, &buf))
-			subject(buf.data, buf.len, subj, sizeof(subj));
-		if ((rc = oids_push(prereqs, &parents.v[i])))
-			break;
-		if (c->h.nr_prereqs == c->h.alloc_prereqs) {
-			size_t a = c->h.alloc_prereqs ? c->h.alloc_prereqs * 2 : 16;
-			void *p = realloc(c->h.prereqs, a * sizeof(*c->h.prereqs));
-
-			if (!p) {
-				rc = PW_ENOMEM;
-				break;
-			}
-			c->h.prereqs = p;
-			c->h.alloc_prereqs = a;
-		}
-		if (!(c->h.prereqs[c->h.nr_prereqs].name = strdup(subj))) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		c->h.prereqs[c->h.nr_prereqs++].oid = parents.v[i];
+		for (j = 0; j < seen.nr && !pw_oid_equal(&seen.v[j], &parents.v[i]); j++)
+			;
+		if (j < seen.nr)
+			continue;
+		if (!(rc = oids_push(&seen, &parents.v[i])))
+			rc = push_prereq(c, &parents.v[i]);
 	}
 	if (rc == PW_ENOMEM)
 		pw_error_set(c->err, rc, "out of memory");
 	free(commits->v);
 	*commits = sel; /* sorted: the selected set */
+	free(walk.v);
 	free(parents.v);
+	free(seen.v);
 	pw_buf_free(&buf);
 	return rc;
 }
@@ -296,12 +318,14 @@ static int drop_excluded_refs(struct create *c, const struct oids *sel)
 
 				snprintf(msg, sizeof(msg),
 				         "ref '%s' is excluded by the rev-list options",
-				         c->h.refs[i].name);
+				         c->shown[i]);
 				o->report.warning(o->report.data, msg);
 			}
 			free(c->h.refs[i].name);
+			free(c->shown[i]);
 			continue;
 		}
+		c->shown[k] = c->shown[i];
 		c->h.refs[k++] = c->h.refs[i];
 	}
 	c->h.nr_refs = k;
@@ -378,8 +402,9 @@ int pw_bundle_create(struct pw_repo *repo, const struct pw_bundle_create_opts *o
                      struct pw_error *err)
 {
 	struct create c;
-	struct oids commits = {0}, prereqs = {0};
+	struct oids commits = {0};
 	struct pw_buf hdr = PW_BUF_INIT;
+	size_t i;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -397,7 +422,7 @@ int pw_bundle_create(struct pw_repo *repo, const struct pw_bundle_create_opts *o
 		                    c.h.algo->name);
 	if ((rc = pw_odb_open(&c.odb, pw_repo_objects_dir(repo), c.h.algo, err)))
 		return rc;
-	if ((rc = select_commits(&c, &commits)) || (rc = boundary(&c, &commits, &prereqs)) ||
+	if ((rc = select_commits(&c, &commits)) || (rc = boundary(&c, &commits)) ||
 	    (rc = drop_excluded_refs(&c, &commits)))
 		goto out;
 	if (!c.h.nr_refs) {
@@ -410,8 +435,10 @@ int pw_bundle_create(struct pw_repo *repo, const struct pw_bundle_create_opts *o
 	rc = write_pack(&c, fd);
 out:
 	free(commits.v);
-	free(prereqs.v);
 	pw_buf_free(&hdr);
+	for (i = 0; i < c.h.nr_refs; i++)
+		free(c.shown[i]);
+	free(c.shown);
 	pw_bundle_header_free(&c.h);
 	pw_odb_free(c.odb);
 	return rc;
