@@ -371,6 +371,8 @@ static int read_header(struct pw_bundle *b, struct pw_error *err)
 			rc = pw_error_set(err, PW_EPROTO,
 			                  "'%s' does not look like a v2 or v3 bundle file",
 			                  b->path);
+		else if (rc == PW_EPROTO || rc == PW_ETOOBIG)
+			pw_error_wrap(err, "bundle '%s'", b->path);
 	}
 	if (!rc && start >= 0 && lseek(b->fd, start + (off_t)used, SEEK_SET) < 0)
 		rc = pw_error_set(err, PW_EIO, "could not seek in '%s': %s", b->path,
