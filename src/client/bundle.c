@@ -549,6 +549,26 @@ static int check_connected(struct pw_bundle *b, struct pw_repo *repo, struct pw_
 	return rc;
 }
 
+static int check_tips(struct pw_bundle *b, struct pw_repo *repo, struct pw_error *err)
+{
+	struct pw_odb *odb = NULL;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), b->h.algo, err)))
+		return rc;
+	for (i = 0; !rc && i < b->h.nr_refs; i++)
+		if (!pw_odb_exists(odb, &b->h.refs[i].oid)) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(err, PW_ENOTFOUND,
+			                  "bundle '%s' is incomplete: bad object %s", b->path,
+			                  pw_oid_to_hex(&b->h.refs[i].oid, hex));
+		}
+	pw_odb_free(odb);
+	return rc;
+}
+
 int pw_bundle_unbundle(struct pw_bundle *b, struct pw_repo *repo,
                        const struct pw_bundle_read_opts *opts, struct pw_fetch_result *res,
                        struct pw_error *err)
@@ -561,7 +581,6 @@ int pw_bundle_unbundle(struct pw_bundle *b, struct pw_repo *repo,
 	char *pack_dir = NULL;
 	size_t nr = 0;
 	int rc, kept = 0;
-	struct stat st;
 
 	memset(res, 0, sizeof(*res));
 	if (b->consumed)
@@ -607,11 +626,16 @@ int pw_bundle_unbundle(struct pw_bundle *b, struct pw_repo *repo,
 	snprintf(res->idx_path, sizeof(res->idx_path), "%s/pack-%s.idx", pack_dir, hex);
 	pw_odb_free(odb);
 	odb = NULL;
-	if ((rc = check_connected(b, repo, err))) {
+	/* a filtered bundle (@filter) is a promisor pack, incomplete on purpose:
+	 * only its tips must be there */
+	if (b->h.filter)
+		rc = pw_fetch__mark_promisor(res, "", 0, err);
+	if (!rc)
+		rc = b->h.filter ? check_tips(b, repo, err) : check_connected(b, repo, err);
+	if (rc) {
 		pw_fetch_result_rollback(res);
 		goto out;
 	}
-	(void)st;
 out:
 	pw_odb_free(odb);
 	free(pack_dir);

@@ -92,6 +92,29 @@ for algo in sha1 sha256; do
 		check "$algo: unbundle of $maker's bundle passes fsck" git -C "u-$maker-$algo" fsck --strict --no-progress --no-dangling
 	done
 
+	# unbundle from a pipe: the header is read byte by byte, the pack follows
+	rm -rf "pipe-$algo"
+	git init -q --object-format=$algo "pipe-$algo"
+	cat "git-all-$algo.b" | "$P" -C "pipe-$algo" bundle unbundle - >pw.u
+	git -C "src-$algo" bundle list-heads "$T/git-all-$algo.b" >git.u
+	same_file "$algo: unbundle - from a pipe" pw.u git.u
+	check "$algo: unbundle - from a pipe stores every object" \
+		diff <(all_objects "$src") <(all_objects "pipe-$algo")
+
+	# v3 @filter: a promisor pack, incomplete on purpose
+	{
+		printf '# v3 git bundle\n@object-format=%s\n@filter=blob:none\n' $algo
+		git -C "$src" rev-parse main | sed 's/$/ refs\/heads\/main/'
+		echo
+		git -C "$src" rev-parse main | git -C "$src" pack-objects -q --revs --stdout --filter=blob:none
+	} >"filter-$algo.b"
+	rm -rf "filter-$algo"
+	git init -q --object-format=$algo "filter-$algo"
+	check "$algo: unbundle of a @filter bundle" "$P" -C "filter-$algo" bundle unbundle "$T/filter-$algo.b"
+	check "$algo: its pack is a promisor pack" test -n "$(ls "filter-$algo"/.git/objects/pack/*.promisor)"
+	"$P" -C "filter-$algo" bundle verify "$T/filter-$algo.b" >pw.v 2>/dev/null
+	contains "$algo: verify shows the filter" pw.v "The bundle uses this filter: blob:none"
+
 	# incremental: a repository at `base` takes the bundle base..main
 	for maker in git pw; do
 		for reader in git pw; do
