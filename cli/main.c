@@ -16,6 +16,7 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
+        {"bundle", cmd_bundle, "create, verify, list and unpack bundle files"},
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
         {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},

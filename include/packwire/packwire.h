@@ -30,6 +30,7 @@
 #include "packwire/transport.h"
 #include "packwire/client.h"
 #include "packwire/push.h"
+#include "packwire/bundle.h"
 #include "packwire/server.h"
 #include "packwire/receive.h"
 #include "packwire/daemon.h"

@@ -4,6 +4,8 @@
 
 #include "packwire/client.h"
 
+struct pw_bundle;
+
 struct pw_session {
 	struct pw_conn *conn;
 	struct pw_pkt_reader rd;
@@ -18,6 +20,7 @@ struct pw_session {
 	int fetched; /* v0/v1: wants were sent */
 	int failed;  /* the stream is out of step: no polite goodbye */
 	struct pw_buf out;
+	struct pw_bundle *bundle; /* a bundle file as the remote (bundle.c) */
 };
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);

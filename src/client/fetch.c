@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/bundle-priv.h"
 #include "client/client-priv.h"
 #include "odb/idx.h"
 #include "pack/index-pack.h"
@@ -1096,6 +1097,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	size_t i;
 	int rc;
 
+	if (s->bundle)
+		return pw_bundle_remote__fetch(s, repo, req, res, err);
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;

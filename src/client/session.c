@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/bundle-priv.h"
 #include "client/client-priv.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
@@ -113,6 +114,8 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	struct pw_pkt pkt;
 	int rc;
 
+	if (pw_bundle_remote__probe(url))
+		return pw_bundle_remote__open(out, url, opts, err);
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -162,6 +165,7 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 
 	if (!s)
 		return 0;
+	pw_bundle_remote__free(s->bundle);
 	if (s->conn) {
 		/* v2: end of session; v0/v1 without a fetch: "no wants" */
 		if (s->conn->out_fd >= 0 && !s->failed && !s->conn->stateless &&
@@ -189,6 +193,8 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local,
                           struct pw_error *err)
 {
+	if (s->bundle)
+		return pw_bundle_remote__check_algo(s, local, err);
 	if (s->version == 2) {
 		struct pw_str v, *vp = NULL;
 

@@ -41,7 +41,7 @@ PUBLIC = {
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport",
-    "client": "client", "push": "client",
+    "client": "client", "push": "client", "bundle": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
