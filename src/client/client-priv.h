@@ -18,6 +18,7 @@ struct pw_session {
 	int fetched; /* v0/v1: wants were sent */
 	int failed;  /* the stream is out of step: no polite goodbye */
 	struct pw_buf out;
+	struct pw_dumb_remote *dumb; /* dumb HTTP (dumb.c) instead of conn's stream */
 };
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "client/dumb.h"
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
@@ -1096,6 +1097,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	size_t i;
 	int rc;
 
+	if (s->dumb)
+		return pw_dumb_fetch(s->dumb, repo, req, res, err);
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;
