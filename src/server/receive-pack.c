@@ -29,6 +29,7 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/receive.h"
+#include "packwire/server.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
@@ -67,6 +68,7 @@ struct rp {
 
 	/* config */
 	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc;
+	int update_server_info; /* receive.updateServerInfo */
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
@@ -273,6 +275,7 @@ static int load_config(struct rp *s)
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
+	s->update_server_info = cfg_bool(s, "receive.updateServerInfo", 0);
 	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
 	/* transfer.unpackLimit wins over receive.unpackLimit; Git's default 100 */
 	s->unpack_limit = 100;
@@ -2046,6 +2049,11 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		send_report(&s);
 	post_hooks(&s);
 	auto_gc(&s);
+	if (s.update_server_info && s.cmds.nr) { /* as Git, after gc; a failure is not the push's */
+		struct pw_error e;
+
+		pw_update_server_info(repo, 0, &e);
+	}
 	if (s.sideband) {
 		struct pw_buf b = PW_BUF_INIT;
 
