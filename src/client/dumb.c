@@ -736,6 +736,18 @@ static int visit(struct walk *w, const struct item *it)
 	return 0;
 }
 
+static int walk_all(struct walk *w)
+{
+	int rc = 0;
+
+	while (!rc && w->nr) {
+		struct item it = w->stack[--w->nr];
+
+		rc = visit(w, &it);
+	}
+	return rc;
+}
+
 /* Move what the quarantine holds into objects_dir: packs (.pack before
  * .idx, so no reader sees an index without its pack), then loose objects. */
 static int migrate(struct walk *w, const char *objects_dir)
@@ -889,10 +901,18 @@ int pw_dumb_fetch(struct pw_dumb_remote *d, struct pw_repo *repo,
 		goto out;
 	for (i = 0; i < req->nr_wants && !rc; i++)
 		rc = push(&w, &req->wants[i], 0);
-	while (!rc && w.nr) {
-		struct item it = w.stack[--w.nr];
+	rc = rc ? rc : walk_all(&w);
+	/* include-tag: annotated tags whose object is here now come along, as
+	 * a smart server sends them */
+	for (i = 0; !rc && req->include_tag && i < d->adv.nr; i++) {
+		const struct pw_remote_ref *r = &d->adv.refs[i];
 
-		rc = visit(&w, &it);
+		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled ||
+		    pw_odb_exists(w.q, &r->oid) ||
+		    (!pw_odb_exists(w.q, &r->peeled) && !pw_odb_exists(w.local, &r->peeled)))
+			continue;
+		if (!(rc = push(&w, &r->oid, PW_OBJ_TAG)))
+			rc = walk_all(&w);
 	}
 	if (!rc && w.walked)
 		progress(&w, "Walking objects", w.walked, 0, 1);
