@@ -198,6 +198,35 @@ for algo in sha1 sha256; do
 	same_file "$algo: info/refs after the push as git writes it" "srv/$algo-push.git/info/refs" push-refs-$algo
 done
 
+# Git's t5550: a corrupt .idx is noticed and leaves no pack; a second
+# fetch uses the pack it needs and not the one it already has
+for algo in sha1 sha256; do
+	r=srv/$algo-badidx.git
+	cp -R "srv/$algo-packed.git" "$r"
+	p=$(ls "$r"/objects/pack/pack-*.idx)
+	printf %0256d 0 | dd of="$p" bs=256 count=1 seek=1 conv=notrunc 2>/dev/null
+	git init -q --bare --object-format="$algo" "badidx-$algo.git"
+	check_fails "$algo: a fetch notices a corrupt .idx" \
+		pw -C "badidx-$algo.git" fetch -q "$U/$algo-badidx.git" 'refs/heads/*:refs/heads/*'
+	check "$algo: and leaves no pack" test -z "$(ls "badidx-$algo.git/objects/pack")"
+	r=srv/$algo-branches.git
+	git init -q --bare --object-format="$algo" "$r"
+	git -C "src-$algo" push -q "../$r" main:branch1
+	git -C "$r" repack -q -d
+	git -C "src-$algo" commit -q --allow-empty -m b2
+	git -C "src-$algo" push -q "../$r" main:branch2
+	git -C "$r" repack -q -d
+	git -C "$r" update-server-info
+	own_httpd_root
+	git init -q --bare --object-format="$algo" "branches-$algo.git"
+	check "$algo: fetch of a first packed branch" \
+		pw -C "branches-$algo.git" fetch -q "$U/$algo-branches.git" branch1:branch1
+	check "$algo: fetch of a second one, in a pack of its own" \
+		pw -C "branches-$algo.git" fetch -q "$U/$algo-branches.git" branch2:branch2
+	check "$algo: the branches' repository is fsck --strict clean" fsck_ok "branches-$algo.git"
+	check "$algo: it holds two packs" test "$(ls "branches-$algo.git"/objects/pack/*.pack | wc -l)" -eq 2
+done
+
 # a second static server: python3's http.server
 PYPORT=$(free_port)
 python3 -m http.server --bind 127.0.0.1 --directory "$T/srv" "$PYPORT" >py.log 2>&1 &
