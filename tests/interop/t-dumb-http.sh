@@ -6,7 +6,8 @@
 # objects/info/alternates and absolute http-alternates; followed only with
 # http.followRedirects=true, as Git), a detached HEAD, an empty repository,
 # and an incremental fetch. Results are checked with fsck --strict, refs,
-# objects and object format; ls-remote against stock git's dumb client.
+# objects and object format; ls-remote against the server's own listing;
+# basic auth; Git's t5550 corrupt-idx and pack-per-branch cases.
 # Server side: `packwire update-server-info` writes the same bytes as Git's,
 # stock git clones over dumb HTTP from them, and a push into packwire
 # receive-pack with receive.updateServerInfo=true updates them.
@@ -59,7 +60,14 @@ done
 HTTPD_EXTRA_CONF="Alias /dumb/ \"$T/srv/\"
 <Directory \"$T/srv\">
 	Require all granted
-</Directory>"
+</Directory>
+Alias /dumb-auth/ \"$T/srv/\"
+<Location /dumb-auth/>
+	AuthType Basic
+	AuthName \"git\"
+	AuthUserFile \"$T/httpd/htpasswd\"
+	Require valid-user
+</Location>"
 start_httpd "$T/srv"
 U=http://127.0.0.1:$HTTPD_PORT/dumb
 for algo in sha1 sha256; do
@@ -196,6 +204,17 @@ for algo in sha1 sha256; do
 	cp "srv/$algo-push.git/info/refs" push-refs-$algo
 	git -C "srv/$algo-push.git" update-server-info --force
 	same_file "$algo: info/refs after the push as git writes it" "srv/$algo-push.git/info/refs" push-refs-$algo
+done
+
+# basic auth on every file (Git's t5550 password-protected repository):
+# user:pass in the URL is used for all of them; without it, Git's words
+AU=http://alice:secret@127.0.0.1:$HTTPD_PORT/dumb-auth
+for algo in sha1 sha256; do
+	clone_ok "$algo auth" "$AU/$algo-mixed.git" "srv/$algo-mixed.git" "$algo"
+	c=noauth-$algo
+	pw clone -q "http://127.0.0.1:$HTTPD_PORT/dumb-auth/$algo-mixed.git" "$c" 2>"$c.err" && rc=0 || rc=$?
+	check "$algo auth: without credentials the clone fails" test "$rc" -ne 0
+	contains "$algo auth: and says why" "$c.err" "could not read Username for 'http://127.0.0.1:$HTTPD_PORT'"
 done
 
 # Git's t5550: a corrupt .idx is noticed and leaves no pack; a second
