@@ -365,8 +365,23 @@ int pw_dumb_parse_alternates(const uint8_t *p, size_t n, const char *objects_url
 			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 			goto fail;
 		}
-		if (!ps)
+		if (!ps) {
+			/* an absolute URL: a host of host-name characters */
+			const char *h = strstr(u.data, "://") + 3;
+			size_t hl = strcspn(h, "/"), k;
+
+			for (k = 0; k < hl; k++)
+				if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				            "0123456789.-_:[]@%",
+				            h[k]))
+					break;
+			if (!hl || k < hl || (hl <= 2 && h[0] == '.')) {
+				rc = bad(err, "objects/info/alternates", no, "not a valid URL",
+				         line, len);
+				goto fail;
+			}
 			ps = path_start(u.data);
+		}
 		if ((rc = normalize(&u, ps))) {
 			rc = rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
 			                     : bad(err, "objects/info/alternates", no,
