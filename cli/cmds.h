@@ -23,6 +23,7 @@ int cmd_upload_pack(int argc, char **argv);
 int cmd_rev_parse(int argc, char **argv);
 int cmd_show_ref(int argc, char **argv);
 int cmd_update_ref(int argc, char **argv);
+int cmd_update_server_info(int argc, char **argv);
 int cmd_receive_pack(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_pack_objects(int argc, char **argv);

@@ -36,6 +36,8 @@ static const struct cmd commands[] = {
         {"show-index", cmd_show_index, "list the entries of a pack index"},
         {"show-ref", cmd_show_ref, "list references"},
         {"update-ref", cmd_update_ref, "update references safely"},
+        {"update-server-info", cmd_update_server_info,
+         "write info/refs and objects/info/packs for dumb HTTP clients"},
         {"upload-pack", cmd_upload_pack, "send objects to a fetching client (git upload-pack)"},
         {"verify-pack", cmd_verify_pack, "check packs and show their objects"},
         {"version", cmd_version, "print the packwire version"},

@@ -21,6 +21,7 @@ struct pw_session {
 	int failed;  /* the stream is out of step: no polite goodbye */
 	struct pw_buf out;
 	struct pw_bundle *bundle; /* a bundle file as the remote (bundle.c) */
+	struct pw_dumb_remote *dumb; /* dumb HTTP (dumb.c) instead of conn's stream */
 };
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);

@@ -425,6 +425,9 @@ static int write_refs(struct clone_state *c, const struct clone_plan *p)
 	if (!rc && checkout_ref && !c->o->bare && branch_ref &&
 	    !strncmp(branch_ref, "refs/heads/", 11))
 		rc = pw_ref_tx_update(tx, branch_ref, &checkout_ref->oid, NULL, 0);
+	/* a detached remote HEAD that no branch matches: detached here too */
+	if (!rc && checkout_ref && !branch_ref && checkout_ref == p->head)
+		rc = pw_ref_tx_update(tx, "HEAD", &checkout_ref->oid, NULL, PW_REF_NO_DEREF);
 	if (!rc && checkout_ref && branch_ref && strncmp(branch_ref, "refs/heads/", 11))
 		rc = pw_ref_tx_update(tx, "HEAD",
 		                      checkout_ref->has_peeled ? &checkout_ref->peeled

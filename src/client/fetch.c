@@ -12,6 +12,7 @@
 
 #include "client/bundle-priv.h"
 #include "client/client-priv.h"
+#include "client/dumb.h"
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
@@ -1099,6 +1100,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 
 	if (s->bundle)
 		return pw_bundle_remote__fetch(s, repo, req, res, err);
+	if (s->dumb)
+		return pw_dumb_fetch(s->dumb, repo, req, res, err);
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;

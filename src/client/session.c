@@ -6,6 +6,7 @@
 
 #include "client/bundle-priv.h"
 #include "client/client-priv.h"
+#include "client/dumb.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -135,6 +136,13 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.http_env = s->opts.http_env;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
+	if (pw_dumb_is(s->conn)) { /* no service line: the dumb client takes over */
+		if ((rc = pw_dumb_open(&s->dumb, s->conn, &s->opts, err)))
+			goto fail;
+		s->algo = pw_dumb_algo(s->dumb);
+		*out = s;
+		return 0;
+	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {
 		pw_error_set(err, rc, "out of memory");
 		goto fail;
@@ -182,6 +190,7 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 	}
 	if (s->rd.buf)
 		pw_pkt_reader_free(&s->rd);
+	pw_dumb_free(s->dumb);
 	pw_adv_free(&s->adv);
 	pw_v2_caps_free(&s->caps2);
 	pw_buf_free(&s->out);
@@ -195,6 +204,8 @@ int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local
 {
 	if (s->bundle)
 		return pw_bundle_remote__check_algo(s, local, err);
+	if (s->dumb)
+		return pw_dumb_check_algo(s->dumb, local, err);
 	if (s->version == 2) {
 		struct pw_str v, *vp = NULL;
 
@@ -245,6 +256,8 @@ int pw_session_list_refs(struct pw_session *s, const char *const *prefixes, unsi
 	int rc;
 
 	*out = NULL;
+	if (s->dumb)
+		return pw_dumb_list_refs(s->dumb, out, err);
 	if (s->version != 2 || s->listed) {
 		*out = &s->adv;
 		return 0;

@@ -30,6 +30,7 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/receive.h"
+#include "packwire/server.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
@@ -70,6 +71,7 @@ struct rp {
 
 	/* config */
 	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
+	int update_server_info; /* receive.updateServerInfo */
 	enum deny deny_current, deny_delete_current;
 	int64_t max_input;
 	char *hooks_dir;
@@ -305,6 +307,7 @@ static int load_config(struct rp *s)
 	s->deny_current = cfg_deny(s, "receive.denyCurrentBranch");
 	s->deny_delete_current = cfg_deny(s, "receive.denyDeleteCurrent");
 	s->auto_gc = cfg_bool(s, "receive.autogc", 1);
+	s->update_server_info = cfg_bool(s, "receive.updateServerInfo", 0);
 	s->shallow_update = cfg_bool(s, "receive.shallowUpdate", 0);
 	if (!pw_config_get_string(cfg, "receive.certNonceSeed", &s->cert_seed, NULL) &&
 	    s->cert_seed && !*s->cert_seed)
@@ -2327,6 +2330,11 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		send_report(&s);
 	post_hooks(&s);
 	auto_gc(&s);
+	if (s.update_server_info && s.cmds.nr) { /* as Git, after gc; a failure is not the push's */
+		struct pw_error e;
+
+		pw_update_server_info(repo, 0, &e);
+	}
 	if (s.sideband) {
 		struct pw_buf b = PW_BUF_INIT;
 

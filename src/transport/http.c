@@ -92,6 +92,7 @@ struct http {
 	int quit, dead;
 	struct pw_buf adv; /* the advertisement, written first */
 	size_t adv_skip;
+	int dumb; /* no smart answer: adv is a dumb info/refs (client/dumb.c) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -753,10 +754,8 @@ static int discover(struct http *h, struct pw_error *err)
 	content_type(h->curl, ct, sizeof(ct));
 	snprintf(want, sizeof(want), "application/x-%s-advertisement", h->service);
 	if (strcmp(ct, want)) {
-		rc = pw_error_set(
-		        err, PW_EUNSUPPORTED,
-		        "'%s' is not a smart HTTP server (dumb HTTP is not supported yet)",
-		        h->shown);
+		/* as Git's remote-curl: any other type is a dumb server's info/refs */
+		h->dumb = 1;
 		goto out;
 	}
 	if ((rc = pw_http__discovery((const uint8_t *)h->adv.data, h->adv.len, h->service, &skip,
@@ -768,6 +767,115 @@ out:
 	curl_slist_free_all(hl);
 	free(url);
 	return rc;
+}
+
+/* ---- dumb HTTP: plain GETs for client/dumb.c ---------------------------------- */
+
+static const struct pw_conn_ops http_ops;
+
+static struct http *dumb_of(struct pw_conn *c)
+{
+	struct pw_conn_impl *impl = c ? pw_conn__impl(c) : NULL;
+
+	if (!impl || impl->ops != &http_ops || !impl->priv)
+		return NULL;
+	return ((struct http *)impl->priv)->dumb ? impl->priv : NULL;
+}
+
+int pw_http__dumb_refs(struct pw_conn *c, const uint8_t **p, size_t *n)
+{
+	struct http *h = dumb_of(c);
+
+	if (!h)
+		return 0;
+	*p = (const uint8_t *)h->adv.data;
+	*n = h->adv.len;
+	return 1;
+}
+
+const char *pw_http__base(struct pw_conn *c)
+{
+	struct http *h = dumb_of(c);
+
+	return h ? h->base : NULL;
+}
+
+int pw_http__follow_all(struct pw_conn *c)
+{
+	struct http *h = dumb_of(c);
+
+	return h && h->set.follow == 2;
+}
+
+struct dumb_get {
+	int (*sink)(void *ctx, const void *p, size_t n);
+	void *ctx;
+	int rc; /* the sink's */
+};
+
+static size_t dumb_write(char *p, size_t sz, size_t n, void *data)
+{
+	struct dumb_get *g = data;
+
+	if (g->rc)
+		return 0;
+	g->rc = g->sink(g->ctx, p, sz * n);
+	return g->rc ? 0 : sz * n;
+}
+
+int pw_http__get(struct pw_conn *c, const char *url,
+                 int (*sink)(void *ctx, const void *p, size_t n), void *ctx, struct pw_error *err)
+{
+	struct http *h = dumb_of(c);
+	struct dumb_get g = {sink, ctx, 0};
+	struct curl_slist *hl;
+	const char *no_cache[] = {"Pragma: no-cache", NULL};
+	long code = 0;
+	CURLcode cc = CURLE_OK;
+	int tries;
+
+	if (!h)
+		return pw_error_set(err, PW_EINVAL, "not a dumb HTTP connection");
+	if (!(hl = headers(h, no_cache, 0)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (tries = 0; tries < 2; tries++) {
+		/* redirects of the files themselves only with followRedirects=true */
+		setup_common(h, h->set.follow == 2);
+		curl_easy_setopt(h->curl, CURLOPT_URL, url);
+		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
+		curl_easy_setopt(h->curl, CURLOPT_FAILONERROR, 1L);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, dumb_write);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &g);
+		cc = curl_easy_perform(h->curl);
+		code = 0;
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		narrow_auth(h);
+		if (code == 401 && !h->have_cred && !tries && !g.rc) {
+			int rc = cred_fill(h, err);
+
+			if (rc) {
+				curl_slist_free_all(hl);
+				return rc;
+			}
+			h->have_cred = 1;
+			continue;
+		}
+		break;
+	}
+	curl_slist_free_all(hl);
+	if (g.rc)
+		return g.rc;
+	if (code == 404 || code == 410)
+		return pw_error_set(err, PW_ENOTFOUND, "%s: HTTP %ld", url, code);
+	if (code == 401)
+		return pw_error_set(err, PW_EIO, "Authentication failed for '%s'", h->shown);
+	if (cc == CURLE_OK && code >= 300)
+		return pw_error_set(err, PW_EIO, "unable to access '%s': HTTP %ld%s", url, code,
+		                    code < 400 ? " (redirect not followed: http.followRedirects)"
+		                               : "");
+	if (cc != CURLE_OK)
+		return pw_error_set(err, PW_EIO, "unable to access '%s': %s", url, curl_why(h, cc));
+	return 0;
 }
 
 /* ---- the request thread --------------------------------------------------------- */
@@ -1231,6 +1339,12 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	}
 	if ((rc = discover(h, err)))
 		goto fail;
+	if (h->dumb) { /* no request thread: the dumb client GETs on its own */
+		c->stateless = 1;
+		pw_conn__impl(c)->priv = h;
+		pw_conn__impl(c)->ops = &http_ops;
+		return 0;
+	}
 	if (pipe2(req, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		rc = pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
 		goto fail;

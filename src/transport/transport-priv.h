@@ -51,6 +51,19 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
  * and its flush); *v2 when it is a v2 capability advertisement. Pure. */
 int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *v2,
                        struct pw_error *err);
+/* Dumb HTTP (http.c, for client/dumb.c). pw_http__dumb_refs: 1 when c is an
+ * HTTP connection whose info/refs had no smart answer, with that body
+ * (borrowed, valid while c lives); else 0. */
+int pw_http__dumb_refs(struct pw_conn *c, const uint8_t **p, size_t *n);
+/* The repository's URL (after a redirect of info/refs), no trailing '/'. */
+const char *pw_http__base(struct pw_conn *c);
+/* http.followRedirects is true (alternates may be followed, as in Git). */
+int pw_http__follow_all(struct pw_conn *c);
+/* GET an absolute URL with the connection's settings (auth, TLS, proxy,
+ * http.*); the body goes to sink, whose non-zero return stops the transfer
+ * and is returned. PW_ENOTFOUND for 404/410, PW_EIO otherwise. */
+int pw_http__get(struct pw_conn *c, const char *url,
+                 int (*sink)(void *ctx, const void *p, size_t n), void *ctx, struct pw_error *err);
 /* Start argv (no shell) with its stdin/stdout as the connection (process.c). */
 int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err);
 
