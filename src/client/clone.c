@@ -547,6 +547,8 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 
 		if (!o2.client.config)
 			o2.client.config = pw_repo_config(c.repo);
+		if (!o2.client.git_dir)
+			o2.client.git_dir = pw_repo_git_dir(c.repo);
 		c.o = &o2;
 		rc = do_clone(&c, url, info);
 		c.o = o;

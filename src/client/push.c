@@ -1018,6 +1018,9 @@ static int connect_remote(struct ps *s)
 	to.git_proxy = opts->git_proxy;
 	to.git_proxy_config = pw_repo_config(s->repo);
 	to.http_env = opts->http_env;
+	to.protocol = opts->protocol;
+	to.git_dir = pw_repo_git_dir(s->repo);
+	to.remote_name = s->res->remote_name;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))

@@ -130,8 +130,16 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.git_proxy_config = s->opts.git_proxy_config;
 	topts.config = s->opts.config;
 	topts.http_env = s->opts.http_env;
+	topts.protocol = s->opts.protocol;
+	topts.git_dir = s->opts.git_dir;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
+	if (s->conn->in_fd < 0) {
+		rc = pw_error_set(err, PW_EUNSUPPORTED,
+		                  "remote helper for '%s' offers no connect or stateless-connect",
+		                  url);
+		goto fail;
+	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {
 		pw_error_set(err, rc, "out of memory");
 		goto fail;

@@ -99,6 +99,9 @@ int pw_options_from_env(struct pw_env_options *o, struct pw_error *err)
 	o->http.https_proxy = (v = env("HTTPS_PROXY")) ? v : env("https_proxy");
 	o->http.all_proxy = (v = env("ALL_PROXY")) ? v : env("all_proxy");
 	o->http.no_proxy = (v = env("NO_PROXY")) ? v : env("no_proxy");
+	o->protocol.allow_protocol = env("GIT_ALLOW_PROTOCOL");
+	o->protocol.protocol_from_user = env("GIT_PROTOCOL_FROM_USER");
+	o->protocol.exec_path = env("GIT_EXEC_PATH");
 	if (home && *home) {
 		if (!(o->paths_[3] = join(home, "/.netrc")))
 			return pw_error_set(err, PW_ENOMEM, "out of memory");

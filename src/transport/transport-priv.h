@@ -51,6 +51,14 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
  * and its flush); *v2 when it is a v2 capability advertisement. Pure. */
 int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *v2,
                        struct pw_error *err);
+/* <name>::<address> and unknown schemes: git-remote-<name> (helper.c). A
+ * helper that cannot connect gives a conn without a stream (in_fd -1) whose
+ * helper pw_transport__take_helper hands to the client. */
+int pw_transport__helper(struct pw_conn *c, const struct pw_url *u, const char *service,
+                         const char *cmd, int version, const struct pw_transport_opts *opts,
+                         struct pw_error *err);
+struct pw_helper;
+struct pw_helper *pw_transport__take_helper(struct pw_conn *c);
 /* Start argv (no shell) with its stdin/stdout as the connection (process.c). */
 int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err);
 
