@@ -614,9 +614,9 @@ static int v0_negotiate_stateless(struct neg *n, struct pw_error *err)
 		}
 	}
 	if (n->req->depth) {
-		/* the shallow list alone first, as Git does; that answer ends in NAK */
-		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)) ||
-		    (rc = v0_stateless_acks(n, &state, &final, err)))
+		/* the shallow list alone first, as Git does: upload-pack ends that
+		 * answer after the list's flush (no NAK) */
+		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)))
 			goto out;
 		n->res->rounds++;
 	}
