@@ -56,6 +56,17 @@ static void answer(const char *s)
 	fflush(stdout);
 }
 
+/* The version git-remote-http would ask for: GIT_TEST_PROTOCOL_VERSION (Git's
+ * test suite) wins over protocol.version, as in Git. */
+static int wanted_version(const struct rh *h)
+{
+	const char *v = getenv("GIT_TEST_PROTOCOL_VERSION");
+
+	if (v && (!strcmp(v, "0") || !strcmp(v, "1") || !strcmp(v, "2")))
+		return v[0] - '0';
+	return pw_cli_protocol_version(h->repo);
+}
+
 static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 {
 	memset(o, 0, sizeof(*o));
@@ -168,7 +179,7 @@ static int do_list(struct rh *h, int for_push)
 		pw_session_close(h->s, NULL);
 		h->s = NULL;
 	}
-	client_opts(h, &o, pw_cli_protocol_version(h->repo));
+	client_opts(h, &o, wanted_version(h));
 	if ((rc = pw_session_open(&h->s, h->url, &o, &err)) ||
 	    (rc = pw_session_list_refs(h->s, NULL, PW_LSREFS_SYMREFS | PW_LSREFS_PEEL, &adv, &err)))
 		return pw_cli_fatal("%s", err.msg);
@@ -205,7 +216,7 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 		struct pw_client_opts o;
 		const struct pw_adv *adv;
 
-		client_opts(h, &o, pw_cli_protocol_version(h->repo));
+		client_opts(h, &o, wanted_version(h));
 		if (pw_session_open(&h->s, h->url, &o, &err) ||
 		    pw_session_list_refs(h->s, NULL, 0, &adv, &err))
 			return pw_cli_fatal("%s", err.msg);

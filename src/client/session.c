@@ -135,9 +135,12 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if (s->conn->in_fd < 0) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED,
-		                  "remote helper for '%s' offers no connect or stateless-connect",
-		                  url);
+		rc = pw_error_set(
+		        err, PW_EUNSUPPORTED,
+		        "remote helper for '%s' offers neither connect nor "
+		        "stateless-connect (fetching through its fetch/import commands is "
+		        "not supported)",
+		        url);
 		goto fail;
 	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {

@@ -9,6 +9,7 @@
 
 #include "packwire/buf.h"
 #include "packwire/error.h"
+#include "packwire/hash.h"
 #include "packwire/transport.h"
 
 #define PW_HELPER_FETCH             0x001
@@ -63,3 +64,30 @@ int pw_helper_option(struct pw_helper *h, const char *name, const char *value,
                      struct pw_error *err);
 
 #endif
+
+/* One line of a helper's "list" answer. */
+enum pw_helper_list_kind {
+	PW_HLIST_REF = 1, /* "<oid> <name>[ <attr>...]" */
+	PW_HLIST_SYMREF,  /* "@<target> <name>" */
+	PW_HLIST_UNKNOWN, /* "? <name>": value not known to the helper */
+	PW_HLIST_KEYWORD, /* ":<keyword> <value>" (":object-format sha256") */
+};
+struct pw_helper_list_line {
+	enum pw_helper_list_kind kind;
+	struct pw_oid oid;           /* PW_HLIST_REF */
+	const char *name, *value;    /* views: ref name or keyword; target or keyword value */
+	size_t name_len, value_len;
+};
+/* Parse one non-empty line for algo (the ids' length). Pure. */
+int pw_helper_parse_list_line(const char *line, size_t len, const struct pw_hash_algo *algo,
+                              struct pw_helper_list_line *out, struct pw_error *err);
+
+/* One line of a helper's answer to a push batch: "ok <ref>[ <msg>]" or
+ * "error <ref>[ <msg>]". Pure. */
+struct pw_helper_push_line {
+	int ok;
+	const char *ref, *msg; /* views; msg NULL when absent */
+	size_t ref_len, msg_len;
+};
+int pw_helper_parse_push_line(const char *line, size_t len, struct pw_helper_push_line *out,
+                              struct pw_error *err);

@@ -60,6 +60,7 @@ struct settings {
 	size_t nr_helpers;
 	int use_http_path;
 	char *cred_username;
+	char redir_protocols[16]; /* what a redirect may switch to (protocol policy) */
 };
 
 struct http {
@@ -530,8 +531,10 @@ static void setup_common(struct http *h, int follow)
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, h->set.user_agent);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+	if (h->set.redir_protocols[0])
+		curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, h->set.redir_protocols);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION,
+	                 follow && h->set.redir_protocols[0] ? 1L : 0L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)HTTP_MAX_REDIRS);
 	curl_easy_setopt(c, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, h->set.ssl_verify ? 1L : 0L);
@@ -1225,6 +1228,20 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	if ((rc = split_url(h, url, err)) ||
 	    (rc = load_settings(h, u, cfg, opts ? opts->http_env : NULL, err)))
 		goto fail;
+	{
+		/* a redirect is not the user's choice: "user" transports are out,
+		 * as in Git */
+		struct pw_protocol_env pe = {0};
+		int hp, hs;
+
+		if (opts && opts->protocol)
+			pe = *opts->protocol;
+		pe.protocol_from_user = "0";
+		hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
+		hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
+		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
+		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
+	}
 	if (set_shown(h) || !(h->curl = curl_easy_init())) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
