@@ -1096,6 +1096,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	size_t i;
 	int rc;
 
+	if (s->helper)
+		return pw_client__helper_fetch(s, repo, req, res, err);
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;

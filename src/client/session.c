@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "transport/transport-priv.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -135,13 +136,14 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if (s->conn->in_fd < 0) {
-		rc = pw_error_set(
-		        err, PW_EUNSUPPORTED,
-		        "remote helper for '%s' offers neither connect nor "
-		        "stateless-connect (fetching through its fetch/import commands is "
-		        "not supported)",
-		        url);
-		goto fail;
+		/* a helper without connect: its own commands (helper.c) */
+		rc = pw_client__helper_open(s, pw_transport__take_helper(s->conn), err);
+		pw_conn_free(s->conn);
+		s->conn = NULL;
+		if (rc)
+			goto fail;
+		*out = s;
+		return 0;
 	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, 0))) {
 		pw_error_set(err, rc, "out of memory");
@@ -173,6 +175,8 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 
 	if (!s)
 		return 0;
+	if (s->helper)
+		rc = pw_client__helper_close(s, err);
 	if (s->conn) {
 		/* v2: end of session; v0/v1 without a fetch: "no wants" */
 		if (s->conn->out_fd >= 0 && !s->failed && !s->conn->stateless &&
@@ -200,6 +204,12 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local,
                           struct pw_error *err)
 {
+	if (s->helper)
+		return local == s->algo
+		               ? 0
+		               : pw_error_set(err, PW_EMISMATCH,
+		                              "mismatched algorithms: client %s; server %s",
+		                              local->name, s->algo->name);
 	if (s->version == 2) {
 		struct pw_str v, *vp = NULL;
 

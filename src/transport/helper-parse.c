@@ -63,9 +63,10 @@ int pw_helper_parse_list_line(const char *line, size_t len, const struct pw_hash
 		return 0;
 	}
 	if (first != algo->hexsz || pw_oid_from_hex(&out->oid, line, first, algo))
-		return pw_error_set(err, PW_EPROTO,
-		                    "remote helper listed a ref with a malformed %s object id: %.*s",
-		                    algo->name, (int)(len > 200 ? 200 : len), line);
+		return pw_error_set(
+		        err, PW_EPROTO,
+		        "remote helper listed a ref with a malformed %s object id: %.*s",
+		        algo->name, (int)(len > 200 ? 200 : len), line);
 	out->kind = PW_HLIST_REF;
 	return 0;
 bad:

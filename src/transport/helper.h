@@ -74,8 +74,8 @@ enum pw_helper_list_kind {
 };
 struct pw_helper_list_line {
 	enum pw_helper_list_kind kind;
-	struct pw_oid oid;           /* PW_HLIST_REF */
-	const char *name, *value;    /* views: ref name or keyword; target or keyword value */
+	struct pw_oid oid;        /* PW_HLIST_REF */
+	const char *name, *value; /* views: ref name or keyword; target or keyword value */
 	size_t name_len, value_len;
 };
 /* Parse one non-empty line for algo (the ids' length). Pure. */

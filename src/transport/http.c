@@ -533,8 +533,7 @@ static void setup_common(struct http *h, int follow)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (h->set.redir_protocols[0])
 		curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, h->set.redir_protocols);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION,
-	                 follow && h->set.redir_protocols[0] ? 1L : 0L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow && h->set.redir_protocols[0] ? 1L : 0L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)HTTP_MAX_REDIRS);
 	curl_easy_setopt(c, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, h->set.ssl_verify ? 1L : 0L);

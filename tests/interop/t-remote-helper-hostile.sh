@@ -21,7 +21,9 @@ badconnect) printf 'connect\n\n'; read -r cmd; echo hello; exit 0 ;;
 longline) head -c 200000 /dev/zero | tr '\0' x; exit 0 ;;
 halfpkt) printf 'connect\n\n'; read -r cmd; printf '\n00ff# short'; exit 0 ;;
 garbage) printf 'connect\n\n'; read -r cmd; printf '\nzzzz not a packet\n'; exit 0 ;;
-fetchonly) printf 'fetch\n\n'; while read -r cmd; do [ -n "$cmd" ] || exit 0; echo; done ;;
+badlist) printf 'fetch\n\n'; read -r cmd; printf 'this is no ref line\n\n' ;;
+badformat) printf 'fetch\n\n'; read -r cmd; printf ':object-format sha256\n%040d refs/heads/main\n\n' 0 ;;
+nofetch) printf 'fetch\n\n'; read -r cmd; printf '%040d refs/heads/main\n\n' 1; read -r cmd; read -r cmd; echo ;;
 *) exit 1 ;;
 esac
 while read -r cmd; do :; done
@@ -40,7 +42,7 @@ HELPER
 chmod +x bin/git-remote-other
 export PATH=$T/bin:$PATH
 
-for mode in crash mandatory badconnect longline halfpkt garbage fetchonly; do
+for mode in crash mandatory badconnect longline halfpkt garbage badlist badformat nofetch; do
 	if pw clone -q "bad::$mode" "c-$mode" 2>"err-$mode"; then
 		not_ok "$mode: clone succeeded"
 	else
@@ -53,7 +55,9 @@ contains "crash: the helper is named" err-crash "remote helper 'bad' aborted ses
 contains "mandatory: Git's message" err-mandatory "unknown mandatory capability frobnicate"
 contains "badconnect: the answer is shown" err-badconnect "unknown response to connect: hello"
 contains "longline: the bound is named" err-longline "longer than"
-contains "fetchonly: says what is not supported" err-fetchonly "not supported"
+contains "badlist: the line is shown" err-badlist "malformed sha1 object id: this is no ref line"
+contains "badformat: ids of the wrong length" err-badformat "malformed sha256 object id"
+contains "nofetch: the missing object is named" err-nofetch "did not fetch 0000000000000000000000000000000000000001"
 
 check "unknown helper: Git's message" sh -c '! "$PACKWIRE" ls-remote nosuch::x 2>err-nosuch && grep -q "unable to find remote helper for .nosuch." err-nosuch'
 

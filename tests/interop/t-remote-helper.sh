@@ -27,6 +27,34 @@ while read -r cmd arg; do
 done
 HELPER
 chmod +x bin/git-remote-pwtest
+# a fetch helper of our own: list and fetch from a local repository
+cat >bin/git-remote-pwfetch <<'HELPER'
+#!/bin/sh
+# git-remote-pwfetch <remote> <path>
+src=$2
+while read -r cmd arg rest; do
+	case $cmd in
+	capabilities) printf 'fetch\noption\nobject-format\n\n' ;;
+	option) [ "$arg" = object-format ] && echo ok || echo unsupported ;;
+	list)
+		echo ":object-format $(git --git-dir="$src" rev-parse --show-object-format)"
+		echo "@$(git --git-dir="$src" symbolic-ref HEAD) HEAD"
+		git --git-dir="$src" for-each-ref --format='%(objectname) %(refname)'
+		echo ;;
+	fetch)
+		oids=$arg
+		while read -r c2 a2 r2; do [ -n "$c2" ] || break; oids="$oids $a2"; done
+		# shellcheck disable=SC2086
+		git --git-dir="$src" pack-objects --revs --stdout -q <<-EOF | git index-pack --stdin >/dev/null
+		$(printf '%s\n' $oids)
+		EOF
+		echo ;;
+	'') exit 0 ;;
+	*) echo "unknown $cmd" >&2; exit 1 ;;
+	esac
+done
+HELPER
+chmod +x bin/git-remote-pwfetch
 export PATH=$T/bin:$PATH PWTEST_LOG=$T/pwtest
 
 mkdir -p srv
@@ -95,6 +123,22 @@ for algo in sha1 sha256; do
 		"$PACKWIRE" -c protocol.pwtest.allow=never ls-remote "pwtest::$r"
 	check_fails "$t: GIT_ALLOW_PROTOCOL without it refuses it" \
 		env GIT_ALLOW_PROTOCOL=file:ext "$PACKWIRE" ls-remote "pwtest::$r"
+	# ---- a fetch helper of our own (list, fetch) ----
+	t="pwfetch:: $algo"
+	if pw clone -q "pwfetch::$r" "pf-$algo" 2>"pf-$algo.err"; then
+		check "$t: clone is fsck --strict clean" fsck_ok "pf-$algo"
+		check "$t: clone's object format" test "$(git -C "pf-$algo" rev-parse --show-object-format)" = "$algo"
+		check "$t: clone has every branch" \
+			diff -q <(git -C "pf-$algo" for-each-ref --format='%(objectname) %(refname:lstrip=3)' refs/remotes/origin | grep -v ' HEAD$') \
+			<(git -C "$r" for-each-ref --format='%(objectname) %(refname:lstrip=2)' refs/heads)
+		check "$t: HEAD checked out" test "$(git -C "pf-$algo" rev-parse HEAD)" = "$(git -C "$r" rev-parse HEAD)"
+	else
+		not_ok "$t: clone"
+		cat "pf-$algo.err"
+	fi
+	pw ls-remote "pwfetch::$r" >"ls-pf-$algo" 2>&1 || not_ok "$t: ls-remote"
+	git ls-remote "$r" | grep -v '\^{}$' >"ls-pf-$algo.expect"
+	same_file "$t: ls-remote lists the refs" "ls-pf-$algo.expect" "ls-pf-$algo"
 	# ---- policy on packwire's own transports ----
 	t="policy $algo"
 	check_fails "$t: protocol.file.allow=never refuses a local clone" \
@@ -150,11 +194,23 @@ for algo in sha1 sha256; do
 	fi
 	check_fails "$t: protocol.http.allow=never refuses it" \
 		"$PACKWIRE" -c protocol.http.allow=never ls-remote "http::$U/git-open/$r"
-	# v0: git-remote-http offers only fetch/push then, which packwire does not drive
-	if pw -c protocol.version=0 ls-remote "http::$U/git-open/$r" >/dev/null 2>"h0-$algo.err"; then
-		not_ok "$t: v0 through a fetch-only helper should say it is not supported"
+	# v0: git-remote-http offers list/fetch, which packwire drives
+	pw -c protocol.version=0 ls-remote "http::$U/git-open/$r" >"ls0-$algo" 2>"ls0-$algo.err" ||
+		{ not_ok "$t v0: ls-remote"; cat "ls0-$algo.err"; }
+	git ls-remote "srv/$r" >"ls0-$algo.expect"
+	same_file "$t v0 (list): ls-remote lists the server's refs" "ls0-$algo.expect" "ls0-$algo"
+	if pw -c protocol.version=0 clone -q "http::$U/git-open/$r" "h0-$algo" 2>"h0-$algo.err"; then
+		check "$t v0 (list/fetch): clone is fsck --strict clean" fsck_ok "h0-$algo"
+		check "$t v0: clone's object format (from :object-format)" \
+			test "$(git -C "h0-$algo" rev-parse --show-object-format)" = "$algo"
+		check "$t v0: clone has the server's branches" \
+			test "$(git -C "h0-$algo" rev-parse origin/later)" = "$(git -C "srv/$r" rev-parse later)"
+		check "$t v0: work tree is clean" test -z "$(git -C "h0-$algo" status --porcelain)"
 	else
-		contains "$t: v0 says clearly what is missing" "h0-$algo.err" "not supported"
+		not_ok "$t v0: clone"
+		cat "h0-$algo.err"
 	fi
+	check_fails "$t: push through a push-only helper is refused clearly" \
+		"$PACKWIRE" -C "h-$algo" push "http::$U/git-open/$r" main:refs/heads/nope
 done
 finish
