@@ -79,6 +79,9 @@ struct pw_http_env {
 	 * ALL_PROXY/all_proxy, NO_PROXY/no_proxy */
 	const char *http_proxy, *https_proxy, *all_proxy, *no_proxy;
 	const char *netrc; /* $HOME/.netrc (NULL: no .netrc) */
+	/* GIT_ASKPASS, SSH_ASKPASS: a program asked for a missing username or
+	 * password (GIT_ASKPASS, else core.askPass, else SSH_ASKPASS), as Git */
+	const char *askpass, *ssh_askpass;
 };
 
 /* Which transports may be used, as Git's protocol.allow rules say, and where

@@ -94,6 +94,8 @@ int pw_options_from_env(struct pw_env_options *o, struct pw_error *err)
 	o->http.low_speed_limit = env("GIT_HTTP_LOW_SPEED_LIMIT");
 	o->http.low_speed_time = env("GIT_HTTP_LOW_SPEED_TIME");
 	o->http.terminal_prompt = env("GIT_TERMINAL_PROMPT");
+	o->http.askpass = env("GIT_ASKPASS");
+	o->http.ssh_askpass = env("SSH_ASKPASS");
 	/* as curl reads them: http_proxy only in lower case */
 	o->http.http_proxy = env("http_proxy");
 	o->http.https_proxy = (v = env("HTTPS_PROXY")) ? v : env("https_proxy");

@@ -24,6 +24,12 @@ for n in git-remote-http git-remote-https; do
 	chmod +x "$EXEC/$n"
 done
 pgit() { GIT_EXEC_PATH=$EXEC git "$@"; }
+cat >askpass <<ASKPASS
+#!/bin/sh
+echo "\$1" >>"$T/askpass.log"
+case "\$1" in Username*) echo alice ;; *) echo secret ;; esac
+ASKPASS
+chmod +x askpass
 
 check "remote-http -h answers with its usage" sh -c '"$PACKWIRE" remote-http -h >/dev/null; [ $? -eq 129 ]'
 
@@ -92,6 +98,18 @@ for algo in sha1 sha256; do
 		else
 			not_ok "$t: push"
 			cat "$c.perr"
+		fi
+		own_httpd_root
+		# credentials from GIT_ASKPASS (no credential helper, no user in the URL)
+		(cd "$c" && echo "askpass $v" >>a.txt && git commit -q -am "askpass $v")
+		if GIT_ASKPASS=$T/askpass pgit -C "$c" -c protocol.version=$v push -q "$U/git/$r" main 2>"$c.aerr"; then
+			check "$t: push with GIT_ASKPASS updated the server" \
+				test "$(git -C "srv/$r" rev-parse main)" = "$(git -C "$c" rev-parse main)"
+			check "$t: askpass was asked as Git asks" \
+				grep -qxF "Password for 'http://alice@127.0.0.1:$HTTPD_PORT': " "$T/askpass.log"
+		else
+			not_ok "$t: push with GIT_ASKPASS"
+			cat "$c.aerr"
 		fi
 		own_httpd_root
 		# a rejected (non-fast-forward) push is reported as git reports it
