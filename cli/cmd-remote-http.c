@@ -26,7 +26,24 @@ struct rh {
 	struct pw_session *s;            /* opened by "list", used by "fetch" */
 	struct pw_repo *repo;
 	struct pw_buf line;
+	/* the batch being read (freed at exit even on a fatal error) */
+	struct pw_oid *wants;
+	char **specs;
+	size_t nr_specs;
 };
+
+static void free_batch(struct rh *h)
+{
+	size_t i;
+
+	free(h->wants);
+	h->wants = NULL;
+	for (i = 0; i < h->nr_specs; i++)
+		free(h->specs[i]);
+	free(h->specs);
+	h->specs = NULL;
+	h->nr_specs = 0;
+}
 
 /* One line of stdin without its newline; 1 at end of input. Byte by byte:
  * after "stateless-connect" the rest of stdin is the packet stream. */
@@ -205,7 +222,6 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	struct pw_fetch_request req = {0};
 	struct pw_fetch_result res = {0};
 	struct pw_error err = {0};
-	struct pw_oid *wants = NULL;
 	size_t nr = 0, alloc = 0;
 	struct pw_helper_cmd c = *first;
 	int rc;
@@ -226,13 +242,13 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 			return pw_cli_fatal("remote-http: expected a fetch command in the batch");
 		if (nr == alloc) {
 			struct pw_oid *n =
-			        realloc(wants, (alloc = alloc ? 2 * alloc : 16) * sizeof(*n));
+			        realloc(h->wants, (alloc = alloc ? 2 * alloc : 16) * sizeof(*n));
 
 			if (!n)
 				return pw_cli_fatal("out of memory");
-			wants = n;
+			h->wants = n;
 		}
-		if (pw_oid_from_hex(&wants[nr], c.arg, c.arg_len, pw_session_algo(h->s)))
+		if (pw_oid_from_hex(&h->wants[nr], c.arg, c.arg_len, pw_session_algo(h->s)))
 			return pw_cli_fatal("remote-http: bad object id in fetch: %.*s",
 			                    (int)c.arg_len, c.arg);
 		nr++;
@@ -244,7 +260,7 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	}
 	if (pw_session_check_algo(h->s, pw_repo_algo(h->repo), &err))
 		return pw_cli_fatal("%s", err.msg);
-	req.wants = wants;
+	req.wants = h->wants;
 	req.nr_wants = nr;
 	req.depth = h->depth;
 	req.filter = h->filter;
@@ -253,7 +269,7 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	if (!rc && h->depth)
 		rc = pw_fetch_result_write_shallow(h->repo, &res, &err);
 	pw_fetch_result_free(&res);
-	free(wants);
+	free_batch(h);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
 	/* a session serves one fetch: the next one starts afresh */
@@ -312,8 +328,7 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	struct pw_push_result res = {0};
 	struct pw_error err = {0};
 	struct pw_helper_cmd c = *first;
-	char **specs = NULL;
-	size_t nr = 0, i;
+	size_t i;
 	int rc;
 
 	if ((rc = open_repo(h)))
@@ -327,11 +342,12 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 
 		if (c.kind != PW_HCMD_PUSH)
 			return pw_cli_fatal("remote-http: expected a push command in the batch");
-		if (!(n = realloc(specs, (nr + 1) * sizeof(*n))) ||
-		    !(n[nr] = strndup(c.arg, c.arg_len)))
+		if (!(n = realloc(h->specs, (h->nr_specs + 1) * sizeof(*n))))
 			return pw_cli_fatal("out of memory");
-		specs = n;
-		nr++;
+		h->specs = n;
+		if (!(n[h->nr_specs] = strndup(c.arg, c.arg_len)))
+			return pw_cli_fatal("out of memory");
+		h->nr_specs++;
 		if ((rc = read_line(h)) || pw_helper_cmd_parse(h->line.data, h->line.len, &c, &err))
 			return pw_cli_fatal("remote-http: %s",
 			                    rc ? "unexpected end of the push batch" : err.msg);
@@ -348,10 +364,8 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
 	pw_cli_report(&o.report, NULL);
-	rc = pw_push(h->repo, h->url, (const char *const *)specs, nr, &o, &res, &err);
-	for (i = 0; i < nr; i++)
-		free(specs[i]);
-	free(specs);
+	rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res, &err);
+	free_batch(h);
 	if (rc) {
 		pw_push_result_free(&res);
 		return pw_cli_fatal("%s", err.msg);
@@ -429,8 +443,10 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 	to.protocol = &pw_cli_env()->protocol;
 	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
 		return pw_cli_fatal("%s", err.msg);
-	if (pw_pkt_reader_init(&rd, conn->in_fd, 0) || pw_pkt_reader_init(&in, 0, 0))
-		return pw_cli_fatal("out of memory");
+	if (pw_pkt_reader_init(&rd, conn->in_fd, 0) || pw_pkt_reader_init(&in, 0, 0)) {
+		rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+		goto fail;
+	}
 	if ((rc = pw_pkt_peek(&rd, &pkt, &err)))
 		goto fail;
 	if (pkt.kind != PW_PKT_DATA || pkt.len < 9 || memcmp(pkt.data, "version 2", 9)) {
@@ -545,6 +561,7 @@ out:
 		pw_session_close(h.s, NULL);
 	pw_repo_free(h.repo);
 	pw_buf_free(&h.line);
+	free_batch(&h);
 	free(h.filter);
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
