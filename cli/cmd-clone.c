@@ -157,6 +157,7 @@ int cmd_clone(int argc, char **argv)
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	o.client.ssh = pw_cli_env()->ssh;
 	o.client.http_env = &pw_cli_env()->http;
+	o.client.protocol = &pw_cli_env()->protocol;
 	pw_cli_report(&o.client.report, NULL);
 	o.cwd = pw_cli_env()->pwd;
 	o.config = &pw_cli_env()->config;

@@ -200,6 +200,8 @@ int cmd_fetch(int argc, char **argv)
 	o.client.progress = progress < 0 ? pw_cli_progress_wanted(quiet) : !quiet;
 	o.client.ssh = pw_cli_env()->ssh;
 	o.client.http_env = &pw_cli_env()->http;
+	o.client.protocol = &pw_cli_env()->protocol;
+	o.client.git_dir = pw_repo_git_dir(repo);
 	pw_cli_report(&o.client.report, NULL);
 	if (!o.client.upload_pack && o.remote) {
 		char key[1024];

@@ -116,6 +116,8 @@ int cmd_ls_remote(int argc, char **argv)
 	copts.quiet = 1;
 	copts.ssh = pw_cli_env()->ssh;
 	copts.http_env = &pw_cli_env()->http;
+	copts.protocol = &pw_cli_env()->protocol;
+	copts.git_dir = repo ? pw_repo_git_dir(repo) : NULL;
 	copts.config = pw_cli_config(repo);
 	pw_cli_report(&copts.report, NULL);
 	copts.git_proxy = getenv("GIT_PROXY_COMMAND");

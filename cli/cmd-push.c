@@ -235,6 +235,7 @@ int cmd_push(int argc, char **argv)
 	o.git_proxy = getenv("GIT_PROXY_COMMAND");
 	o.ssh = pw_cli_env()->ssh;
 	o.http_env = &pw_cli_env()->http;
+	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = popts;
 	o.nr_push_options = npopts;
 	pw_cli_client_signals();

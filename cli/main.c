@@ -30,6 +30,8 @@ static const struct cmd commands[] = {
         {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
         {"push", cmd_push, "update remote refs and send the objects they need"},
         {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
+        {"remote-http", cmd_remote_http, "be git's remote helper for http:// (git-remote-http)"},
+        {"remote-https", cmd_remote_http, "be git's remote helper for https:// (git-remote-https)"},
         {"rev-list", cmd_rev_list, "list commits and objects reachable from revisions"},
         {"rev-parse", cmd_rev_parse, "resolve refs and show repository facts"},
         {"serve", cmd_serve, "serve repositories over HTTP(S) with an embedded server"},

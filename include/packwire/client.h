@@ -101,6 +101,8 @@ struct pw_client_opts {
 	/* http(s)://: http.* and credential.* (pw_transport_opts) */
 	const struct pw_config *config;
 	const struct pw_http_env *http_env;
+	const struct pw_protocol_env *protocol; /* policy, helpers (pw_transport_opts) */
+	const char *git_dir;                    /* GIT_DIR for remote helpers; may be NULL */
 };
 
 struct pw_session;

@@ -25,6 +25,8 @@ struct pw_env_options {
 	struct pw_ssh_opts ssh;   /* GIT_SSH_COMMAND, GIT_SSH, GIT_SSH_VARIANT */
 	const char *pwd;          /* PWD: the working directory as the user sees it */
 	struct pw_http_env http;  /* GIT_SSL_*, GIT_HTTP_*, curl's proxy variables, ~/.netrc */
+	/* GIT_ALLOW_PROTOCOL, GIT_PROTOCOL_FROM_USER, GIT_EXEC_PATH */
+	struct pw_protocol_env protocol;
 	/* private: storage of the strings above */
 	char *paths_[4];
 	const char **pairs_;

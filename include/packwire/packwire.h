@@ -36,6 +36,7 @@
 #include "packwire/daemon.h"
 #include "packwire/env.h"
 #include "packwire/http.h"
+#include "packwire/helper.h"
 #include "packwire/serve.h"
 
 #endif

@@ -38,7 +38,8 @@ struct pw_push_opts {
 	const char *const *push_options;
 	size_t nr_push_options;
 	const char *git_proxy; /* git:// proxy command (GIT_PROXY_COMMAND); NULL: core.gitProxy */
-	const struct pw_http_env *http_env; /* http(s):// (pw_transport_opts); may be NULL */
+	const struct pw_http_env *http_env;     /* http(s):// (pw_transport_opts); may be NULL */
+	const struct pw_protocol_env *protocol; /* policy, helpers; may be NULL */
 };
 
 enum pw_push_status {

@@ -79,7 +79,25 @@ struct pw_http_env {
 	 * ALL_PROXY/all_proxy, NO_PROXY/no_proxy */
 	const char *http_proxy, *https_proxy, *all_proxy, *no_proxy;
 	const char *netrc; /* $HOME/.netrc (NULL: no .netrc) */
+	/* GIT_ASKPASS, SSH_ASKPASS: a program asked for a missing username or
+	 * password (GIT_ASKPASS, else core.askPass, else SSH_ASKPASS), as Git */
+	const char *askpass, *ssh_askpass;
 };
+
+/* Which transports may be used, as Git's protocol.allow rules say, and where
+ * remote helpers are found (the CLI fills it from the environment). */
+struct pw_protocol_env {
+	const char *allow_protocol;     /* GIT_ALLOW_PROTOCOL: colon list, overrides config */
+	const char *protocol_from_user; /* GIT_PROTOCOL_FROM_USER ("user" policy); NULL = yes */
+	const char *exec_path;          /* GIT_EXEC_PATH: git-remote-<name> looked for here first;
+	                                   NULL = ask `git --exec-path`, then PATH */
+};
+
+/* May the transport `name` ("file", "ssh", "git", "http", "https", "ext",
+ * a helper's name) be used? 0, or PW_EUNSUPPORTED "transport '<name>' not
+ * allowed". cfg (protocol.allow, protocol.<name>.allow) and env may be NULL. */
+PW_API int pw_protocol_check_allowed(const char *name, const struct pw_config *cfg,
+                                     const struct pw_protocol_env *env, struct pw_error *err);
 
 struct pw_transport_opts {
 	const char *service;  /* "git-upload-pack" (NULL) or "git-receive-pack" */
@@ -95,6 +113,11 @@ struct pw_transport_opts {
 	 * git_proxy_config), environment values from http_env (may be NULL). */
 	const struct pw_config *config;
 	const struct pw_http_env *http_env;
+	/* protocol policy and helper look-up (NULL: Git's defaults) */
+	const struct pw_protocol_env *protocol;
+	/* remote helpers: GIT_DIR for the helper, the remote's name (NULL: the URL) */
+	const char *git_dir;
+	const char *remote_name;
 };
 
 /* A connection to a service. Only pw_transport_connect creates one (the

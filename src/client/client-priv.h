@@ -22,6 +22,7 @@ struct pw_session {
 	struct pw_buf out;
 	struct pw_bundle *bundle; /* a bundle file as the remote (bundle.c) */
 	struct pw_dumb_remote *dumb; /* dumb HTTP (dumb.c) instead of conn's stream */
+	struct pw_helper *helper; /* a fetch helper drives this session (helper.c) */
 };
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
@@ -32,6 +33,14 @@ int pw_client__send(struct pw_session *s, struct pw_error *err);
 int pw_client__response_end(struct pw_session *s, const char *what, struct pw_error *err);
 /* Start s->out with "command=X", agent, object-format, delim. */
 int pw_client__v2_command(struct pw_session *s, const char *cmd, struct pw_error *err);
+
+/* Sessions through a remote helper's own commands (helper.c). */
+struct pw_helper;
+int pw_client__helper_open(struct pw_session *s, struct pw_helper *h, struct pw_error *err);
+int pw_client__helper_fetch(struct pw_session *s, struct pw_repo *repo,
+                            const struct pw_fetch_request *req, struct pw_fetch_result *res,
+                            struct pw_error *err);
+int pw_client__helper_close(struct pw_session *s, struct pw_error *err);
 
 /* Local history, newest first, for "have" lines. */
 struct pw_odb;

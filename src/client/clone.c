@@ -52,6 +52,7 @@ struct clone_state {
 	size_t nr, alloc;
 	const char *origin;
 	struct pw_error *err;
+	int config_from_repo; /* o->client.config is the repository's: re-read it */
 };
 
 static int add_mapped(struct clone_state *c, const char *name, const struct pw_oid *oid, int is_tag)
@@ -209,8 +210,15 @@ static int fetch_checkout_blobs(struct clone_state *c, const char *url, const st
 	pw_session_close(c->s, NULL);
 	c->s = NULL;
 	c->adv = NULL; /* belonged to that session */
-	if ((rc = pw_session_open(&c->s, url, &c->o->client, c->err)))
-		goto out;
+	{
+		/* the repository's config was reloaded since (clone wrote it) */
+		struct pw_client_opts co = c->o->client;
+
+		if (c->config_from_repo)
+			co.config = pw_repo_config(c->repo);
+		if ((rc = pw_session_open(&c->s, url, &co, c->err)))
+			goto out;
+	}
 	req.wants = missing;
 	req.nr_wants = nr;
 	req.no_haves = 1;
@@ -547,12 +555,19 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 	{
 		/* http.* and credential.* of the new repository (with every layer) */
 		struct pw_clone_opts o2 = *o;
+		/* a copy: the handle is reopened when the format is rewritten */
+		char *git_dir = o2.client.git_dir ? NULL : strdup(pw_repo_git_dir(c.repo));
 
-		if (!o2.client.config)
+		if (!o2.client.config) {
 			o2.client.config = pw_repo_config(c.repo);
+			c.config_from_repo = 1;
+		}
+		if (git_dir)
+			o2.client.git_dir = git_dir;
 		c.o = &o2;
 		rc = do_clone(&c, url, info);
 		c.o = o;
+		free(git_dir);
 	}
 	closerc = pw_session_close(c.s, NULL);
 	(void)closerc;

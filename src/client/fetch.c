@@ -616,9 +616,9 @@ static int v0_negotiate_stateless(struct neg *n, struct pw_error *err)
 		}
 	}
 	if (n->req->depth) {
-		/* the shallow list alone first, as Git does; that answer ends in NAK */
-		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)) ||
-		    (rc = v0_stateless_acks(n, &state, &final, err)))
+		/* the shallow list alone first, as Git does: upload-pack ends that
+		 * answer after the list's flush (no NAK) */
+		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)))
 			goto out;
 		n->res->rounds++;
 	}
@@ -1102,6 +1102,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		return pw_bundle_remote__fetch(s, repo, req, res, err);
 	if (s->dumb)
 		return pw_dumb_fetch(s->dumb, repo, req, res, err);
+	if (s->helper)
+		return pw_client__helper_fetch(s, repo, req, res, err);
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;

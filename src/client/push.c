@@ -1018,8 +1018,16 @@ static int connect_remote(struct ps *s)
 	to.git_proxy = opts->git_proxy;
 	to.git_proxy_config = pw_repo_config(s->repo);
 	to.http_env = opts->http_env;
+	to.protocol = opts->protocol;
+	to.git_dir = pw_repo_git_dir(s->repo);
+	to.remote_name = s->res->remote_name;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
+	if (s->conn->in_fd < 0)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "remote helper for '%s' cannot connect to git-receive-pack "
+		                    "(pushing through a helper's push command is not supported)",
+		                    s->res->url);
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
 		return pw_error_set(s->err, rc, "out of memory");
 	s->rd_init = 1;

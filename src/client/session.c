@@ -7,6 +7,7 @@
 #include "client/bundle-priv.h"
 #include "client/client-priv.h"
 #include "client/dumb.h"
+#include "transport/transport-priv.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -134,12 +135,24 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.git_proxy_config = s->opts.git_proxy_config;
 	topts.config = s->opts.config;
 	topts.http_env = s->opts.http_env;
+	topts.protocol = s->opts.protocol;
+	topts.git_dir = s->opts.git_dir;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if (pw_dumb_is(s->conn)) { /* no service line: the dumb client takes over */
 		if ((rc = pw_dumb_open(&s->dumb, s->conn, &s->opts, err)))
 			goto fail;
 		s->algo = pw_dumb_algo(s->dumb);
+		*out = s;
+		return 0;
+	}
+	if (s->conn->in_fd < 0) {
+		/* a helper without connect: its own commands (helper.c) */
+		rc = pw_client__helper_open(s, pw_transport__take_helper(s->conn), err);
+		pw_conn_free(s->conn);
+		s->conn = NULL;
+		if (rc)
+			goto fail;
 		*out = s;
 		return 0;
 	}
@@ -174,6 +187,8 @@ int pw_session_close(struct pw_session *s, struct pw_error *err)
 	if (!s)
 		return 0;
 	pw_bundle_remote__free(s->bundle);
+	if (s->helper)
+		rc = pw_client__helper_close(s, err);
 	if (s->conn) {
 		/* v2: end of session; v0/v1 without a fetch: "no wants" */
 		if (s->conn->out_fd >= 0 && !s->failed && !s->conn->stateless &&
@@ -206,6 +221,12 @@ int pw_session_check_algo(struct pw_session *s, const struct pw_hash_algo *local
 		return pw_bundle_remote__check_algo(s, local, err);
 	if (s->dumb)
 		return pw_dumb_check_algo(s->dumb, local, err);
+	if (s->helper)
+		return local == s->algo
+		               ? 0
+		               : pw_error_set(err, PW_EMISMATCH,
+		                              "mismatched algorithms: client %s; server %s",
+		                              local->name, s->algo->name);
 	if (s->version == 2) {
 		struct pw_str v, *vp = NULL;
 

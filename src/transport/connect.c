@@ -21,6 +21,27 @@ static const char *scheme_name(enum pw_url_scheme s)
 	}
 }
 
+/* The name protocol.<name>.allow knows the transport by. */
+static const char *policy_name(const struct pw_url *u)
+{
+	switch (u->scheme) {
+	case PW_URL_LOCAL:
+	case PW_URL_FILE:
+		return "file";
+	case PW_URL_SSH:
+		return "ssh";
+	case PW_URL_HELPER:
+		return u->helper ? u->helper : "";
+	default:
+		return scheme_name(u->scheme);
+	}
+}
+
+static const struct pw_config *policy_config(const struct pw_transport_opts *o)
+{
+	return o->config ? o->config : o->git_proxy_config;
+}
+
 int pw_transport_connect(struct pw_conn **out, const char *url,
                          const struct pw_transport_opts *opts, struct pw_error *err)
 {
@@ -44,6 +65,12 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 	}
 	c->in_fd = c->out_fd = -1;
 	c->scheme = u.scheme;
+	if ((rc = pw_protocol_check_allowed(policy_name(&u), opts ? policy_config(opts) : NULL,
+	                                    opts ? opts->protocol : NULL, err))) {
+		pw_url_free(&u);
+		free(c);
+		return rc;
+	}
 	switch (u.scheme) {
 	case PW_URL_LOCAL:
 	case PW_URL_FILE:
@@ -60,8 +87,7 @@ int pw_transport_connect(struct pw_conn **out, const char *url,
 		rc = pw_transport__http(c, &u, url, service, version, opts, err);
 		break;
 	case PW_URL_HELPER:
-		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
-		                  u.helper ? u.helper : "?");
+		rc = pw_transport__helper(c, &u, service, cmd, version, opts, err);
 		break;
 	default:
 		rc = pw_error_set(err, PW_EUNSUPPORTED, "transport '%s' not supported yet",

@@ -94,11 +94,16 @@ int pw_options_from_env(struct pw_env_options *o, struct pw_error *err)
 	o->http.low_speed_limit = env("GIT_HTTP_LOW_SPEED_LIMIT");
 	o->http.low_speed_time = env("GIT_HTTP_LOW_SPEED_TIME");
 	o->http.terminal_prompt = env("GIT_TERMINAL_PROMPT");
+	o->http.askpass = env("GIT_ASKPASS");
+	o->http.ssh_askpass = env("SSH_ASKPASS");
 	/* as curl reads them: http_proxy only in lower case */
 	o->http.http_proxy = env("http_proxy");
 	o->http.https_proxy = (v = env("HTTPS_PROXY")) ? v : env("https_proxy");
 	o->http.all_proxy = (v = env("ALL_PROXY")) ? v : env("all_proxy");
 	o->http.no_proxy = (v = env("NO_PROXY")) ? v : env("no_proxy");
+	o->protocol.allow_protocol = env("GIT_ALLOW_PROTOCOL");
+	o->protocol.protocol_from_user = env("GIT_PROTOCOL_FROM_USER");
+	o->protocol.exec_path = env("GIT_EXEC_PATH");
 	if (home && *home) {
 		if (!(o->paths_[3] = join(home, "/.netrc")))
 			return pw_error_set(err, PW_ENOMEM, "out of memory");

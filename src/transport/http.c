@@ -60,6 +60,8 @@ struct settings {
 	size_t nr_helpers;
 	int use_http_path;
 	char *cred_username;
+	char redir_protocols[16]; /* what a redirect may switch to (protocol policy) */
+	char *askpass;            /* GIT_ASKPASS, core.askPass, SSH_ASKPASS; NULL: none */
 };
 
 struct http {
@@ -193,6 +195,11 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 	}
 	rc |= dup_to(&s->proxy, proxy && *proxy ? proxy : NULL);
 	rc |= dup_to(&s->noproxy, env ? env->no_proxy : NULL);
+	if ((v = env && env->askpass && *env->askpass ? env->askpass
+	                                              : cfg_str(cfg, "core.askpass")) ||
+	    (v = env && env->ssh_askpass && *env->ssh_askpass ? env->ssh_askpass : NULL))
+		if (*v && (rc = dup_to(&s->askpass, v)))
+			return pw_error_set(err, rc, "out of memory");
 	ua = cfg_str(cfg, "http.useragent");
 	if (env && env->user_agent)
 		ua = env->user_agent;
@@ -474,6 +481,8 @@ static void cred_each(struct http *h, const char *action)
 	}
 }
 
+static int askpass(struct http *h, const char *what, char **out);
+
 /* Git's credential_fill: helpers in order until a username and a password
  * are known (or one says quit). No terminal prompt: packwire never asks. */
 static int cred_fill(struct http *h, struct pw_error *err)
@@ -497,6 +506,21 @@ static int cred_fill(struct http *h, struct pw_error *err)
 			return pw_error_set(err, PW_EIO, "credential helper '%s' told us to quit",
 			                    helper);
 	}
+	if (h->set.askpass && (!h->cred.username || !h->cred.password)) {
+		int rc = 0;
+
+		if (!h->cred.username)
+			rc = askpass(h, "Username", &h->cred.username);
+		if (!rc && !h->cred.password)
+			rc = askpass(h, "Password", &h->cred.password);
+		if (rc == PW_ENOMEM)
+			return pw_error_set(err, rc, "out of memory");
+		if (rc)
+			return pw_error_set(err, PW_EIO,
+			                    "could not read %s for '%s://%s': askpass failed",
+			                    h->cred.username ? "Password" : "Username",
+			                    h->cred.protocol, h->cred.host);
+	}
 	if (!h->cred.username || !h->cred.password) {
 		char *p = strstr(h->shown, "://");
 		size_t hl = p ? (size_t)(p + 3 - h->shown) + strcspn(p + 3, "/") : strlen(h->shown);
@@ -506,6 +530,57 @@ static int cred_fill(struct http *h, struct pw_error *err)
 		                    h->cred.username ? "Password" : "Username", (int)hl, h->shown);
 	}
 	return 0;
+}
+
+/* Ask the askpass program for what ("Username", "Password"), as Git's
+ * credential prompt words it; its first line of output is the answer. */
+static int askpass(struct http *h, const char *what, char **out)
+{
+	struct pw_buf prompt = PW_BUF_INIT, ans = PW_BUF_INIT;
+	posix_spawn_file_actions_t fa;
+	int from[2] = {-1, -1}, rc, st;
+	char *argv[3], buf[512];
+	ssize_t n;
+	pid_t pid;
+
+	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s': ", what, h->cred.protocol,
+	                h->cred.username ? h->cred.username : "", h->cred.username ? "@" : "",
+	                h->cred.host))
+		return PW_ENOMEM;
+	if (pipe2(from, O_CLOEXEC)) {
+		pw_buf_free(&prompt);
+		return PW_EIO;
+	}
+	argv[0] = h->set.askpass;
+	argv[1] = prompt.data;
+	argv[2] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(from[1]);
+	pw_buf_free(&prompt);
+	if (rc) {
+		close(from[0]);
+		return PW_EIO;
+	}
+	rc = 0;
+	while ((n = read(from[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && ans.len < CRED_MAX && pw_buf_add(&ans, buf, (size_t)n))
+			rc = PW_ENOMEM;
+	close(from[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!rc && (!WIFEXITED(st) || WEXITSTATUS(st)))
+		rc = PW_EIO;
+	if (!rc) {
+		size_t len = strcspn(ans.data, "\r\n");
+
+		if (!(*out = strndup(ans.data, len)))
+			rc = PW_ENOMEM;
+	}
+	pw_buf_free(&ans);
+	return rc;
 }
 
 /* ---- curl ------------------------------------------------------------------- */
@@ -531,8 +606,9 @@ static void setup_common(struct http *h, int follow)
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, h->set.user_agent);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+	if (h->set.redir_protocols[0])
+		curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, h->set.redir_protocols);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow && h->set.redir_protocols[0] ? 1L : 0L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)HTTP_MAX_REDIRS);
 	curl_easy_setopt(c, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, h->set.ssl_verify ? 1L : 0L);
@@ -1283,6 +1359,7 @@ static void http_free_priv(struct http *h)
 	curl_slist_free_all(h->set.extra);
 	pw_buf_free(&h->set.helpers);
 	free(h->set.cainfo);
+	free(h->set.askpass);
 	free(h->set.proxy);
 	free(h->set.noproxy);
 	free(h->set.user_agent);
@@ -1333,6 +1410,20 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	if ((rc = split_url(h, url, err)) ||
 	    (rc = load_settings(h, u, cfg, opts ? opts->http_env : NULL, err)))
 		goto fail;
+	{
+		/* a redirect is not the user's choice: "user" transports are out,
+		 * as in Git */
+		struct pw_protocol_env pe = {0};
+		int hp, hs;
+
+		if (opts && opts->protocol)
+			pe = *opts->protocol;
+		pe.protocol_from_user = "0";
+		hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
+		hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
+		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
+		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
+	}
 	if (set_shown(h) || !(h->curl = curl_easy_init())) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;

@@ -64,6 +64,14 @@ int pw_http__follow_all(struct pw_conn *c);
  * and is returned. PW_ENOTFOUND for 404/410, PW_EIO otherwise. */
 int pw_http__get(struct pw_conn *c, const char *url,
                  int (*sink)(void *ctx, const void *p, size_t n), void *ctx, struct pw_error *err);
+/* <name>::<address> and unknown schemes: git-remote-<name> (helper.c). A
+ * helper that cannot connect gives a conn without a stream (in_fd -1) whose
+ * helper pw_transport__take_helper hands to the client. */
+int pw_transport__helper(struct pw_conn *c, const struct pw_url *u, const char *service,
+                         const char *cmd, int version, const struct pw_transport_opts *opts,
+                         struct pw_error *err);
+struct pw_helper;
+struct pw_helper *pw_transport__take_helper(struct pw_conn *c);
 /* Start argv (no shell) with its stdin/stdout as the connection (process.c). */
 int pw_transport__spawn(struct pw_conn *c, char *const *argv, struct pw_error *err);
 

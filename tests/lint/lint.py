@@ -40,7 +40,7 @@ PUBLIC = {
     "odb": "odb", "idx": "odb",
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack",
     "pkt": "proto", "proto": "proto",
-    "transport": "transport",
+    "transport": "transport", "helper": "transport",
     "client": "client", "push": "client", "bundle": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",

@@ -1,0 +1,570 @@
+/* packwire remote-http <remote> [<url>] (also remote-https): a remote helper
+ * (gitremote-helpers(7)) over packwire's HTTP client, so that stock git can
+ * use packwire as its git-remote-http(s). Commands come on stdin, answers go
+ * to stdout; stateless-connect bridges Git's v2 requests to POSTs, fetch and
+ * push run packwire's own client on $GIT_DIR. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client-util.h"
+#include "cmds.h"
+#include "packwire/packwire.h"
+
+static const char usage_str[] = "packwire remote-http <remote> [<url>]";
+
+struct rh {
+	const char *url;
+	int verbosity, progress, followtags, dry_run, atomic, object_format, cloning;
+	unsigned depth;
+	char *filter;
+	const char **push_options;
+	size_t nr_push_options;
+	const struct pw_hash_algo *algo; /* "option object-format <algo>" */
+	struct pw_session *s;            /* opened by "list", used by "fetch" */
+	struct pw_repo *repo;
+	struct pw_buf line;
+	/* the batch being read (freed at exit even on a fatal error) */
+	struct pw_oid *wants;
+	char **specs;
+	size_t nr_specs;
+};
+
+static void free_batch(struct rh *h)
+{
+	size_t i;
+
+	free(h->wants);
+	h->wants = NULL;
+	for (i = 0; i < h->nr_specs; i++)
+		free(h->specs[i]);
+	free(h->specs);
+	h->specs = NULL;
+	h->nr_specs = 0;
+}
+
+/* One line of stdin without its newline; 1 at end of input. Byte by byte:
+ * after "stateless-connect" the rest of stdin is the packet stream. */
+static int read_line(struct rh *h)
+{
+	pw_buf_reset(&h->line);
+	for (;;) {
+		char ch;
+		ssize_t r = read(0, &ch, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return h->line.len ? 0 : 1;
+		if (ch == '\n')
+			return 0;
+		if (h->line.len >= 65536 || pw_buf_addch(&h->line, ch))
+			return -1;
+	}
+}
+
+static void answer(const char *s)
+{
+	fputs(s, stdout);
+	fflush(stdout);
+}
+
+/* The version git-remote-http would ask for: GIT_TEST_PROTOCOL_VERSION (Git's
+ * test suite) wins over protocol.version, as in Git. */
+static int wanted_version(const struct rh *h)
+{
+	const char *v = getenv("GIT_TEST_PROTOCOL_VERSION");
+
+	if (v && (!strcmp(v, "0") || !strcmp(v, "1") || !strcmp(v, "2")))
+		return v[0] - '0';
+	return pw_cli_protocol_version(h->repo);
+}
+
+static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
+{
+	memset(o, 0, sizeof(*o));
+	o->protocol_version = version;
+	o->quiet = h->verbosity < 1;
+	o->progress = h->progress;
+	o->ssh = pw_cli_env()->ssh;
+	o->http_env = &pw_cli_env()->http;
+	o->protocol = &pw_cli_env()->protocol;
+	o->config = pw_cli_config(h->repo);
+	pw_cli_report(&o->report, NULL);
+}
+
+static int open_repo(struct rh *h)
+{
+	/* afresh: a clone rewrites the repository's format after "list" */
+	pw_repo_free(h->repo);
+	h->repo = NULL;
+	if (pw_cli_find_repo(&h->repo, 0) || !h->repo)
+		return pw_cli_fatal("remote-http: fetch and push need a repository ($GIT_DIR)");
+	return 0;
+}
+
+static int set_option(struct rh *h, const struct pw_helper_cmd *c)
+{
+	char name[64], *value;
+	int b = 0, known = 1;
+
+	if (c->arg_len >= sizeof(name)) {
+		answer("unsupported\n");
+		return 0;
+	}
+	memcpy(name, c->arg, c->arg_len);
+	name[c->arg_len] = 0;
+	if (!(value = strndup(c->arg2 ? c->arg2 : "", c->arg2_len)))
+		return pw_cli_fatal("out of memory");
+	if (!strcmp(name, "verbosity")) {
+		h->verbosity = atoi(value);
+	} else if (!strcmp(name, "progress")) {
+		h->progress = !pw_config_parse_bool(value, &b) && b;
+	} else if (!strcmp(name, "depth")) {
+		char *end;
+		long n = strtol(value, &end, 10);
+
+		if (*end || n < 0 || n > 0x7fffffff) {
+			free(value);
+			answer("error invalid depth\n");
+			return 0;
+		}
+		h->depth = (unsigned)n;
+	} else if (!strcmp(name, "followtags")) {
+		h->followtags = !pw_config_parse_bool(value, &b) && b;
+	} else if (!strcmp(name, "dry-run")) {
+		h->dry_run = !pw_config_parse_bool(value, &b) && b;
+	} else if (!strcmp(name, "atomic")) {
+		h->atomic = !pw_config_parse_bool(value, &b) && b;
+	} else if (!strcmp(name, "cloning")) {
+		h->cloning = !pw_config_parse_bool(value, &b) && b;
+	} else if (!strcmp(name, "filter")) {
+		free(h->filter);
+		h->filter = value;
+		value = NULL;
+	} else if (!strcmp(name, "push-option")) {
+		const char **n = realloc(h->push_options,
+		                         (h->nr_push_options + 1) * sizeof(*h->push_options));
+
+		if (!n) {
+			free(value);
+			return pw_cli_fatal("out of memory");
+		}
+		h->push_options = n;
+		h->push_options[h->nr_push_options++] = value;
+		value = NULL;
+	} else if (!strcmp(name, "object-format")) {
+		/* Git sends a bare "option object-format" before list */
+		if (!*value || !strcmp(value, "true")) {
+			h->object_format = 1;
+		} else if (pw_object_format_lookup(value, strlen(value), &h->algo, NULL)) {
+			free(value);
+			answer("error unknown object format\n");
+			return 0;
+		}
+	} else if (!strcmp(name, "pushcert")) {
+		free(value);
+		answer("error packwire remote-http does not support signed pushes\n");
+		return 0;
+	} else if (!strcmp(name, "thin") || !strcmp(name, "update-shallow") ||
+	           !strcmp(name, "check-connectivity") || !strcmp(name, "from-promisor") ||
+	           !strcmp(name, "no-dependents")) {
+		/* what packwire's client does anyway */
+	} else {
+		known = 0;
+	}
+	free(value);
+	answer(known ? "ok\n" : "unsupported\n");
+	return 0;
+}
+
+static int do_list(struct rh *h, int for_push)
+{
+	struct pw_client_opts o;
+	struct pw_error err = {0};
+	const struct pw_adv *adv;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	(void)for_push; /* receive-pack's refs are checked by push itself */
+	if (h->s) {
+		pw_session_close(h->s, NULL);
+		h->s = NULL;
+	}
+	client_opts(h, &o, wanted_version(h));
+	if ((rc = pw_session_open(&h->s, h->url, &o, &err)) ||
+	    (rc = pw_session_list_refs(h->s, NULL, PW_LSREFS_SYMREFS | PW_LSREFS_PEEL, &adv, &err)))
+		return pw_cli_fatal("%s", err.msg);
+	if (h->object_format)
+		printf(":object-format %s\n", pw_session_algo(h->s)->name);
+	for (i = 0; i < adv->nr; i++) {
+		const struct pw_remote_ref *r = &adv->refs[i];
+
+		if (r->symref_target)
+			printf("@%s %s\n", r->symref_target, r->name);
+		else if (!r->unborn)
+			printf("%s %s\n", pw_oid_to_hex(&r->oid, hex), r->name);
+		if (r->has_peeled)
+			printf("%s %s^{}\n", pw_oid_to_hex(&r->peeled, hex), r->name);
+	}
+	answer("\n");
+	return 0;
+}
+
+/* "fetch <oid> <name>" lines up to a blank one, then one fetch. */
+static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
+{
+	struct pw_fetch_request req = {0};
+	struct pw_fetch_result res = {0};
+	struct pw_error err = {0};
+	size_t nr = 0, alloc = 0;
+	struct pw_helper_cmd c = *first;
+	int rc;
+
+	if ((rc = open_repo(h)))
+		return rc;
+	if (!h->s) {
+		struct pw_client_opts o;
+		const struct pw_adv *adv;
+
+		client_opts(h, &o, wanted_version(h));
+		if (pw_session_open(&h->s, h->url, &o, &err) ||
+		    pw_session_list_refs(h->s, NULL, 0, &adv, &err))
+			return pw_cli_fatal("%s", err.msg);
+	}
+	for (;;) {
+		if (c.kind != PW_HCMD_FETCH)
+			return pw_cli_fatal("remote-http: expected a fetch command in the batch");
+		if (nr == alloc) {
+			struct pw_oid *n =
+			        realloc(h->wants, (alloc = alloc ? 2 * alloc : 16) * sizeof(*n));
+
+			if (!n)
+				return pw_cli_fatal("out of memory");
+			h->wants = n;
+		}
+		if (pw_oid_from_hex(&h->wants[nr], c.arg, c.arg_len, pw_session_algo(h->s)))
+			return pw_cli_fatal("remote-http: bad object id in fetch: %.*s",
+			                    (int)c.arg_len, c.arg);
+		nr++;
+		if ((rc = read_line(h)) || pw_helper_cmd_parse(h->line.data, h->line.len, &c, &err))
+			return pw_cli_fatal("remote-http: %s",
+			                    rc ? "unexpected end of the fetch batch" : err.msg);
+		if (c.kind == PW_HCMD_END)
+			break;
+	}
+	if (pw_session_check_algo(h->s, pw_repo_algo(h->repo), &err))
+		return pw_cli_fatal("%s", err.msg);
+	req.wants = h->wants;
+	req.nr_wants = nr;
+	req.depth = h->depth;
+	req.filter = h->filter;
+	req.include_tag = h->followtags;
+	rc = pw_session_fetch(h->s, h->repo, &req, &res, &err);
+	if (!rc && h->depth)
+		rc = pw_fetch_result_write_shallow(h->repo, &res, &err);
+	pw_fetch_result_free(&res);
+	free_batch(h);
+	if (rc)
+		return pw_cli_fatal("%s", err.msg);
+	/* a session serves one fetch: the next one starts afresh */
+	pw_session_close(h->s, NULL);
+	h->s = NULL;
+	answer("\n");
+	return 0;
+}
+
+static const char *push_status(const struct pw_push_ref *r, const char **msg)
+{
+	*msg = NULL;
+	switch (r->status) {
+	case PW_PUSH_OK:
+		if (r->forced_update)
+			*msg = "forced update";
+		return "ok";
+	case PW_PUSH_UPTODATE:
+		*msg = "up to date";
+		return "ok";
+	case PW_PUSH_REJECT_NONFF:
+		*msg = "non-fast-forward";
+		break;
+	case PW_PUSH_REJECT_FETCH_FIRST:
+		*msg = "fetch first";
+		break;
+	case PW_PUSH_REJECT_EXISTS:
+		*msg = "already exists";
+		break;
+	case PW_PUSH_REJECT_NODELETE:
+		*msg = "remote does not support deleting refs";
+		break;
+	case PW_PUSH_NO_SUCH_REF:
+		*msg = "no such ref";
+		break;
+	case PW_PUSH_ATOMIC_FAILED:
+		*msg = "atomic push failed";
+		break;
+	case PW_PUSH_REMOTE_REJECT:
+		*msg = r->remote_msg ? r->remote_msg : "rejected";
+		break;
+	case PW_PUSH_NO_REPORT:
+		*msg = "expecting report";
+		break;
+	default:
+		*msg = "no match";
+		break;
+	}
+	return "error";
+}
+
+/* "push <refspec>" lines up to a blank one, then one push. */
+static int do_push(struct rh *h, const struct pw_helper_cmd *first)
+{
+	struct pw_push_opts o = {0};
+	struct pw_push_result res = {0};
+	struct pw_error err = {0};
+	struct pw_helper_cmd c = *first;
+	size_t i;
+	int rc;
+
+	if ((rc = open_repo(h)))
+		return rc;
+	if (h->s) {
+		pw_session_close(h->s, NULL);
+		h->s = NULL;
+	}
+	for (;;) {
+		char **n;
+
+		if (c.kind != PW_HCMD_PUSH)
+			return pw_cli_fatal("remote-http: expected a push command in the batch");
+		if (!(n = realloc(h->specs, (h->nr_specs + 1) * sizeof(*n))))
+			return pw_cli_fatal("out of memory");
+		h->specs = n;
+		if (!(n[h->nr_specs] = strndup(c.arg, c.arg_len)))
+			return pw_cli_fatal("out of memory");
+		h->nr_specs++;
+		if ((rc = read_line(h)) || pw_helper_cmd_parse(h->line.data, h->line.len, &c, &err))
+			return pw_cli_fatal("remote-http: %s",
+			                    rc ? "unexpected end of the push batch" : err.msg);
+		if (c.kind == PW_HCMD_END)
+			break;
+	}
+	o.atomic = h->atomic;
+	o.dry_run = h->dry_run;
+	o.quiet = h->verbosity < 1;
+	o.progress = h->progress;
+	o.ssh = pw_cli_env()->ssh;
+	o.http_env = &pw_cli_env()->http;
+	o.protocol = &pw_cli_env()->protocol;
+	o.push_options = h->push_options;
+	o.nr_push_options = h->nr_push_options;
+	pw_cli_report(&o.report, NULL);
+	rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res, &err);
+	free_batch(h);
+	if (rc) {
+		pw_push_result_free(&res);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	if (res.unpack_error)
+		fprintf(stderr, "error: remote unpack failed: %s\n", res.unpack_error);
+	for (i = 0; i < res.nr; i++) {
+		const char *msg, *st = push_status(&res.refs[i], &msg);
+
+		printf("%s %s%s%s\n", st, res.refs[i].dst, msg ? " " : "", msg ? msg : "");
+	}
+	pw_push_result_free(&res);
+	answer("\n");
+	return 0;
+}
+
+/* Copy packets from r to fd 1 up to and including the one of kind `last`. */
+static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *out,
+                 struct pw_error *err)
+{
+	struct pw_pkt pkt;
+	int rc;
+
+	pw_buf_reset(out);
+	for (;;) {
+		if ((rc = pw_pkt_read(r, &pkt, err)))
+			return rc;
+		switch (pkt.kind) {
+		case PW_PKT_EOF:
+			return pw_error_set(err, PW_EPROTO, "the remote end hung up unexpectedly");
+		case PW_PKT_FLUSH:
+			rc = pw_pkt_flush(out);
+			break;
+		case PW_PKT_DELIM:
+			rc = pw_pkt_delim(out);
+			break;
+		case PW_PKT_RESPONSE_END:
+			rc = pw_pkt_response_end(out);
+			break;
+		default:
+			rc = pw_pkt_write(out, pkt.data, pkt.len);
+			break;
+		}
+		if (rc)
+			return pw_error_set(err, rc, "out of memory");
+		if (pkt.kind == last || out->len >= 65536)
+			if ((rc = pw_pkt_send(1, out, err)))
+				return rc;
+		if (pkt.kind == last)
+			return 0;
+	}
+}
+
+/* v2 over HTTP: Git's requests (packets up to a flush) become POSTs; each
+ * response goes back followed by the response-end packet. */
+static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_pkt_reader in = {0}, rd = {0};
+	struct pw_buf out = PW_BUF_INIT, req = PW_BUF_INIT;
+	struct pw_error err = {0};
+	struct pw_conn *conn = NULL;
+	struct pw_pkt pkt;
+	int rc;
+
+	if (c->arg_len != 15 || memcmp(c->arg, "git-upload-pack", 15)) {
+		answer("fallback\n");
+		return 0;
+	}
+	to.service = "git-upload-pack";
+	to.protocol_version = 2;
+	to.quiet = h->verbosity < 1;
+	to.config = pw_cli_config(h->repo);
+	to.http_env = &pw_cli_env()->http;
+	to.protocol = &pw_cli_env()->protocol;
+	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
+		return pw_cli_fatal("%s", err.msg);
+	if (pw_pkt_reader_init(&rd, conn->in_fd, 0) || pw_pkt_reader_init(&in, 0, 0)) {
+		rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = pw_pkt_peek(&rd, &pkt, &err)))
+		goto fail;
+	if (pkt.kind != PW_PKT_DATA || pkt.len < 9 || memcmp(pkt.data, "version 2", 9)) {
+		/* a v0 server: Git falls back to list and fetch */
+		pw_pkt_reader_free(&rd);
+		pw_pkt_reader_free(&in);
+		pw_conn_free(conn);
+		answer("fallback\n");
+		return 0;
+	}
+	answer("\n");
+	if ((rc = relay(&rd, PW_PKT_FLUSH, &out, &err)))
+		goto fail;
+	for (;;) {
+		pw_buf_reset(&req);
+		do {
+			if ((rc = pw_pkt_read(&in, &pkt, &err)))
+				goto fail;
+			if (pkt.kind == PW_PKT_EOF) {
+				if (req.len)
+					rc = pw_error_set(&err, PW_EPROTO,
+					                  "remote-http: request cut short");
+				goto done;
+			}
+			rc = pkt.kind == PW_PKT_FLUSH   ? pw_pkt_flush(&req)
+			     : pkt.kind == PW_PKT_DELIM ? pw_pkt_delim(&req)
+			     : pkt.kind == PW_PKT_DATA
+			             ? pw_pkt_write(&req, pkt.data, pkt.len)
+			             : pw_error_set(&err, PW_EPROTO,
+			                            "remote-http: unexpected packet "
+			                            "in a request");
+			if (rc == PW_ENOMEM)
+				pw_error_set(&err, rc, "out of memory");
+			if (rc)
+				goto fail;
+		} while (pkt.kind != PW_PKT_FLUSH);
+		if ((rc = pw_pkt_send(conn->out_fd, &req, &err)) ||
+		    (rc = pw_conn_end_request(conn, &err)) ||
+		    (rc = relay(&rd, PW_PKT_RESPONSE_END, &out, &err)))
+			goto fail;
+	}
+done:
+fail:
+	pw_pkt_reader_free(&rd);
+	pw_pkt_reader_free(&in);
+	pw_buf_free(&out);
+	pw_buf_free(&req);
+	pw_conn_close_write(conn);
+	pw_conn_free(conn);
+	if (rc)
+		return pw_cli_fatal("%s", err.msg);
+	return 0;
+}
+
+int cmd_remote_http(int argc, char **argv)
+{
+	struct rh h = {0};
+	struct pw_error err = {0};
+	struct pw_helper_cmd c;
+	int rc = 0;
+
+	if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h"))
+		return pw_cli_usage(usage_str);
+	h.url = argc == 3 ? argv[2] : argv[1];
+	h.verbosity = 1;
+	pw_buf_init(&h.line, 0);
+	pw_cli_client_signals();
+	while (!rc) {
+		int r = read_line(&h);
+
+		if (r < 0) {
+			rc = pw_cli_fatal("remote-http: error reading a command");
+			break;
+		}
+		if (r > 0)
+			break;
+		if (pw_helper_cmd_parse(h.line.data, h.line.len, &c, &err)) {
+			rc = pw_cli_fatal("remote-http: %s", err.msg);
+			break;
+		}
+		switch (c.kind) {
+		case PW_HCMD_END:
+			goto out;
+		case PW_HCMD_CAPABILITIES:
+			answer("stateless-connect\nfetch\npush\noption\ncheck-connectivity\n"
+			       "object-format\n\n");
+			break;
+		case PW_HCMD_OPTION:
+			rc = set_option(&h, &c);
+			break;
+		case PW_HCMD_LIST:
+		case PW_HCMD_LIST_FOR_PUSH:
+			rc = do_list(&h, c.kind == PW_HCMD_LIST_FOR_PUSH);
+			break;
+		case PW_HCMD_FETCH:
+			rc = do_fetch(&h, &c);
+			break;
+		case PW_HCMD_PUSH:
+			rc = do_push(&h, &c);
+			break;
+		case PW_HCMD_STATELESS_CONNECT:
+			rc = stateless_connect(&h, &c);
+			goto out;
+		default:
+			rc = pw_cli_fatal("remote-http: command '%s' is not supported",
+			                  h.line.data);
+			break;
+		}
+	}
+out:
+	if (h.s)
+		pw_session_close(h.s, NULL);
+	pw_repo_free(h.repo);
+	pw_buf_free(&h.line);
+	free_batch(&h);
+	free(h.filter);
+	for (size_t i = 0; i < h.nr_push_options; i++)
+		free((char *)h.push_options[i]);
+	free(h.push_options);
+	return rc;
+}

@@ -1,0 +1,497 @@
+/* Remote helpers as a transport: find and start git-remote-<name>, read its
+ * capabilities, and turn "connect" (a full-duplex stream) and
+ * "stateless-connect" (v2 requests each answered with a response-end
+ * packet, as over HTTP) into a struct pw_conn. Helpers offering neither
+ * leave a conn without a stream whose helper the client takes over. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "packwire/buf.h"
+#include "transport/helper.h"
+#include "transport/transport-priv.h"
+
+extern char **environ;
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} known_caps[] = {
+        {"fetch", PW_HELPER_FETCH},
+        {"push", PW_HELPER_PUSH},
+        {"import", PW_HELPER_IMPORT},
+        {"export", PW_HELPER_EXPORT},
+        {"connect", PW_HELPER_CONNECT},
+        {"stateless-connect", PW_HELPER_STATELESS_CONNECT},
+        {"option", PW_HELPER_OPTION},
+        {"check-connectivity", PW_HELPER_CHECK_CONNECT},
+        {"object-format", PW_HELPER_OBJECT_FORMAT},
+        {"signed-tags", PW_HELPER_SIGNED_TAGS},
+        {"no-private-update", PW_HELPER_NO_PRIVATE_UPDATE},
+        {"bidi-import", PW_HELPER_BIDI_IMPORT},
+};
+
+int pw_helper_parse_capability(struct pw_helper *h, const char *line, size_t len,
+                               struct pw_error *err)
+{
+	int mandatory = 0;
+	size_t i;
+
+	if (len && line[0] == '*') {
+		mandatory = 1;
+		line++;
+		len--;
+	}
+	for (i = 0; i < sizeof(known_caps) / sizeof(known_caps[0]); i++)
+		if (strlen(known_caps[i].name) == len && !memcmp(line, known_caps[i].name, len)) {
+			h->caps |= known_caps[i].bit;
+			return 0;
+		}
+	if (len > 8 && !memcmp(line, "refspec ", 8)) {
+		char **n, *r;
+
+		if (h->nr_refspecs >= 1024)
+			return pw_error_set(err, PW_ETOOBIG,
+			                    "remote helper '%s': too many refspecs", h->name);
+		n = realloc(h->refspecs, (h->nr_refspecs + 1) * sizeof(*n));
+		if (!n)
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		h->refspecs = n;
+		if (!(r = malloc(len - 8 + 1)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		memcpy(r, line + 8, len - 8);
+		r[len - 8] = 0;
+		h->refspecs[h->nr_refspecs++] = r;
+		return 0;
+	}
+	/* export-marks, import-marks, get and the like: nothing we rely on */
+	if (mandatory)
+		return pw_error_set(
+		        err, PW_EUNSUPPORTED,
+		        "unknown mandatory capability %.*s; this remote helper probably "
+		        "needs newer version of Git",
+		        (int)(len > 200 ? 200 : len), line);
+	return 0;
+}
+
+/* `git --exec-path`, malloc'd, or NULL. */
+static char *git_exec_path(void)
+{
+	char *argv[] = {"git", "--exec-path", NULL};
+	posix_spawn_file_actions_t fa;
+	char buf[4096];
+	size_t n = 0;
+	int p[2], st;
+	pid_t pid;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC))
+		return NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	if (posix_spawnp(&pid, "git", &fa, NULL, argv, environ)) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[0]);
+		close(p[1]);
+		return NULL;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	while (n < sizeof(buf) - 1 &&
+	       ((r = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = 0;
+	return n ? strdup(buf) : NULL;
+}
+
+static int valid_name(const char *name)
+{
+	const char *p;
+
+	if (!*name)
+		return 0;
+	for (p = name; *p; p++)
+		if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20)
+			return 0;
+	return 1;
+}
+
+/* environ without GIT_DIR and GIT_PROTOCOL, plus ours. */
+static char **helper_env(const char *git_dir, int version, struct pw_buf *dir_var, char *proto,
+                         size_t proto_sz)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 3, sizeof(*env))))
+		return NULL;
+	for (n = 0; environ[n]; n++) {
+		if (git_dir && !strncmp(environ[n], "GIT_DIR=", 8))
+			continue;
+		if (version > 0 && !strncmp(environ[n], "GIT_PROTOCOL=", 13))
+			continue;
+		env[k++] = environ[n];
+	}
+	if (git_dir) {
+		if (pw_buf_adds(dir_var, "GIT_DIR=") || pw_buf_adds(dir_var, git_dir)) {
+			free(env);
+			return NULL;
+		}
+		env[k++] = dir_var->data;
+	}
+	if (version > 0) {
+		snprintf(proto, proto_sz, "GIT_PROTOCOL=version=%d", version);
+		env[k++] = proto;
+	}
+	env[k] = NULL;
+	return env;
+}
+
+static int spawn_helper(struct pw_helper *h, const char *prog, int search, char *const *argv,
+                        char **env, struct pw_error *err)
+{
+	int to[2] = {-1, -1}, from[2] = {-1, -1};
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int rc;
+
+	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
+		rc = pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	rc = search ? posix_spawnp(&pid, prog, &fa, NULL, argv, env)
+	            : posix_spawn(&pid, prog, &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc == ENOENT) {
+		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
+		                  h->name);
+		goto fail;
+	}
+	if (rc) {
+		rc = pw_error_set(err, PW_EIO, "cannot run %s: %s", prog, strerror(rc));
+		goto fail;
+	}
+	close(to[0]);
+	close(from[1]);
+	h->pid = pid;
+	h->out_fd = to[1];
+	h->in_fd = from[0];
+	return 0;
+fail:
+	if (to[0] >= 0)
+		close(to[0]);
+	if (to[1] >= 0)
+		close(to[1]);
+	if (from[0] >= 0)
+		close(from[0]);
+	if (from[1] >= 0)
+		close(from[1]);
+	return rc;
+}
+
+int pw_helper_write(struct pw_helper *h, const char *s, size_t n, struct pw_error *err)
+{
+	while (n) {
+		ssize_t w = h->out_fd >= 0 ? write(h->out_fd, s, n) : -1;
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return pw_error_set(err, PW_EIO, "remote helper '%s' aborted session",
+			                    h->name);
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Byte by byte: what follows a "connect" answer is the service's stream,
+ * which must stay unread. */
+int pw_helper_read_line(struct pw_helper *h, struct pw_error *err)
+{
+	pw_buf_reset(&h->line);
+	for (;;) {
+		char ch;
+		ssize_t r = read(h->in_fd, &ch, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return pw_error_set(err, PW_EIO, "reading from remote helper '%s': %s",
+			                    h->name, strerror(errno));
+		if (r == 0)
+			return pw_error_set(err, PW_EPROTO, "remote helper '%s' aborted session",
+			                    h->name);
+		if (ch == '\n')
+			return 0;
+		if (h->line.len >= PW_HELPER_LINE_MAX)
+			return pw_error_set(
+			        err, PW_ETOOBIG,
+			        "remote helper '%s' printed a line longer than %d bytes", h->name,
+			        PW_HELPER_LINE_MAX);
+		if (pw_buf_addch(&h->line, ch))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+}
+
+int pw_helper_option(struct pw_helper *h, const char *name, const char *value, struct pw_error *err)
+{
+	struct pw_buf cmd = PW_BUF_INIT;
+	int rc;
+
+	if (!(h->caps & PW_HELPER_OPTION))
+		return 1;
+	if (pw_buf_addf(&cmd, "option %s %s\n", name, value)) {
+		pw_buf_free(&cmd);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	rc = pw_helper_write(h, cmd.data, cmd.len, err);
+	pw_buf_free(&cmd);
+	if (rc || (rc = pw_helper_read_line(h, err)))
+		return rc;
+	if (!strcmp(h->line.data, "ok"))
+		return 0;
+	if (!strcmp(h->line.data, "unsupported"))
+		return 1;
+	if (!strncmp(h->line.data, "error", 5))
+		return pw_error_set(err, PW_EINVAL, "remote helper '%s' refused option %s: %s",
+		                    h->name, name,
+		                    h->line.data[5] == ' ' ? h->line.data + 6 : h->line.data);
+	return pw_error_set(err, PW_EPROTO,
+	                    "remote helper '%s': unexpected answer to option %s: %.200s", h->name,
+	                    name, h->line.data);
+}
+
+int pw_helper_finish(struct pw_helper *h, int *status, struct pw_error *err)
+{
+	int st = 0;
+	pid_t r;
+
+	if (h->out_fd >= 0)
+		close(h->out_fd);
+	if (h->in_fd >= 0)
+		close(h->in_fd);
+	h->out_fd = h->in_fd = -1;
+	if (h->pid > 0 && !h->reaped) {
+		do
+			r = waitpid(h->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		h->reaped = 1;
+		if (r < 0)
+			return pw_error_set(err, PW_EIO, "waitpid: %s", strerror(errno));
+		h->status = WIFEXITED(st)     ? WEXITSTATUS(st)
+		            : WIFSIGNALED(st) ? 128 + WTERMSIG(st)
+		                              : 255;
+	}
+	if (status)
+		*status = h->status;
+	return 0;
+}
+
+void pw_helper_free(struct pw_helper *h)
+{
+	size_t i;
+
+	if (!h)
+		return;
+	pw_helper_finish(h, NULL, NULL);
+	for (i = 0; i < h->nr_refspecs; i++)
+		free(h->refspecs[i]);
+	free(h->refspecs);
+	free(h->name);
+	pw_buf_free(&h->line);
+	free(h);
+}
+
+int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
+                    const struct pw_transport_opts *opts, int version, struct pw_error *err)
+{
+	const struct pw_protocol_env *pe = opts ? opts->protocol : NULL;
+	struct pw_buf prog = PW_BUF_INIT, dir_var = PW_BUF_INIT;
+	const char *remote = opts && opts->remote_name ? opts->remote_name : u->path;
+	char *exec_dir = NULL, proto[64], **env = NULL;
+	char *argv[4];
+	struct pw_helper *h;
+	int rc, search = 1;
+
+	*out = NULL;
+	if (!u->helper || !valid_name(u->helper))
+		return pw_error_set(err, PW_EINVAL, "invalid remote helper name '%s'",
+		                    u->helper ? u->helper : "");
+	if (!(h = calloc(1, sizeof(*h))) || !(h->name = strdup(u->helper))) {
+		free(h);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	h->in_fd = h->out_fd = -1;
+	pw_buf_init(&h->line, 0);
+	/* where Git looks: its exec path first, then PATH */
+	exec_dir = pe && pe->exec_path ? strdup(pe->exec_path) : git_exec_path();
+	if (exec_dir && *exec_dir) {
+		if (pw_buf_addf(&prog, "%s/git-remote-%s", exec_dir, h->name)) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			goto fail;
+		}
+		if (!access(prog.data, X_OK))
+			search = 0;
+		else
+			pw_buf_reset(&prog);
+	}
+	if (search && pw_buf_addf(&prog, "git-remote-%s", h->name)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto fail;
+	}
+	argv[0] = prog.data;
+	argv[1] = (char *)remote;
+	argv[2] = u->path;
+	argv[3] = NULL;
+	if (!(env = helper_env(opts ? opts->git_dir : NULL, version, &dir_var, proto,
+	                       sizeof(proto)))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = spawn_helper(h, prog.data, search, argv, env, err)))
+		goto fail;
+	if ((rc = pw_helper_write(h, "capabilities\n", 13, err)))
+		goto fail;
+	for (;;) {
+		if ((rc = pw_helper_read_line(h, err)))
+			goto fail;
+		if (!h->line.len)
+			break;
+		if ((rc = pw_helper_parse_capability(h, h->line.data, h->line.len, err)))
+			goto fail;
+	}
+	free(env);
+	free(exec_dir);
+	pw_buf_free(&prog);
+	pw_buf_free(&dir_var);
+	*out = h;
+	return 0;
+fail:
+	free(env);
+	free(exec_dir);
+	pw_buf_free(&prog);
+	pw_buf_free(&dir_var);
+	pw_helper_free(h);
+	return rc;
+}
+
+/* ---- the helper as a connection ----------------------------------------- */
+
+static int helper_conn_finish(struct pw_conn *c, int *status, struct pw_error *err)
+{
+	struct pw_helper *h = pw_conn__impl(c)->priv;
+
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	c->out_fd = c->in_fd = -1;
+	if (!h) {
+		if (status)
+			*status = pw_conn__impl(c)->status;
+		return 0;
+	}
+	return pw_helper_finish(h, status, err);
+}
+
+static void helper_conn_free(struct pw_conn *c)
+{
+	pw_helper_free(pw_conn__impl(c)->priv);
+	pw_conn__impl(c)->priv = NULL;
+}
+
+static const struct pw_conn_ops helper_conn_ops = {
+        .finish = helper_conn_finish,
+        .free = helper_conn_free,
+};
+
+/* "connect"/"stateless-connect": 1 established, 0 "fallback", else error. */
+static int run_connect(struct pw_helper *h, const char *verb, const char *service,
+                       struct pw_error *err)
+{
+	struct pw_buf cmd = PW_BUF_INIT;
+	int rc;
+
+	if (pw_buf_addf(&cmd, "%s %s\n", verb, service)) {
+		pw_buf_free(&cmd);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	rc = pw_helper_write(h, cmd.data, cmd.len, err);
+	pw_buf_free(&cmd);
+	if (rc || (rc = pw_helper_read_line(h, err)))
+		return rc;
+	if (!h->line.len)
+		return 1;
+	if (!strcmp(h->line.data, "fallback"))
+		return 0;
+	return pw_error_set(err, PW_EPROTO, "unknown response to %s: %.200s", verb, h->line.data);
+}
+
+int pw_transport__helper(struct pw_conn *c, const struct pw_url *u, const char *service,
+                         const char *cmd, int version, const struct pw_transport_opts *opts,
+                         struct pw_error *err)
+{
+	struct pw_helper *h;
+	int rc;
+
+	if ((rc = pw_helper_start(&h, u, opts, version, err)))
+		return rc;
+	pw_conn__impl(c)->priv = h;
+	pw_conn__impl(c)->ops = &helper_conn_ops;
+	if (cmd && strcmp(cmd, service) && (h->caps & PW_HELPER_OPTION) &&
+	    (h->caps & (PW_HELPER_CONNECT | PW_HELPER_STATELESS_CONNECT))) {
+		rc = pw_helper_option(h, "servpath", cmd, err);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = 0;
+	if (h->caps & PW_HELPER_CONNECT) {
+		if ((rc = run_connect(h, "connect", service, err)) < 0)
+			goto fail;
+	} else if ((h->caps & PW_HELPER_STATELESS_CONNECT) && version == 2 &&
+	           !strcmp(service, "git-upload-pack")) {
+		if ((rc = run_connect(h, "stateless-connect", service, err)) < 0)
+			goto fail;
+		c->stateless = rc == 1;
+	}
+	if (rc == 1) {
+		c->in_fd = h->in_fd;
+		c->out_fd = h->out_fd;
+		h->in_fd = h->out_fd = -1;
+	}
+	/* else no stream: the client drives the helper's own commands */
+	return 0;
+fail:
+	helper_conn_free(c);
+	pw_conn__impl(c)->ops = NULL;
+	return rc;
+}
+
+struct pw_helper *pw_transport__take_helper(struct pw_conn *c)
+{
+	struct pw_helper *h;
+
+	if (pw_conn__impl(c)->ops != &helper_conn_ops || c->in_fd >= 0)
+		return NULL;
+	h = pw_conn__impl(c)->priv;
+	pw_conn__impl(c)->priv = NULL;
+	return h;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# packwire as git's HTTP transport: stock git clone/fetch/ls-remote/push with
+# an exec path whose git-remote-http and git-remote-https run `packwire
+# remote-http`, against Apache + git http-backend, SHA-1 and SHA-256,
+# protocol v0 (list/fetch/push) and v2 (stateless-connect), checked with
+# fsck --strict, refs and object format. Push goes behind basic auth
+# (credentials in the URL).
+. "$(dirname "$0")/lib.sh"
+unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+. "$(dirname "$0")/http-lib.sh"
+
+if ! need_httpd; then
+	skip "apache2 (apache2-bin), curl or openssl missing: scripts/install-deps.sh installs them"
+	finish
+fi
+
+# git's exec path, with our helper in place of git-remote-http(s)
+EXEC=$T/exec
+mkdir -p "$EXEC"
+for f in "$(git --exec-path)"/*; do ln -s "$f" "$EXEC/"; done
+for n in git-remote-http git-remote-https; do
+	rm -f "$EXEC/$n"
+	printf '#!/bin/sh\necho "$0 $*" >>"%s/helper.log"\nexec "%s" remote-http "$@"\n' "$T" "$PACKWIRE" >"$EXEC/$n"
+	chmod +x "$EXEC/$n"
+done
+pgit() { GIT_EXEC_PATH=$EXEC git "$@"; }
+cat >askpass <<ASKPASS
+#!/bin/sh
+echo "\$1" >>"$T/askpass.log"
+case "\$1" in Username*) echo alice ;; *) echo secret ;; esac
+ASKPASS
+chmod +x askpass
+
+check "remote-http -h answers with its usage" sh -c '"$PACKWIRE" remote-http -h >/dev/null; [ $? -eq 129 ]'
+
+mkdir -p srv
+for algo in sha1 sha256; do
+	make_repo "src-$algo" "$algo"
+	git clone -q --bare "src-$algo" "srv/$algo.git"
+	git -C "srv/$algo.git" config http.receivepack true
+done
+start_httpd "$T/srv"
+U=http://127.0.0.1:$HTTPD_PORT
+A=http://alice:secret@127.0.0.1:$HTTPD_PORT
+
+for algo in sha1 sha256; do
+	for v in 0 2; do
+		t="$algo v$v"
+		r=$algo.git
+		c=clone-$algo-v$v
+		: >"$T/helper.log"
+		pgit -c protocol.version=$v ls-remote "$U/git-open/$r" >"ls-$c" 2>"ls-$c.err" ||
+			{ not_ok "$t: ls-remote"; cat "ls-$c.err"; }
+		git ls-remote "srv/$r" >"ls-$c.expect"
+		same_file "$t: ls-remote through packwire lists the server's refs" "ls-$c.expect" "ls-$c"
+		check "$t: git ran packwire as its helper" test -s "$T/helper.log"
+		if pgit -c protocol.version=$v clone -q "$U/git-open/$r" "$c" 2>"$c.err"; then
+			check "$t: clone is fsck --strict clean" fsck_ok "$c"
+			check "$t: clone has the server's branches" \
+				test "$(git -C "$c" rev-parse refs/remotes/origin/main)" = "$(git -C "srv/$r" rev-parse main)"
+			check "$t: clone's object format is $algo" \
+				test "$(git -C "$c" rev-parse --show-object-format)" = "$algo"
+			check "$t: clone's tags" diff -q <(git -C "$c" tag | sort) <(git -C "srv/$r" tag | sort)
+			check "$t: clone's work tree is clean" test -z "$(git -C "$c" status --porcelain)"
+		else
+			not_ok "$t: clone"
+			cat "$c.err"
+			continue
+		fi
+		# fetch: the server moves on
+		s=up-$algo-v$v
+		git clone -q "srv/$r" "$s"
+		(cd "$s" && echo "more $v" >>a.txt && git commit -q -am "more $v" && git push -q origin main)
+		own_httpd_root
+		if pgit -C "$c" -c protocol.version=$v fetch -q origin 2>"$c.ferr"; then
+			check "$t: fetch brings the new commit" \
+				test "$(git -C "$c" rev-parse origin/main)" = "$(git -C "srv/$r" rev-parse main)"
+			check "$t: fetched clone is fsck --strict clean" fsck_ok "$c"
+		else
+			not_ok "$t: fetch"
+			cat "$c.ferr"
+		fi
+		# shallow clone
+		if pgit -c protocol.version=$v clone -q --depth=1 "$U/git-open/$r" "sh-$c" 2>"sh-$c.err"; then
+			check "$t: shallow clone has one commit" test "$(git -C "sh-$c" rev-list --count HEAD)" = 1
+			check "$t: shallow clone is fsck clean" git -C "sh-$c" fsck --no-progress
+		else
+			not_ok "$t: shallow clone"
+			cat "sh-$c.err"
+		fi
+		# push behind basic auth
+		git -C "$c" pull -q --ff-only origin main
+		(cd "$c" && echo "pushed $v" >>a.txt && git commit -q -am "pushed $v")
+		if pgit -C "$c" -c protocol.version=$v push -q "$A/git/$r" main 2>"$c.perr"; then
+			check "$t: push updated the server" \
+				test "$(git -C "srv/$r" rev-parse main)" = "$(git -C "$c" rev-parse main)"
+			check "$t: server is fsck --strict clean after the push" fsck_ok "srv/$r"
+		else
+			not_ok "$t: push"
+			cat "$c.perr"
+		fi
+		own_httpd_root
+		# credentials from GIT_ASKPASS (no credential helper, no user in the URL)
+		(cd "$c" && echo "askpass $v" >>a.txt && git commit -q -am "askpass $v")
+		if GIT_ASKPASS=$T/askpass pgit -C "$c" -c protocol.version=$v push -q "$U/git/$r" main 2>"$c.aerr"; then
+			check "$t: push with GIT_ASKPASS updated the server" \
+				test "$(git -C "srv/$r" rev-parse main)" = "$(git -C "$c" rev-parse main)"
+			check "$t: askpass was asked as Git asks" \
+				grep -qxF "Password for 'http://alice@127.0.0.1:$HTTPD_PORT': " "$T/askpass.log"
+		else
+			not_ok "$t: push with GIT_ASKPASS"
+			cat "$c.aerr"
+		fi
+		own_httpd_root
+		# a rejected (non-fast-forward) push is reported as git reports it
+		git -C "$c" reset -q --hard HEAD~1
+		(cd "$c" && echo "diverged $v" >>big.txt && git commit -q -am "diverged $v")
+		if pgit -C "$c" push "$A/git/$r" main >"$c.rout" 2>&1; then
+			not_ok "$t: non-fast-forward push succeeded"
+		else
+			contains "$t: non-fast-forward push is rejected" "$c.rout" "[rejected]"
+		fi
+		own_httpd_root
+		# a new branch and its deletion
+		if pgit -C "$c" push -q "$A/git/$r" HEAD:refs/heads/side-$v 2>"$c.berr" &&
+			pgit -C "$c" push -q "$A/git/$r" :refs/heads/side-$v 2>>"$c.berr"; then
+			check "$t: the pushed branch is gone again" \
+				test -z "$(git -C "srv/$r" for-each-ref refs/heads/side-$v)"
+		else
+			not_ok "$t: push of a branch and its deletion"
+			cat "$c.berr"
+		fi
+		own_httpd_root
+	done
+done
+finish
