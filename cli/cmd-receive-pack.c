@@ -20,20 +20,6 @@
 
 static const char usage_str[] = "packwire receive-pack <git-dir>";
 
-/* A session id in the shape Git's trace2 gives them (time, host, pid). */
-static void sid_make(char *buf, size_t size)
-{
-	struct timeval tv;
-	struct tm tm;
-	char when[32];
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
-	snprintf(buf, size, "%s.%06ldZ-Hpackwire-P%08lx", when, (long)tv.tv_usec,
-	         (unsigned long)getpid());
-}
-
 int cmd_receive_pack(int argc, char **argv)
 {
 	struct pw_receive_opts opts;
@@ -81,7 +67,7 @@ int cmd_receive_pack(int argc, char **argv)
 	ro.config = &pw_cli_env()->config;
 	if (pw_repo_open_exact_opts(&repo, dir, &ro, &err))
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
-	sid_make(sid, sizeof(sid));
+	pw_cli_sid_make(sid, sizeof(sid));
 	opts.session_id = sid;
 	trace = pw_cli_trace2_open(sid);
 	opts.trace_data = pw_cli_trace2_data;

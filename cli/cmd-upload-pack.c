@@ -21,20 +21,6 @@ static const char usage_text[] =
         "packwire upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
         "                     [--advertise-refs] <directory>";
 
-/* A session id in the manner of Git's (time, host-independent, process). */
-static void sid_make(char *buf, size_t size)
-{
-	struct timeval tv;
-	struct tm tm;
-	char when[32];
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
-	snprintf(buf, size, "%s.%06ldZ-Hpackwire-P%08lx", when, (long)tv.tv_usec,
-	         (unsigned long)getpid());
-}
-
 int cmd_upload_pack(int argc, char **argv)
 {
 	struct pw_cli_trace2 *trace;
@@ -96,7 +82,7 @@ int cmd_upload_pack(int argc, char **argv)
 
 	/* a client hanging up must not kill us with SIGPIPE: writes report EPIPE */
 	signal(SIGPIPE, SIG_IGN);
-	sid_make(sid, sizeof(sid));
+	pw_cli_sid_make(sid, sizeof(sid));
 	opts.session_id = sid;
 	trace = pw_cli_trace2_open(sid);
 	opts.trace_data = pw_cli_trace2_data;

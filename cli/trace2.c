@@ -16,6 +16,19 @@ struct pw_cli_trace2 {
 	struct timeval start;
 };
 
+void pw_cli_sid_make(char *buf, size_t size)
+{
+	struct timeval tv;
+	struct tm tm;
+	char when[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf, size, "%s.%06ldZ-Hpackwire-P%08lx", when, (long)tv.tv_usec,
+	         (unsigned long)getpid());
+}
+
 struct pw_cli_trace2 *pw_cli_trace2_open(const char *sid)
 {
 	const char *dest = getenv("GIT_TRACE2_EVENT");

@@ -8,6 +8,8 @@
  * directory, a file per session; or a file descriptor 1..9), or NULL when
  * it is unset or not one of those. */
 struct pw_cli_trace2;
+/* A session id in the shape of Git's (time, then the process). */
+void pw_cli_sid_make(char *buf, size_t size);
 struct pw_cli_trace2 *pw_cli_trace2_open(const char *sid);
 /* A pw_upload_pack_opts.trace_data callback (ctx = the handle; NULL is fine). */
 void pw_cli_trace2_data(void *ctx, const char *category, const char *key, const char *value);
