@@ -28,8 +28,8 @@ static const char usage_str[] =
         "   or: packwire bundle unbundle [--progress] <file> [<refname>...]";
 
 /* Git's --since forms that scripts use: a Unix time ("@" optional),
- * "YYYY-MM-DD[( |T)HH:MM[:SS]]" (UTC; without a time, now's time of day) and "<n>.<unit>.ago" / "<n> <unit>
- * ago". 0 with *out set, -1 when not understood. */
+ * "YYYY-MM-DD[( |T)HH:MM[:SS]]" (UTC; without a time, now's time of day) and "<n>.<unit>.ago" /
+ * "<n> <unit> ago". 0 with *out set, -1 when not understood. */
 static int parse_date(const char *s, int64_t *out)
 {
 	const char *p = s;

@@ -20,9 +20,9 @@ struct pw_session {
 	int fetched; /* v0/v1: wants were sent */
 	int failed;  /* the stream is out of step: no polite goodbye */
 	struct pw_buf out;
-	struct pw_bundle *bundle; /* a bundle file as the remote (bundle.c) */
+	struct pw_bundle *bundle;    /* a bundle file as the remote (bundle.c) */
 	struct pw_dumb_remote *dumb; /* dumb HTTP (dumb.c) instead of conn's stream */
-	struct pw_helper *helper; /* a fetch helper drives this session (helper.c) */
+	struct pw_helper *helper;    /* a fetch helper drives this session (helper.c) */
 };
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
