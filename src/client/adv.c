@@ -45,13 +45,11 @@ static int bad_line(struct pw_error *err, const char *what, const char *p, size_
 	                    pw_proto__quote(q, sizeof(q), p, n));
 }
 
-static int add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_remote_ref **out,
-                   struct pw_error *err)
+int pw_adv__add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_remote_ref **out,
+                    struct pw_error *err)
 {
 	struct pw_remote_ref *r;
 
-	if (a->nr >= ADV_MAX_REFS)
-		return pw_error_set(err, PW_ETOOBIG, "protocol error: too many refs advertised");
 	if (a->nr == a->alloc) {
 		size_t n = a->alloc ? a->alloc * 2 : 64;
 		void *p = realloc(a->refs, n * sizeof(*a->refs));
@@ -71,6 +69,14 @@ static int add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_rem
 	a->nr++;
 	*out = r;
 	return 0;
+}
+
+static int add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_remote_ref **out,
+                   struct pw_error *err)
+{
+	if (a->nr >= ADV_MAX_REFS)
+		return pw_error_set(err, PW_ETOOBIG, "protocol error: too many refs advertised");
+	return pw_adv__add_ref(a, name, len, out, err);
 }
 
 static int add_shallow(struct pw_adv *a, const struct pw_oid *oid, struct pw_error *err)

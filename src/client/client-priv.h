@@ -25,6 +25,10 @@ struct pw_session {
 	struct pw_helper *helper;    /* a fetch helper drives this session (helper.c) */
 };
 
+/* Append a ref named name[0..len) (no limit checked: the caller's) to a. */
+int pw_adv__add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_remote_ref **out,
+                    struct pw_error *err);
+
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
 /* Send s->out (and empty it). */
 int pw_client__send(struct pw_session *s, struct pw_error *err);

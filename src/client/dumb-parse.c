@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client-priv.h"
 #include "client/dumb.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
@@ -64,34 +65,6 @@ static const struct pw_hash_algo *guess_algo_by_hexlen(size_t len)
 	return NULL;
 }
 
-static int add_ref(struct pw_adv *a, const uint8_t *name, size_t len, struct pw_remote_ref **out,
-                   struct pw_error *err)
-{
-	struct pw_remote_ref *r;
-
-	if (a->nr >= PW_DUMB_MAX_REFS)
-		return pw_error_set(err, PW_ETOOBIG, "dumb HTTP: info/refs lists more than %u refs",
-		                    PW_DUMB_MAX_REFS);
-	if (a->nr == a->alloc) {
-		size_t k = a->alloc ? a->alloc * 2 : 64;
-		void *q = realloc(a->refs, k * sizeof(*a->refs));
-
-		if (!q)
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
-		a->refs = q;
-		a->alloc = k;
-	}
-	r = &a->refs[a->nr];
-	memset(r, 0, sizeof(*r));
-	if (!(r->name = malloc(len + 1)))
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	memcpy(r->name, name, len);
-	r->name[len] = 0;
-	a->nr++;
-	*out = r;
-	return 0;
-}
-
 int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
                             const struct pw_hash_algo **algo, struct pw_error *err)
 {
@@ -147,7 +120,7 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		} else {
 			struct pw_remote_ref *r = NULL;
 
-			if ((rc = add_ref(a, name, nlen, &r, err)))
+			if ((rc = pw_adv__add_ref(a, (const char *)name, nlen, &r, err)))
 				return rc;
 			r->oid = oid;
 		}

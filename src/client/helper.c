@@ -15,32 +15,6 @@
 #include "packwire/repo.h"
 #include "transport/helper.h"
 
-static int add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_remote_ref **out,
-                   struct pw_error *err)
-{
-	struct pw_remote_ref *r;
-
-	if (a->nr >= 10000000)
-		return pw_error_set(err, PW_ETOOBIG, "remote helper listed too many refs");
-	if (a->nr == a->alloc) {
-		size_t n = a->alloc ? 2 * a->alloc : 64;
-
-		if (!(r = realloc(a->refs, n * sizeof(*r))))
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
-		a->refs = r;
-		a->alloc = n;
-	}
-	r = &a->refs[a->nr];
-	memset(r, 0, sizeof(*r));
-	if (!(r->name = malloc(len + 1)))
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	memcpy(r->name, name, len);
-	r->name[len] = 0;
-	a->nr++;
-	*out = r;
-	return 0;
-}
-
 int pw_client__helper_open(struct pw_session *s, struct pw_helper *h, struct pw_error *err)
 {
 	struct pw_helper_list_line l;
@@ -102,7 +76,7 @@ int pw_client__helper_open(struct pw_session *s, struct pw_helper *h, struct pw_
 			}
 			continue;
 		}
-		if ((rc = add_ref(&s->adv, l.name, l.name_len, &r, err)))
+		if ((rc = pw_adv__add_ref(&s->adv, l.name, l.name_len, &r, err)))
 			return rc;
 		if (l.kind == PW_HLIST_REF) {
 			r->oid = l.oid;
