@@ -9,7 +9,6 @@
 #include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 #include "packwire/http.h"
 #include "packwire/serve.h"
 #include "packwire/version.h"
+#include "server/mhd-load.h"
 
 #define SPOOL_MEM   (4u << 20)   /* body bytes kept in memory before a file */
 #define OUT_MAX     (256u << 10) /* response bytes buffered ahead of the socket */
@@ -823,6 +823,8 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 	*out = NULL;
 	if (!opts->base_path || !*opts->base_path)
 		return pw_error_set(err, PW_EINVAL, "serve: no base path");
+	if ((rc = pw_mhd_load(err)))
+		return rc;
 	if (stat(opts->base_path, &st) || !S_ISDIR(st.st_mode))
 		return pw_error_set(err, PW_ENOTFOUND, "base path '%s' is not a directory",
 		                    opts->base_path);

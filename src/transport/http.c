@@ -8,7 +8,6 @@
  * http.postBuffer are buffered (gzip'd above 1 KiB for upload-pack) and sent
  * with a length; larger ones stream with chunked transfer. Responses stream
  * as they arrive, so a clone holds no pack in memory here. */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +27,7 @@
 #include "packwire/pkt.h"
 #include "packwire/transport.h"
 #include "packwire/version.h"
+#include "transport/curl-load.h"
 #include "transport/transport-priv.h"
 
 extern char **environ;
@@ -96,14 +96,6 @@ struct http {
 	size_t adv_skip;
 	int dumb; /* no smart answer: adv is a dumb info/refs (client/dumb.c) */
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -1395,9 +1387,8 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	struct http *h;
 	int req[2] = {-1, -1}, sv[2] = {-1, -1}, rc;
 
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return pw_error_set(err, PW_EIO, "cannot initialise libcurl");
+	if ((rc = pw_curl_load(err)))
+		return rc;
 	if (!(h = calloc(1, sizeof(*h))))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	h->req_rd = h->resp_wr = -1;
