@@ -52,6 +52,7 @@ struct pw_bitmap_walk {
 	uint32_t *idx_to_pack;
 	struct pw_pack_cache *cache; /* our own, smaller than the odb's */
 	uint32_t *htab;              /* see build_hash */
+	size_t lookups;              /* by binary search, before htab (find_raw) */
 	size_t hmask;
 	struct pw_bitset result, haves, tmp;
 	struct pw_oid *tips;
@@ -194,7 +195,8 @@ int pw_bitmap_walk_add(struct pw_bitmap_walk *w, const struct pw_oid *oid, int e
 
 /* The idx as a hash table (open addressing, idx position + 1 per slot):
  * walking trees looks up every entry, and a probe or two beats a binary
- * search over the whole idx. Built on first use. */
+ * search over the whole idx. Built once a walk has made HASH_AFTER lookups;
+ * -1 (and binary search stays) when its memory cannot be had. */
 static int build_hash(struct pw_bitmap_walk *w)
 {
 	const struct pw_idx *idx = w->pack->idx;
@@ -203,7 +205,7 @@ static int build_hash(struct pw_bitmap_walk *w)
 	while (cap < (size_t)idx->nr * 2)
 		cap *= 2;
 	if (!(w->htab = calloc(cap, sizeof(*w->htab))))
-		return nomem(w);
+		return -1;
 	w->hmask = cap - 1;
 	for (i = 0; i < idx->nr; i++) {
 		size_t h = pw_get_be32(pw_idx_nth_raw(idx, (uint32_t)i) + 4) & w->hmask;
@@ -215,14 +217,27 @@ static int build_hash(struct pw_bitmap_walk *w)
 	return 0;
 }
 
-/* find_pos for a raw id of the pack's algorithm, through the hash table. */
-static int find_raw(const struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
+/* Tree entries looked up by binary search before the hash table is built: a
+ * small fetch walks a few hundred trees, and the table would cost a pass over
+ * the whole idx (its pages stay resident) and 8 bytes an object. */
+#define HASH_AFTER 32768
+
+/* find_pos for a raw id of the pack's algorithm: binary search for the first
+ * HASH_AFTER lookups, then the hash table. */
+static int find_raw(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
 {
 	const struct pw_idx *idx = w->pack->idx;
-	size_t rawsz = w->pack->algo->rawsz, h = pw_get_be32(raw + 4) & w->hmask;
+	size_t rawsz = w->pack->algo->rawsz, h;
 	uint64_t key = pw_get_be64(raw);
+	uint32_t ipos;
 
-	for (; w->htab[h]; h = (h + 1) & w->hmask) {
+	if (!w->htab && (w->lookups++ < HASH_AFTER || build_hash(w))) {
+		if (!pw_idx_find(idx, raw, &ipos))
+			return 0;
+		*pos = w->idx_to_pack[ipos];
+		return 1;
+	}
+	for (h = pw_get_be32(raw + 4) & w->hmask; w->htab[h]; h = (h + 1) & w->hmask) {
 		const uint8_t *name = pw_idx_nth_raw(idx, w->htab[h] - 1);
 
 		if (pw_get_be64(name) == key && !memcmp(name + 8, raw + 8, rawsz - 8)) {
@@ -543,8 +558,6 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 
 			pw_bitset_set(into, pos);
 			if ((rc = read_at(w, pos, type)))
-				return rc;
-			if (!w->htab && (rc = build_hash(w)))
 				return rc;
 			while ((rc = tree_entry(w, &off, &mode, &raw)) == 1) {
 				uint32_t p;

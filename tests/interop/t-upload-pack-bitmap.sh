@@ -182,6 +182,25 @@ for algo in sha1 sha256; do
 	done
 	check "$w: include-tag of loose tags: same refs as git's" same_refs "$T/ltf-pw-$algo.git" "$T/ltf-git-$algo.git"
 	check "$w: include-tag of loose tags: fsck" fsck_ok "$T/ltf-pw-$algo.git"
+
+	# a wanted tree of 33000 entries inside the bitmapped pack: the walk's
+	# lookups start by binary search and move to the hash table midway
+	blob=$(echo wide | git -C "$T/src-$algo" hash-object -w --stdin)
+	tree=$(awk -v b="$blob" 'BEGIN { for (i = 0; i < 33000; i++) printf "100644 blob %s\tf%05d\n", b, i }' |
+		git -C "$T/src-$algo" mktree)
+	git -C "$T/src-$algo" tag wide-tree "$tree"
+	git -C "$S" fetch -q "$T/src-$algo" refs/tags/wide-tree:refs/tags/wide-tree
+	git -C "$S" repack -adbq
+	for srv in pw git; do
+		git init -q --bare --object-format="$algo" "$T/wide-$srv-$algo.git"
+		up=$UP
+		[ $srv = git ] && up=git-upload-pack
+		$G -C "$T/wide-$srv-$algo.git" fetch -q --upload-pack="$up" "file://$S" \
+			refs/tags/wide-tree:refs/tags/wide-tree 2>"$T/err" || { not_ok "$w: fetch a wide tree ($srv)"; cat "$T/err"; }
+	done
+	check "$w: a wide tree from the bitmapped pack: fsck" fsck_ok "$T/wide-pw-$algo.git"
+	check "$w: a wide tree from the bitmapped pack: same objects as git's" \
+		diff <(all_objects "$T/wide-pw-$algo.git") <(all_objects "$T/wide-git-$algo.git")
 done
 
 finish
