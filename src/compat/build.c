@@ -335,6 +335,7 @@ static int write_loose_idx(struct builder *b)
 				continue;
 			memcpy(hex, sub, 2);
 			memcpy(hex + 2, de->d_name, hexsz - 2);
+			hex[hexsz] = '\0';
 			if (pw_oid_from_hex(&s, hex, hexsz, b->storage))
 				continue;
 			if (pw_compat_pairs_by_storage(&have, &s))
