@@ -13,10 +13,9 @@
 #include "cmds.h"
 #include "packwire/packwire.h"
 
-static const char usage_str[] =
-        "packwire compat build [--object-format=(sha1|sha256)] [-q]\n"
-        "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
-        "   or: packwire compat verify";
+static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] [-q]\n"
+                                "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
+                                "   or: packwire compat verify";
 
 /* The compat algorithm: the option, else the extension, else the other one. */
 static const struct pw_hash_algo *compat_of(struct pw_repo *repo, const char *opt)
@@ -41,7 +40,7 @@ static void before_publish(void *data, const char *tmp, const char *final)
 	struct kill_hook *k = data;
 
 	(void)tmp;
-	(void)final;
+	(void) final;
 	if (k->after > 0 && ++k->seen >= k->after) {
 		fflush(NULL);
 		raise(SIGKILL);
@@ -98,8 +97,8 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 		sprintf(cfg, "%s/config", pw_repo_git_dir(repo));
 		rc = pw_config_set_in_file(cfg, "core.repositoryformatversion", "1", &err);
 		if (!rc)
-			rc = pw_config_set_in_file(cfg, "extensions.compatObjectFormat", compat->name,
-			                           &err);
+			rc = pw_config_set_in_file(cfg, "extensions.compatObjectFormat",
+			                           compat->name, &err);
 		free(cfg);
 		if (rc)
 			return pw_cli_fatal("%s", err.msg);

@@ -56,8 +56,8 @@ struct pw_compat_map;
  * with compat algorithm `compat`: loose-object-idx is read, the packs' side
  * files are mapped on demand. A missing file means "no entries". */
 PW_API int pw_compat_map_open(struct pw_compat_map **out, const char *objects_dir,
-                              const struct pw_hash_algo *storage,
-                              const struct pw_hash_algo *compat, struct pw_error *err);
+                              const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                              struct pw_error *err);
 PW_API void pw_compat_map_free(struct pw_compat_map *map);
 PW_API const struct pw_error *pw_compat_map_error(const struct pw_compat_map *map);
 /* Storage id -> compat id and back: 0, or PW_ENOTFOUND when the object has

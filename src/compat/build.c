@@ -160,8 +160,9 @@ static int translate_from(struct builder *b, const struct pw_oid *root, struct p
 		if (rc) {
 			pw_oid_to_hex(&oid, hex);
 			if (rc == PW_ENOTFOUND && b->sp > 1)
-				return pw_error_set(b->err, rc, "object %s (referenced by %s) is missing",
-				                    hex, pw_oid_to_hex(&b->stack[b->sp - 2].oid, hex2));
+				return pw_error_set(b->err, rc,
+				                    "object %s (referenced by %s) is missing", hex,
+				                    pw_oid_to_hex(&b->stack[b->sp - 2].oid, hex2));
 			pw_error_copy(b->err, pw_odb_error(b->odb));
 			return pw_error_wrap(b->err, "reading %s", hex);
 		}
@@ -174,8 +175,8 @@ static int translate_from(struct builder *b, const struct pw_oid *root, struct p
 		if (!f->expanded) {
 			f->expanded = 1;
 			b->nr_deps = 0;
-			rc = pw_compat_references(type, content->data, content->len, b->storage, dep_cb,
-			                          b, b->err);
+			rc = pw_compat_references(type, content->data, content->len, b->storage,
+			                          dep_cb, b, b->err);
 			if (rc) {
 				if (rc == PW_ENOMEM)
 					return pw_error_set(b->err, rc, "out of memory");
@@ -194,8 +195,8 @@ static int translate_from(struct builder *b, const struct pw_oid *root, struct p
 			}
 		}
 		pw_buf_reset(conv);
-		rc = pw_compat_convert(conv, type, content->data, content->len, b->storage, b->compat,
-		                       lookup_cb, b, b->err);
+		rc = pw_compat_convert(conv, type, content->data, content->len, b->storage,
+		                       b->compat, lookup_cb, b, b->err);
 		if (rc)
 			return pw_error_wrap(b->err, "%s %s", pw_object_type_name(type),
 			                     pw_oid_to_hex(&oid, hex));
@@ -249,8 +250,9 @@ static int write_pack_maps(struct builder *b)
 			struct pw_error e2;
 
 			if (!pw_fs_read_file(map_path, &cur, 0, &e2) &&
-			    !pw_compat_pack_map_check((const uint8_t *)cur.data, cur.len, b->storage,
-			                              idx->nr, idx->pack_checksum, 1, &e2)) {
+			    !pw_compat_pack_map_check((const uint8_t *)cur.data, cur.len,
+			                              b->storage, idx->nr, idx->pack_checksum, 1,
+			                              &e2)) {
 				pw_buf_free(&cur);
 				pw_idx_free(idx);
 				free(idx_path);
@@ -269,24 +271,27 @@ static int write_pack_maps(struct builder *b)
 
 			pw_idx_nth_oid(idx, i, &s);
 			if (!(p = pw_compat_pairs_by_storage(&b->done, &s)))
-				rc = pw_error_set(b->err, PW_ENOTFOUND, "%s: object %s was not translated",
-				                  idx_path, pw_oid_to_hex(&s, hex));
+				rc = pw_error_set(b->err, PW_ENOTFOUND,
+				                  "%s: object %s was not translated", idx_path,
+				                  pw_oid_to_hex(&s, hex));
 			else
-				memcpy(ids + (size_t)i * b->compat->rawsz, p->compat.id, b->compat->rawsz);
+				memcpy(ids + (size_t)i * b->compat->rawsz, p->compat.id,
+				       b->compat->rawsz);
 		}
 		pw_buf_reset(&file);
 		if (!rc)
-			rc = pw_compat_pack_map_encode(&file, b->storage, idx->pack_checksum, ids, idx->nr,
-			                               b->err);
+			rc = pw_compat_pack_map_encode(&file, b->storage, idx->pack_checksum, ids,
+			                               idx->nr, b->err);
 		if (!rc)
-			rc = pw_compat_write_durable(map_path, file.data, file.len, b->opts->before_publish,
+			rc = pw_compat_write_durable(map_path, file.data, file.len,
+			                             b->opts->before_publish,
 			                             b->opts->before_publish_data, b->err);
 		if (!rc) {
 			b->opts->packs_written++;
 			b->opts->bytes += file.len;
 			if (b->opts->progress)
-				rc = b->opts->progress(b->opts->progress_data, "wrote", b->opts->packs_written,
-				                       0);
+				rc = b->opts->progress(b->opts->progress_data, "wrote",
+				                       b->opts->packs_written, 0);
 		}
 		free(ids);
 		pw_idx_free(idx);

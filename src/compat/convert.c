@@ -82,9 +82,10 @@ static int convert_tree(struct pw_buf *out, const char *data, size_t len,
 			pw_oid_to_hex(&oid, hex);
 			return pw_error_set(err, rc, "%s '%.*s' (%s): no %s id known%s",
 			                    mode == GITLINK_MODE ? "gitlink" : "tree entry",
-			                    (int)(name_len > 4096 ? 4096 : name_len), data + name_at,
-			                    hex, to->name,
-			                    mode == GITLINK_MODE ? " (is the submodule mapped?)" : "");
+			                    (int)(name_len > 4096 ? 4096 : name_len),
+			                    data + name_at, hex, to->name,
+			                    mode == GITLINK_MODE ? " (is the submodule mapped?)"
+			                                         : "");
 		}
 		if (pw_buf_add(out, data + start, pos - start) ||
 		    pw_buf_add(out, mapped.id, to->rawsz))
@@ -133,8 +134,8 @@ static size_t signed_payload_len(const char *buf, size_t len)
 /* Split buf into the payload (without any gpgsig* header) and the signature
  * of the header named for algo (its lines without the header name or the
  * continuation space). */
-static int split_header_sig(const char *buf, size_t len, struct pw_buf *payload,
-                            struct pw_buf *sig, const struct pw_hash_algo *algo)
+static int split_header_sig(const char *buf, size_t len, struct pw_buf *payload, struct pw_buf *sig,
+                            const struct pw_hash_algo *algo)
 {
 	const char *hdr = sig_header(algo);
 	size_t hlen = strlen(hdr);
@@ -279,7 +280,8 @@ static int convert_commit(struct pw_buf *out, const char *buf, size_t len,
 		int rc;
 
 		if (!eol)
-			return pw_error_set(err, PW_ECORRUPT, "commit: header line without newline");
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "commit: header line without newline");
 		if (p + 5 < eol && !memcmp(p, "tree ", 5)) {
 			if (id_line(p, eol, 5, from, &oid))
 				return pw_error_set(err, PW_ECORRUPT, "commit: bad tree line");
@@ -401,7 +403,8 @@ int pw_compat_references(int type, const void *data, size_t len, const struct pw
                          int (*fn)(void *fn_data, const struct pw_oid *oid), void *fn_data,
                          struct pw_error *err)
 {
-	const struct pw_hash_algo *other = algo->id == PW_HASH_SHA1 ? &pw_hash_sha256 : &pw_hash_sha1;
+	const struct pw_hash_algo *other =
+	        algo->id == PW_HASH_SHA1 ? &pw_hash_sha256 : &pw_hash_sha1;
 	struct refs_ctx c = {fn, fn_data, 0};
 	const char *buf = data;
 	size_t pos = 0;
@@ -416,7 +419,8 @@ int pw_compat_references(int type, const void *data, size_t len, const struct pw
 			unsigned mode;
 			struct pw_oid oid;
 
-			if ((rc = tree_entry(buf, len, &pos, algo, &mode, &name_at, &name_len, err)))
+			if ((rc = tree_entry(buf, len, &pos, algo, &mode, &name_at, &name_len,
+			                     err)))
 				return rc;
 			pw_oid_from_raw(&oid, (const uint8_t *)buf + pos, algo);
 			pos += algo->rawsz;
@@ -428,7 +432,8 @@ int pw_compat_references(int type, const void *data, size_t len, const struct pw
 	case PW_OBJ_TAG: {
 		struct pw_buf scratch = PW_BUF_INIT;
 
-		rc = pw_compat_convert(&scratch, type, data, len, algo, other, refs_lookup, &c, err);
+		rc = pw_compat_convert(&scratch, type, data, len, algo, other, refs_lookup, &c,
+		                       err);
 		pw_buf_free(&scratch);
 		return c.stopped ? c.stopped : rc;
 	}

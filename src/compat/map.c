@@ -92,11 +92,12 @@ int pw_compat_pack_map_check(const uint8_t *data, size_t len, const struct pw_ha
 		const uint8_t *id;
 
 		if (pos >= nr)
-			return pw_error_set(err, PW_ECORRUPT, "compat map: position %u out of range",
-			                    (unsigned)pos);
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "compat map: position %u out of range", (unsigned)pos);
 		id = ids + (size_t)pos * compat->rawsz;
-		if (k && memcmp(ids + (size_t)get_be32(sorted + 4 * (size_t)(k - 1)) * compat->rawsz,
-		                id, compat->rawsz) >= 0)
+		if (k &&
+		    memcmp(ids + (size_t)get_be32(sorted + 4 * (size_t)(k - 1)) * compat->rawsz, id,
+		           compat->rawsz) >= 0)
 			return pw_error_set(err, PW_ECORRUPT, "compat map: table not sorted at %u",
 			                    (unsigned)k);
 		if (k >= get_be32(fanout + 4 * (size_t)id[0]) ||
@@ -110,7 +111,8 @@ int pw_compat_pack_map_check(const uint8_t *data, size_t len, const struct pw_ha
 
 		pw_hash_buf(storage, data, body, &sum);
 		if (memcmp(sum.id, data + body, storage->rawsz))
-			return pw_error_set(err, PW_ECORRUPT, "compat map: trailer checksum mismatch");
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "compat map: trailer checksum mismatch");
 	}
 	return 0;
 }
@@ -122,7 +124,8 @@ static void sort_positions(uint32_t *pos, uint32_t *tmp, uint32_t n, const uint8
 {
 	for (uint32_t w = 1; w < n; w *= 2) {
 		for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-			uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			uint32_t mid = lo + w < n ? lo + w : n,
+			         hi = lo + 2 * w < n ? lo + 2 * w : n;
 			uint32_t i = lo, j = mid, k = lo;
 
 			while (i < mid && j < hi)
@@ -270,7 +273,8 @@ int pw_compat_loose_idx_parse(const char *data, size_t len, const struct pw_hash
 		if (n != storage->hexsz + 1 + compat->hexsz || p[storage->hexsz] != ' ' ||
 		    pw_oid_from_hex(&s, p, storage->hexsz, storage) ||
 		    pw_oid_from_hex(&c, p + storage->hexsz + 1, compat->hexsz, compat))
-			return pw_error_set(err, PW_ECORRUPT, "loose-object-idx: bad line %zu", line);
+			return pw_error_set(err, PW_ECORRUPT, "loose-object-idx: bad line %zu",
+			                    line);
 		if (fn && (rc = fn(fn_data, &s, &c)))
 			return rc;
 		at += n + (nl ? 1 : 0);
@@ -597,7 +601,8 @@ int pw_compat_to_storage(struct pw_compat_map *m, const struct pw_oid *c, struct
 		lo = c->id[0] ? get_be32(pm->fanout + 4 * (size_t)(c->id[0] - 1)) : 0;
 		hi = get_be32(pm->fanout + 4 * (size_t)c->id[0]);
 		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2, pos = get_be32(pm->sorted + 4 * (size_t)mid);
+			uint32_t mid = lo + (hi - lo) / 2,
+			         pos = get_be32(pm->sorted + 4 * (size_t)mid);
 			int cmp;
 
 			if (pos >= pm->nr)
@@ -618,8 +623,7 @@ int pw_compat_to_storage(struct pw_compat_map *m, const struct pw_oid *c, struct
 	return PW_ENOTFOUND;
 }
 
-int pw_compat_map_add_loose(struct pw_compat_map *m, const struct pw_oid *s,
-                            const struct pw_oid *c)
+int pw_compat_map_add_loose(struct pw_compat_map *m, const struct pw_oid *s, const struct pw_oid *c)
 {
 	char sh[PW_MAX_HEXSZ + 1], ch[PW_MAX_HEXSZ + 1];
 	char *path = pw_compat_loose_idx_path(m->objects_dir);

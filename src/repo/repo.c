@@ -214,17 +214,19 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 		                  "invalid value for 'extensions.objectformat': '%s' "
 		                  "(line %d in file %s)",
 		                  fs.bad->value ? fs.bad->value : "", fs.bad->line, fs.bad->origin);
-	} else if (fs.bad_compat || (fs.compat && fs.compat == (fs.algo ? fs.algo : &pw_hash_sha1))) {
+	} else if (fs.bad_compat ||
+	           (fs.compat && fs.compat == (fs.algo ? fs.algo : &pw_hash_sha1))) {
 		const struct pw_config_entry *e = fs.bad_compat;
 
 		rc = e ? pw_error_set(err, PW_EUNSUPPORTED,
 		                      "invalid value for 'extensions.compatobjectformat': '%s' "
 		                      "(line %d in file %s)",
 		                      e->value ? e->value : "", e->line, e->origin)
-		       : pw_error_set(err, PW_EUNSUPPORTED,
-		                      "extensions.compatobjectformat is %s, the storage format of %s: "
-		                      "it must name the other algorithm",
-		                      fs.compat->name, repo->config_path);
+		       : pw_error_set(
+		                 err, PW_EUNSUPPORTED,
+		                 "extensions.compatobjectformat is %s, the storage format of %s: "
+		                 "it must name the other algorithm",
+		                 fs.compat->name, repo->config_path);
 	} else if (version >= 1 && fs.unknown.len) {
 		rc = pw_error_set(err, PW_EUNSUPPORTED,
 		                  "unknown repository extension%s found in %s:%s",

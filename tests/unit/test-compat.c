@@ -13,7 +13,8 @@ static struct pw_oid unknown;
 
 static int fake_lookup(void *data, const struct pw_oid *from, struct pw_oid *out)
 {
-	const struct pw_hash_algo *to = from->algo == PW_HASH_SHA1 ? &pw_hash_sha256 : &pw_hash_sha1;
+	const struct pw_hash_algo *to =
+	        from->algo == PW_HASH_SHA1 ? &pw_hash_sha256 : &pw_hash_sha1;
 
 	(void)data;
 	if (pw_oid_equal(from, &unknown))
@@ -113,7 +114,8 @@ static void test_tags(void)
 	/* dual-signed SHA-1 tag: in-body (SHA-1) + gpgsig-sha256 header */
 	snprintf(in, sizeof(in),
 	         "object %s\ntype commit\ntag v1\ntagger T <t@x> 1 +0000\n"
-	         "gpgsig-sha256 -----BEGIN PGP SIGNATURE-----\n sig two\n -----END PGP SIGNATURE-----\n"
+	         "gpgsig-sha256 -----BEGIN PGP SIGNATURE-----\n sig two\n -----END PGP "
+	         "SIGNATURE-----\n"
 	         "\nmsg\n" SIG1,
 	         h1);
 	snprintf(want, sizeof(want),
@@ -226,7 +228,8 @@ static void test_trees(void)
 	pw_buf_add(&in, a.id, 20);
 	pw_buf_add(&in, "160000 sub\0", 11);
 	pw_buf_add(&in, b.id, 20);
-	rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len, s1, s256, fake_lookup, NULL, &err);
+	rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len, s1, s256, fake_lookup, NULL,
+	                       &err);
 	CHECK_EQ_INT(rc, 0);
 	CHECK_EQ_INT(out.len, 12 + 32 + 11 + 32);
 	CHECK(!memcmp(out.data, "100644 file\0", 12) && !memcmp(out.data + 12, ma.id, 32));
@@ -234,15 +237,16 @@ static void test_trees(void)
 	/* the gitlink's id is unknown: an error naming its path */
 	unknown = b;
 	pw_buf_reset(&out);
-	rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len, s1, s256, fake_lookup, NULL, &err);
+	rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len, s1, s256, fake_lookup, NULL,
+	                       &err);
 	CHECK_EQ_INT(rc, PW_ENOTFOUND);
 	CHECK(strstr(err.msg, "gitlink 'sub'") != NULL);
 	memset(&unknown, 0, sizeof(unknown));
 	/* truncated entries */
 	for (size_t cut = 1; cut < in.len; cut += 7) {
 		pw_buf_reset(&out);
-		rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len - cut, s1, s256, fake_lookup,
-		                       NULL, &err);
+		rc = pw_compat_convert(&out, PW_OBJ_TREE, in.data, in.len - cut, s1, s256,
+		                       fake_lookup, NULL, &err);
 		CHECK(rc == PW_ECORRUPT || (rc == 0 && in.len - cut == 32));
 	}
 	pw_buf_free(&in);
@@ -267,12 +271,15 @@ static void test_loose_idx(void)
 	hexof(s256, "x", h256);
 	hexof(s1, "x", h1);
 	snprintf(buf, sizeof(buf), "# loose-object-idx\n%s %s\n%s %s\n", h256, h1, h256, h1);
-	CHECK_EQ_INT(pw_compat_loose_idx_parse(buf, strlen(buf), s256, s1, count_pair, &n, &err), 0);
-	CHECK_EQ_INT(n, 2);
-	CHECK_EQ_INT(pw_compat_loose_idx_parse("# loose-object-idx\n", 19, s256, s1, NULL, NULL, &err),
+	CHECK_EQ_INT(pw_compat_loose_idx_parse(buf, strlen(buf), s256, s1, count_pair, &n, &err),
 	             0);
-	CHECK_EQ_INT(pw_compat_loose_idx_parse("# loose-object-id\n", 18, s256, s1, NULL, NULL, &err),
-	             PW_ECORRUPT);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(
+	        pw_compat_loose_idx_parse("# loose-object-idx\n", 19, s256, s1, NULL, NULL, &err),
+	        0);
+	CHECK_EQ_INT(
+	        pw_compat_loose_idx_parse("# loose-object-id\n", 18, s256, s1, NULL, NULL, &err),
+	        PW_ECORRUPT);
 	/* the wrong order of algorithms */
 	snprintf(buf, sizeof(buf), "# loose-object-idx\n%s %s\n", h1, h256);
 	CHECK_EQ_INT(pw_compat_loose_idx_parse(buf, strlen(buf), s256, s1, NULL, NULL, &err),
@@ -302,18 +309,21 @@ static void test_pack_map(void)
 	memset(cksum, 0xab, sizeof(cksum));
 	CHECK_EQ_INT(pw_compat_pack_map_encode(&out, s, cksum, ids, NR, &err), 0);
 	CHECK_EQ_INT(out.len, pw_compat_pack_map_size(s, NR));
-	CHECK_EQ_INT(pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR, cksum, 1, &err), 0);
-	CHECK_EQ_INT(pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR - 1, cksum, 1, &err),
-	             PW_EMISMATCH);
-	CHECK_EQ_INT(pw_compat_pack_map_check((uint8_t *)out.data, out.len - 1, s, NR, cksum, 1, &err),
-	             PW_ECORRUPT);
+	CHECK_EQ_INT(pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR, cksum, 1, &err),
+	             0);
+	CHECK_EQ_INT(
+	        pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR - 1, cksum, 1, &err),
+	        PW_EMISMATCH);
+	CHECK_EQ_INT(
+	        pw_compat_pack_map_check((uint8_t *)out.data, out.len - 1, s, NR, cksum, 1, &err),
+	        PW_ECORRUPT);
 	CHECK_EQ_INT(pw_compat_pack_map_check((uint8_t *)out.data, out.len, c, NR, cksum, 1, &err),
 	             PW_EMISMATCH);
 	/* every single-byte change is caught by the full check */
 	for (size_t at = 0; at < out.len; at += 97) {
 		out.data[at] ^= 0x40;
-		CHECK(pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR, cksum, 1, &err) !=
-		      0);
+		CHECK(pw_compat_pack_map_check((uint8_t *)out.data, out.len, s, NR, cksum, 1,
+		                               &err) != 0);
 		out.data[at] ^= 0x40;
 	}
 	cksum[0] ^= 1;
