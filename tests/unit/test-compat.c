@@ -1,5 +1,6 @@
 /* Object translation between SHA-1 and SHA-256 (signatures, mergetags,
  * gitlinks, malformed content) and the map files' encoders and parsers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,6 +333,52 @@ static void test_pack_map(void)
 	pw_buf_free(&out);
 }
 
+/* pw_compat_map_add_loose appends Git's lines under the lock; a held lock
+ * is PW_ELOCKED; the map opened again finds both directions. */
+static void test_add_loose(void)
+{
+	const struct pw_hash_algo *s = &pw_hash_sha256, *c = &pw_hash_sha1;
+	char dir[] = "/tmp/pw-test-compat-XXXXXX", path[256], lock[300];
+	struct pw_compat_map *m = NULL;
+	struct pw_buf b = PW_BUF_INIT;
+	struct pw_oid so, co, got;
+	struct pw_error err;
+	char want[256], sh[65], ch[65];
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	pw_hash_buf(s, "x", 1, &so);
+	pw_hash_buf(c, "x", 1, &co);
+	CHECK_EQ_INT(pw_compat_map_open(&m, dir, s, c, &err), 0);
+	CHECK_EQ_INT(pw_compat_from_storage(m, &so, &got), PW_ENOTFOUND);
+	CHECK_EQ_INT(pw_compat_map_add_loose(m, &so, &co), 0);
+	CHECK_EQ_INT(pw_compat_from_storage(m, &so, &got), 0);
+	CHECK(pw_oid_equal(&got, &co));
+	snprintf(path, sizeof(path), "%s/loose-object-idx", dir);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	CHECK_EQ_INT(pw_fs_read_file(path, &b, 0, &err), 0);
+	snprintf(want, sizeof(want), "# loose-object-idx\n%s %s\n", pw_oid_to_hex(&so, sh),
+	         pw_oid_to_hex(&co, ch));
+	CHECK_STR(b.data, want);
+	if ((f = fopen(lock, "w")))
+		fclose(f);
+	CHECK_EQ_INT(pw_compat_map_add_loose(m, &so, &co), PW_ELOCKED);
+	remove(lock);
+	pw_compat_map_free(m);
+	CHECK_EQ_INT(pw_compat_map_open(&m, dir, s, c, &err), 0);
+	CHECK_EQ_INT(pw_compat_to_storage(m, &co, &got), 0);
+	CHECK(pw_oid_equal(&got, &so));
+	pw_compat_map_free(m);
+	CHECK_EQ_INT(pw_compat_map_open(&m, dir, s, s, &err), PW_EINVAL);
+	CHECK(m == NULL);
+	remove(path);
+	remove(dir);
+	pw_buf_free(&b);
+}
+
 int main(void)
 {
 	test_tags();
@@ -339,5 +386,6 @@ int main(void)
 	test_trees();
 	test_loose_idx();
 	test_pack_map();
+	test_add_loose();
 	return pw_test_done();
 }
