@@ -207,6 +207,30 @@ static int translate_from(struct builder *b, const struct pw_oid *root, struct p
 	return 0;
 }
 
+/* Side files whose pack is gone (git repack -d removes only the files it
+ * knows) are removed. */
+static void remove_orphans(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		struct pw_buf p = PW_BUF_INIT;
+
+		if (n < 12 || strncmp(de->d_name, "pack-", 5) ||
+		    strcmp(de->d_name + n - 7, ".compat"))
+			continue;
+		if (!pw_buf_addf(&p, "%s/%.*s.idx", dir, (int)(n - 7), de->d_name) &&
+		    !pw_fs_exists(p.data) && !pw_buf_setlen(&p, 0) &&
+		    !pw_buf_addf(&p, "%s/%s", dir, de->d_name))
+			unlink(p.data);
+		pw_buf_free(&p);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* One side file per pack of our own objects directory. */
 static int write_pack_maps(struct builder *b)
 {
@@ -299,6 +323,8 @@ static int write_pack_maps(struct builder *b)
 		free(map_path);
 	}
 	closedir(d);
+	if (!rc)
+		remove_orphans(dir);
 	free(dir);
 	pw_buf_free(&file);
 	return rc;

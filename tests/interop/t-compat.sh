@@ -161,6 +161,10 @@ rm -f "$T/k256/.git/objects/loose-object-idx.lock"
 check "then completes" "$PACKWIRE" -C "$T/k256" compat build -q
 c=$(git -C "$T/k256" rev-parse main)
 check "the new commit maps" "$PACKWIRE" -C "$T/k256" compat lookup "$c"
+git -C "$T/k256" repack -q -a -d
+"$PACKWIRE" -C "$T/k256" compat build -q
+check "after repack -a -d: one side file, for the new pack" [ "$(ls "$T/k256/.git/objects/pack/"*.compat | wc -l)" = 1 ]
+check "and every object still maps" "$PACKWIRE" -C "$T/k256" compat lookup "$c"
 
 # ---- real history ------------------------------------------------------
 if need_data; then
