@@ -15,7 +15,8 @@
 
 static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] [-q]\n"
                                 "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
-                                "   or: packwire compat verify";
+                                "   or: packwire compat verify\n"
+                                "   or: packwire compat pack-objects --stdout < <oid list>";
 
 /* The compat algorithm: the option, else the extension, else the other one. */
 static const struct pw_hash_algo *compat_of(struct pw_repo *repo, const char *opt)
@@ -221,6 +222,71 @@ static int do_verify(struct pw_repo *repo)
 	return 0;
 }
 
+static int out_fd(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	(void)ctx;
+	if (fwrite(data, 1, len, stdout) != len)
+		return pw_error_set(err, PW_EIO, "unable to write to stdout");
+	return 0;
+}
+
+/* The objects listed on stdin (ids of either algorithm, one per line, any
+ * text after the id ignored, as rev-list --objects prints them) as a pack
+ * of the compat algorithm on stdout, each object whole. */
+static int do_pack_objects(struct pw_repo *repo, int argc, char **argv)
+{
+	const struct pw_hash_algo *storage = pw_repo_algo(repo), *compat = pw_cli_compat_algo(repo);
+	struct pw_compat_map *map = NULL;
+	struct pw_odb *odb = NULL;
+	struct pw_error err = {0};
+	struct pw_oid *oids = NULL;
+	size_t nr = 0, alloc = 0;
+	char line[1024];
+	int rc = 0;
+
+	if (argc != 2 || strcmp(argv[1], "--stdout"))
+		return pw_cli_usage(usage_str);
+	if (pw_compat_map_open(&map, pw_repo_objects_dir(repo), storage, compat, &err) ||
+	    pw_odb_open(&odb, pw_repo_objects_dir(repo), storage, &err)) {
+		pw_compat_map_free(map);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	while (!rc && fgets(line, sizeof(line), stdin)) {
+		size_t n = strcspn(line, " \r\n");
+		struct pw_oid o, c;
+
+		if (!n)
+			continue;
+		if (nr == alloc) {
+			struct pw_oid *no =
+			        realloc(oids, (alloc = alloc ? 2 * alloc : 1024) * sizeof(*no));
+
+			if (!no) {
+				rc = pw_cli_fatal("out of memory");
+				break;
+			}
+			oids = no;
+		}
+		if (n == storage->hexsz && !pw_oid_from_hex(&o, line, n, storage)) {
+			oids[nr++] = o;
+		} else if (n == compat->hexsz && !pw_oid_from_hex(&c, line, n, compat) &&
+		           !pw_compat_to_storage(map, &c, &o)) {
+			oids[nr++] = o;
+		} else {
+			line[n] = 0;
+			rc = pw_cli_fatal("not an object id with a mapping: %s", line);
+		}
+	}
+	if (!rc && pw_compat_write_pack(odb, map, oids, nr, out_fd, NULL, NULL, &err))
+		rc = pw_cli_fatal("%s", err.msg);
+	if (!rc && fflush(stdout))
+		rc = pw_cli_fatal("unable to write to stdout");
+	free(oids);
+	pw_odb_free(odb);
+	pw_compat_map_free(map);
+	return rc;
+}
+
 int cmd_compat(int argc, char **argv)
 {
 	struct pw_repo *repo;
@@ -234,6 +300,8 @@ int cmd_compat(int argc, char **argv)
 		rc = do_build(repo, argc - 1, argv + 1);
 	else if (!strcmp(argv[1], "lookup"))
 		rc = do_lookup(repo, argc - 1, argv + 1);
+	else if (!strcmp(argv[1], "pack-objects"))
+		rc = do_pack_objects(repo, argc - 1, argv + 1);
 	else if (!strcmp(argv[1], "verify") && argc == 2)
 		rc = do_verify(repo);
 	else

@@ -60,6 +60,9 @@ PW_API int pw_compat_map_open(struct pw_compat_map **out, const char *objects_di
                               struct pw_error *err);
 PW_API void pw_compat_map_free(struct pw_compat_map *map);
 PW_API const struct pw_error *pw_compat_map_error(const struct pw_compat_map *map);
+/* The two algorithms of the map (borrowed, static). */
+PW_API const struct pw_hash_algo *pw_compat_map_storage_algo(const struct pw_compat_map *map);
+PW_API const struct pw_hash_algo *pw_compat_map_compat_algo(const struct pw_compat_map *map);
 /* Storage id -> compat id and back: 0, or PW_ENOTFOUND when the object has
  * no entry (PW_ECORRUPT for a damaged side file, message in the handle).
  * Cost: a binary search per pack map, or a hash look-up for loose ones. */
@@ -120,5 +123,20 @@ struct pw_compat_build_opts {
 PW_API int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
                            const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
                            struct pw_error *err);
+
+/* ---- a pack in the compat algorithm --------------------------------- */
+
+struct pw_odb;
+/* Receives the pack's bytes in order; 0 or an error code (message in err). */
+typedef int (*pw_compat_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
+/* Write a version 2 pack holding the objects `oids` (storage ids, read
+ * through odb) translated into the map's compat algorithm, each whole (no
+ * deltas), in the order given, with the compat algorithm's trailing
+ * checksum (copied to checksum when not NULL: compat rawsz bytes). This is
+ * what a client of the other algorithm receives. Every object referenced
+ * by one of them must have an entry in map. */
+PW_API int pw_compat_write_pack(struct pw_odb *odb, struct pw_compat_map *map,
+                                const struct pw_oid *oids, size_t nr, pw_compat_out_fn fn,
+                                void *ctx, uint8_t *checksum, struct pw_error *err);
 
 #endif

@@ -512,6 +512,16 @@ const struct pw_error *pw_compat_map_error(const struct pw_compat_map *m)
 	return &m->err;
 }
 
+const struct pw_hash_algo *pw_compat_map_storage_algo(const struct pw_compat_map *m)
+{
+	return m->storage;
+}
+
+const struct pw_hash_algo *pw_compat_map_compat_algo(const struct pw_compat_map *m)
+{
+	return m->compat;
+}
+
 /* Map a side file and check it against its idx (cheap checks only). */
 static int pack_map_load(struct pw_compat_map *m, struct pack_map *pm)
 {

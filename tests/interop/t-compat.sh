@@ -98,6 +98,21 @@ cp -R "$T/s1" "$T/c1"
 check "compat build sha1 -> sha256" "$PACKWIRE" -C "$T/c1" compat build -q
 same_translation "sha1 storage" "$T/c1" "$T/s256"
 
+# a pack of the compat algorithm: what a SHA-1 client of the SHA-256
+# repository would receive; stock git indexes it and finds the SHA-1 copy
+git -C "$T/c256" rev-list --objects --all >"$T/want.list"
+check "compat pack-objects" sh -c '"$PACKWIRE" -C "$1" compat pack-objects --stdout <"$2" >"$3"' \
+	_ "$T/c256" "$T/want.list" "$T/compat.pack"
+git init -q --bare --object-format=sha1 "$T/recv1"
+check "git index-pack takes the sha1 pack" sh -c 'git -C "$1" index-pack --stdin <"$2" >/dev/null' \
+	_ "$T/recv1" "$T/compat.pack"
+git -C "$T/s1" for-each-ref --format='update %(refname) %(objectname)' >"$T/refs.upd"
+git -C "$T/recv1" update-ref --stdin <"$T/refs.upd"
+check "the sha1 repository made from it passes fsck --strict" fsck_ok "$T/recv1"
+objects_of "$T/recv1" >"$T/recv1.objs"
+objects_of "$T/s1" >"$T/s1.objs"
+same_file "it holds exactly the sha1 copy's objects" "$T/s1.objs" "$T/recv1.objs"
+
 # ---- the extension ----------------------------------------------------
 cp -R "$T/s1" "$T/e1"
 check "build --object-format=sha256" "$PACKWIRE" -C "$T/e1" compat build -q --object-format=sha256
