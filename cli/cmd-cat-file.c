@@ -230,13 +230,17 @@ static int single(struct pw_odb *odb, struct pw_repo *repo, int mode, int want_t
 	struct pw_buf data = PW_BUF_INIT;
 	struct pw_oid oid;
 	uint64_t size;
-	int type, rc;
+	int type, rc, compat_in = 0;
 
-	if (pw_cli_resolve_rev(repo, name, &oid, NULL))
-		return pw_cli_fatal("Not a valid object name %s", name);
+	if (pw_cli_resolve_rev(repo, name, &oid, NULL)) {
+		/* an id of the compat algorithm: shown in that algorithm */
+		if (pw_cli_compat_resolve(repo, name, &oid))
+			return pw_cli_fatal("Not a valid object name %s", name);
+		compat_in = 1;
+	}
 	if (mode == 'e')
 		return pw_odb_exists(odb, &oid) ? 0 : 1;
-	if (mode == 't' || mode == 's') {
+	if (mode == 't' || (mode == 's' && !compat_in)) {
 		rc = pw_odb_read_header(odb, &oid, &type, &size);
 		if (rc == PW_ENOTFOUND)
 			return pw_cli_fatal("git cat-file: could not get object info");
@@ -249,12 +253,29 @@ static int single(struct pw_odb *odb, struct pw_repo *repo, int mode, int want_t
 		return 0;
 	}
 	rc = pw_odb_read(odb, &oid, &type, &data);
+	if (!rc && compat_in && type != PW_OBJ_BLOB) {
+		struct pw_buf conv = PW_BUF_INIT;
+		struct pw_error err = {0};
+
+		if (pw_cli_compat_convert(repo, type, &data, &conv, &err)) {
+			pw_buf_free(&conv);
+			pw_buf_free(&data);
+			return pw_cli_fatal("%s", err.msg);
+		}
+		pw_buf_free(&data);
+		data = conv;
+	}
+	if (!rc && mode == 's') {
+		printf("%llu\n", (unsigned long long)data.len);
+		pw_buf_free(&data);
+		return 0;
+	}
 	if (rc == PW_ENOTFOUND)
 		rc = pw_cli_fatal("Not a valid object name %s", name);
 	else if (rc)
 		rc = pw_cli_fatal("%s", pw_odb_error(odb)->msg);
 	else if (mode == 'p' && type == PW_OBJ_TREE)
-		rc = print_tree(&data, pw_odb_algo(odb));
+		rc = print_tree(&data, compat_in ? pw_cli_compat_algo(repo) : pw_odb_algo(odb));
 	else if (mode != 'p' && type != want_type)
 		rc = pw_cli_fatal("git cat-file %s: bad file", name);
 	else if (write_all(data.data, data.len))

@@ -39,6 +39,7 @@ static void print_git_dir(struct pw_repo *repo)
 int cmd_rev_parse(int argc, char **argv)
 {
 	struct pw_repo *repo;
+	const struct pw_hash_algo *out_algo = NULL;
 	int verify = 0, quiet = 0, i, rc, nrevs = 0, dashdash = 0;
 	char hex[PW_MAX_HEXSZ + 1];
 	struct pw_oid oid;
@@ -46,7 +47,8 @@ int cmd_rev_parse(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "-h"))
 		return pw_cli_usage("packwire rev-parse [--verify] [-q | --quiet] "
 		                    "[--git-dir | --is-bare-repository | --show-toplevel | "
-		                    "--show-object-format] <args>...");
+		                    "--show-object-format] [--output-object-format=<algo>] "
+		                    "<args>...");
 	if ((rc = pw_cli_open_repo(&repo)))
 		return rc;
 	for (i = 1; i < argc; i++) {
@@ -54,12 +56,18 @@ int cmd_rev_parse(int argc, char **argv)
 			verify = 1;
 		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = 1;
+		else if (!strncmp(argv[i], "--output-object-format=", 23) &&
+		         !(out_algo = pw_hash_by_name(argv[i] + 23, strlen(argv[i] + 23))))
+			rc = pw_cli_fatal("unknown hash algorithm: %s", argv[i] + 23);
 	}
+	if (out_algo && out_algo != pw_repo_algo(repo) && out_algo != pw_cli_compat_algo(repo))
+		rc = pw_cli_fatal("no compat map to %s", out_algo->name);
 	for (i = 1; i < argc && !rc; i++) {
 		const char *a = argv[i];
 
 		if (!dashdash && a[0] == '-') {
-			if (!strcmp(a, "--verify") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			if (!strcmp(a, "--verify") || !strcmp(a, "-q") || !strcmp(a, "--quiet") ||
+			    !strncmp(a, "--output-object-format=", 23)) {
 				continue;
 			} else if (!strcmp(a, "--")) {
 				dashdash = 1;
@@ -91,7 +99,8 @@ int cmd_rev_parse(int argc, char **argv)
 			rc = quiet ? 1 : pw_cli_fatal("Needed a single revision");
 			break;
 		}
-		if (pw_cli_resolve_rev(repo, a, &oid, NULL)) {
+		if (pw_cli_resolve_rev(repo, a, &oid, NULL) &&
+		    pw_cli_compat_resolve(repo, a, &oid)) {
 			if (verify)
 				rc = quiet ? 1 : pw_cli_fatal("Needed a single revision");
 			else
@@ -99,6 +108,12 @@ int cmd_rev_parse(int argc, char **argv)
 				        "ambiguous argument '%s': unknown revision or path not in "
 				        "the working tree",
 				        a);
+			break;
+		}
+		if (out_algo && out_algo != pw_repo_algo(repo) &&
+		    pw_cli_compat_map_oid(repo, &oid, &oid)) {
+			rc = pw_cli_fatal("no %s id known for %s", out_algo->name,
+			                  pw_oid_to_hex(&oid, hex));
 			break;
 		}
 		puts(pw_oid_to_hex(&oid, hex));

@@ -33,6 +33,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_http_backend(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_remote_http(int argc, char **argv);
+int cmd_compat(int argc, char **argv);
 
 struct pw_repo;
 struct pw_oid;
@@ -48,6 +49,18 @@ int pw_cli_find_repo(struct pw_repo **out, int required);
  * remotes); *full_name (optional, malloc'd) gets the ref it matched.
  * PW_ENOTFOUND when nothing matches. */
 int pw_cli_resolve_rev(struct pw_repo *repo, const char *arg, struct pw_oid *out, char **full_name);
+
+/* compatObjectFormat (compat-util.c): the compat algorithm (the extension,
+ * else the other one); a full hex id of it mapped to the storage id, a
+ * storage id mapped to it, and an object's content translated into it.
+ * PW_ENOTFOUND when the map has no entry. */
+struct pw_buf;
+struct pw_hash_algo;
+const struct pw_hash_algo *pw_cli_compat_algo(struct pw_repo *repo);
+int pw_cli_compat_resolve(struct pw_repo *repo, const char *arg, struct pw_oid *out);
+int pw_cli_compat_map_oid(struct pw_repo *repo, const struct pw_oid *storage, struct pw_oid *out);
+int pw_cli_compat_convert(struct pw_repo *repo, int type, const struct pw_buf *in,
+                          struct pw_buf *out, struct pw_error *err);
 
 /* "warning: <msg>" on stderr: the library's warning callbacks. */
 void pw_cli_warning_cb(void *data, const char *msg);

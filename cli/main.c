@@ -19,6 +19,7 @@ static const struct cmd commands[] = {
         {"bundle", cmd_bundle, "create, verify, list and unpack bundle files"},
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
+        {"compat", cmd_compat, "map object ids between SHA-1 and SHA-256 (compatObjectFormat)"},
         {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},
         {"fetch", cmd_fetch, "download objects and refs from a server"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},

@@ -19,6 +19,7 @@
 #include "packwire/repo.h"
 #include "packwire/refs.h"
 #include "packwire/odb.h"
+#include "packwire/compat.h"
 #include "packwire/idx.h"
 #include "packwire/revlist.h"
 #include "packwire/pack-write.h"

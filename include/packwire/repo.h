@@ -74,6 +74,9 @@ PW_API void pw_repo_free(struct pw_repo *repo);
 PW_API int pw_repo_is_git_dir(const char *path);
 
 PW_API const struct pw_hash_algo *pw_repo_algo(const struct pw_repo *repo);
+/* The algorithm of extensions.compatObjectFormat (the other one; a value
+ * equal to the storage algorithm is refused at open), or NULL. */
+PW_API const struct pw_hash_algo *pw_repo_compat_algo(const struct pw_repo *repo);
 /* Absolute paths, borrowed. work_tree is NULL for a bare repository. */
 PW_API const char *pw_repo_git_dir(const struct pw_repo *repo);
 PW_API const char *pw_repo_work_tree(const struct pw_repo *repo);

@@ -22,6 +22,7 @@ struct pw_repo {
 	int bare;
 	int format_version;
 	const struct pw_hash_algo *algo;
+	const struct pw_hash_algo *compat_algo; /* extensions.compatObjectFormat; NULL = none */
 	struct pw_config *config;
 	struct pw_error err;
 	struct pw_repo_slot refs_cache;
@@ -36,6 +37,11 @@ struct pw_repo_slot *pw_repo__refs_slot(struct pw_repo *repo)
 const struct pw_hash_algo *pw_repo_algo(const struct pw_repo *repo)
 {
 	return repo->algo;
+}
+
+const struct pw_hash_algo *pw_repo_compat_algo(const struct pw_repo *repo)
+{
+	return repo->compat_algo;
 }
 
 const char *pw_repo_git_dir(const struct pw_repo *repo)
@@ -130,9 +136,9 @@ int pw_repo_is_git_dir(const char *path)
 
 struct fmt_scan {
 	struct pw_buf unknown, v1only;
-	const struct pw_hash_algo *algo;
+	const struct pw_hash_algo *algo, *compat;
 	int bad_value;
-	const struct pw_config_entry *bad;
+	const struct pw_config_entry *bad, *bad_compat;
 };
 
 static int scan_extension(const struct pw_config_entry *e, void *data)
@@ -158,6 +164,12 @@ static int scan_extension(const struct pw_config_entry *e, void *data)
 		fs->algo = a;
 		return pw_buf_addf(&fs->v1only, "\n\t%s", ext) ? PW_ENOMEM : 0;
 	}
+	if (!strcmp(ext, "compatobjectformat")) {
+		fs->compat = e->value ? pw_hash_by_name(e->value, strlen(e->value)) : NULL;
+		if (!fs->compat)
+			fs->bad_compat = e;
+		return pw_buf_addf(&fs->v1only, "\n\t%s", ext) ? PW_ENOMEM : 0;
+	}
 	if (!strcmp(ext, "noop-v1"))
 		return pw_buf_addf(&fs->v1only, "\n\t%s", ext) ? PW_ENOMEM : 0;
 	return pw_buf_addf(&fs->unknown, "\n\t%s", ext) ? PW_ENOMEM : 0;
@@ -167,7 +179,7 @@ static int scan_extension(const struct pw_config_entry *e, void *data)
 static int load_format(struct pw_repo *repo, struct pw_error *err)
 {
 	struct pw_config *cfg = NULL;
-	struct fmt_scan fs = {PW_BUF_INIT, PW_BUF_INIT, NULL, 0, NULL};
+	struct fmt_scan fs = {PW_BUF_INIT, PW_BUF_INIT, NULL, NULL, 0, NULL, NULL};
 	int rc, version = 0, bare;
 
 	rc = pw_config_load_file(&cfg, repo->config_path, err);
@@ -202,6 +214,19 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 		                  "invalid value for 'extensions.objectformat': '%s' "
 		                  "(line %d in file %s)",
 		                  fs.bad->value ? fs.bad->value : "", fs.bad->line, fs.bad->origin);
+	} else if (fs.bad_compat ||
+	           (fs.compat && fs.compat == (fs.algo ? fs.algo : &pw_hash_sha1))) {
+		const struct pw_config_entry *e = fs.bad_compat;
+
+		rc = e ? pw_error_set(err, PW_EUNSUPPORTED,
+		                      "invalid value for 'extensions.compatobjectformat': '%s' "
+		                      "(line %d in file %s)",
+		                      e->value ? e->value : "", e->line, e->origin)
+		       : pw_error_set(
+		                 err, PW_EUNSUPPORTED,
+		                 "extensions.compatobjectformat is %s, the storage format of %s: "
+		                 "it must name the other algorithm",
+		                 fs.compat->name, repo->config_path);
 	} else if (version >= 1 && fs.unknown.len) {
 		rc = pw_error_set(err, PW_EUNSUPPORTED,
 		                  "unknown repository extension%s found in %s:%s",
@@ -221,6 +246,7 @@ static int load_format(struct pw_repo *repo, struct pw_error *err)
 	}
 	repo->format_version = version;
 	repo->algo = fs.algo ? fs.algo : &pw_hash_sha1;
+	repo->compat_algo = fs.compat;
 	if (pw_config_get_bool(cfg, "core.bare", &bare, NULL))
 		bare = repo->work_tree == NULL;
 	repo->bare = repo->work_tree ? 0 : bare;

@@ -29,7 +29,7 @@ import sys
 # Layers, lowest first. Directories of src/ and the public headers map onto
 # them; a file may include (and call) its own layer and strictly lower ranks.
 RANK = {
-    "util": 0, "hash": 1, "repo": 2, "odb": 3, "refs": 3, "pack": 4, "proto": 5,
+    "util": 0, "hash": 1, "repo": 2, "odb": 3, "refs": 3, "pack": 4, "compat": 4, "proto": 5,
     "transport": 6, "client": 7, "server": 7, "cli": 8, "umbrella": 9,
 }
 PUBLIC = {
@@ -37,7 +37,7 @@ PUBLIC = {
     "hash": "hash", "object": "hash",
     "config": "repo", "repo": "repo",
     "refs": "refs",
-    "odb": "odb", "idx": "odb",
+    "odb": "odb", "idx": "odb", "compat": "compat",
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport", "helper": "transport",

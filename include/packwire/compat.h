@@ -1,0 +1,142 @@
+/* One repository, both algorithms: an object's content translated from the
+ * repository's storage algorithm into its compat algorithm
+ * (extensions.compatObjectFormat), and the persistent map between the two
+ * ids of every object (objects/loose-object-idx for loose objects, a
+ * pack-<hash>.compat side file per pack: docs/compat-map.md). */
+#ifndef PACKWIRE_COMPAT_H
+#define PACKWIRE_COMPAT_H
+
+#include "packwire/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/buf.h"
+#include "packwire/error.h"
+#include "packwire/hash.h"
+
+/*
+ * Contract: pw_compat_convert is pure (any thread). A struct pw_compat_map
+ * is opened by pw_compat_map_open, owned by the caller and freed with
+ * pw_compat_map_free (NULL is fine); one thread at a time per handle. Errors
+ * go to the err given or to pw_compat_map_error(map).
+ */
+
+/* Look up the id in the other algorithm of an object referenced by the
+ * content being translated: 0 with *out set, PW_ENOTFOUND when unknown (any
+ * other code stops the translation and is returned). */
+typedef int (*pw_compat_lookup_fn)(void *data, const struct pw_oid *from, struct pw_oid *out);
+
+/* Translate an object's content (type PW_OBJ_*) from algorithm `from` to
+ * `to`, as Git 2.55 does, appending it to out: blobs are copied; tree
+ * entries, tree/parent/mergetag lines of commits and the object line of tags
+ * get the ids that lookup gives; a tag's in-body signature becomes the header
+ * of its algorithm (gpgsig / gpgsig-sha256) and the header of `to` becomes the
+ * in-body signature. PW_ENOTFOUND (message naming the id, and the path of a
+ * tree entry or gitlink) when lookup does not know a referenced id;
+ * PW_ECORRUPT for malformed content. */
+PW_API int pw_compat_convert(struct pw_buf *out, int type, const void *data, size_t len,
+                             const struct pw_hash_algo *from, const struct pw_hash_algo *to,
+                             pw_compat_lookup_fn lookup, void *lookup_data, struct pw_error *err);
+
+/* The references to other objects the translation of this content needs
+ * (tree entries except gitlinks, tree, parents, the object lines of
+ * mergetags, a tag's object): fn is called for each; a non-zero return stops
+ * and is returned. PW_ECORRUPT for malformed content. */
+PW_API int pw_compat_references(int type, const void *data, size_t len,
+                                const struct pw_hash_algo *algo,
+                                int (*fn)(void *fn_data, const struct pw_oid *oid), void *fn_data,
+                                struct pw_error *err);
+
+/* ---- the persistent map --------------------------------------------- */
+
+struct pw_compat_map;
+
+/* Open the map of the objects directory `objects_dir` stored in `storage`
+ * with compat algorithm `compat`: loose-object-idx is read, the packs' side
+ * files are mapped on demand. A missing file means "no entries". */
+PW_API int pw_compat_map_open(struct pw_compat_map **out, const char *objects_dir,
+                              const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                              struct pw_error *err);
+PW_API void pw_compat_map_free(struct pw_compat_map *map);
+PW_API const struct pw_error *pw_compat_map_error(const struct pw_compat_map *map);
+/* The two algorithms of the map (borrowed, static). */
+PW_API const struct pw_hash_algo *pw_compat_map_storage_algo(const struct pw_compat_map *map);
+PW_API const struct pw_hash_algo *pw_compat_map_compat_algo(const struct pw_compat_map *map);
+/* Storage id -> compat id and back: 0, or PW_ENOTFOUND when the object has
+ * no entry (PW_ECORRUPT for a damaged side file, message in the handle).
+ * Cost: a binary search per pack map, or a hash look-up for loose ones. */
+PW_API int pw_compat_from_storage(struct pw_compat_map *map, const struct pw_oid *storage,
+                                  struct pw_oid *compat);
+PW_API int pw_compat_to_storage(struct pw_compat_map *map, const struct pw_oid *compat,
+                                struct pw_oid *storage);
+/* Record the pair of a new loose object: appended to loose-object-idx under
+ * loose-object-idx.lock (O_CREAT|O_EXCL), as the transition document says.
+ * PW_ELOCKED when another process holds the lock. */
+PW_API int pw_compat_map_add_loose(struct pw_compat_map *map, const struct pw_oid *storage,
+                                   const struct pw_oid *compat);
+
+/* Check a pack side file against its .idx: sizes, header, trailer checksum,
+ * the sorted table. 0 or PW_ECORRUPT with the message in err. */
+PW_API int pw_compat_pack_map_verify(const char *map_path, const char *idx_path,
+                                     const struct pw_hash_algo *storage, struct pw_error *err);
+/* Parse the bytes of a loose-object-idx: fn gets every pair (non-zero stops
+ * and is returned). PW_ECORRUPT with the line number for anything else than
+ * Git's format. Pure: any thread. */
+PW_API int pw_compat_loose_idx_parse(const char *data, size_t len,
+                                     const struct pw_hash_algo *storage,
+                                     const struct pw_hash_algo *compat,
+                                     int (*fn)(void *fn_data, const struct pw_oid *storage,
+                                               const struct pw_oid *compat),
+                                     void *fn_data, struct pw_error *err);
+/* Validate the bytes of a pack side file (header, sizes, fan-out, sorted
+ * table, trailer) for a pack of `nr` objects whose trailing checksum is
+ * pack_checksum (NULL: not compared). Pure: any thread. */
+PW_API int pw_compat_pack_map_check(const uint8_t *data, size_t len,
+                                    const struct pw_hash_algo *storage, uint32_t nr,
+                                    const uint8_t *pack_checksum, int full, struct pw_error *err);
+
+/* ---- building it --------------------------------------------------- */
+
+struct pw_compat_build_opts {
+	/* Called after each step with what was done ("translated", "wrote");
+	 * a non-zero return stops the build and is returned. May be NULL. */
+	int (*progress)(void *data, const char *what, uint64_t done, uint64_t total);
+	void *progress_data;
+	/* Called with each side file written to its temporary name, before the
+	 * rename that publishes it (a test kills the process here). May be NULL. */
+	void (*before_publish)(void *data, const char *tmp_path, const char *final_path);
+	void *before_publish_data;
+	/* out: what was done */
+	uint64_t objects;    /* objects in the map */
+	uint64_t translated; /* of which translated now (the others were mapped) */
+	uint64_t packs_written, loose_written;
+	uint64_t bytes; /* size of the side files and loose-object-idx */
+};
+
+/* Translate every object of the objects directory (alternates excluded)
+ * into `compat` (blobs, then trees, commits and tags after what they
+ * reference; objects already in a map are not translated again) and write
+ * the maps: one side file per pack (temporary file, fsync, rename) and
+ * loose-object-idx for loose objects. Errors in err: PW_ENOTFOUND names an
+ * object whose reference is missing or a gitlink with no known id. */
+PW_API int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
+                           const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
+                           struct pw_error *err);
+
+/* ---- a pack in the compat algorithm --------------------------------- */
+
+struct pw_odb;
+/* Receives the pack's bytes in order; 0 or an error code (message in err). */
+typedef int (*pw_compat_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
+/* Write a version 2 pack holding the objects `oids` (storage ids, read
+ * through odb) translated into the map's compat algorithm, each whole (no
+ * deltas), in the order given, with the compat algorithm's trailing
+ * checksum (copied to checksum when not NULL: compat rawsz bytes). This is
+ * what a client of the other algorithm receives. Every object referenced
+ * by one of them must have an entry in map. */
+PW_API int pw_compat_write_pack(struct pw_odb *odb, struct pw_compat_map *map,
+                                const struct pw_oid *oids, size_t nr, pw_compat_out_fn fn,
+                                void *ctx, uint8_t *checksum, struct pw_error *err);
+
+#endif

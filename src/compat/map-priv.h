@@ -1,0 +1,54 @@
+/* Internals of the compat map shared by map.c and build.c. */
+#ifndef PW_COMPAT_MAP_PRIV_H
+#define PW_COMPAT_MAP_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash/oidmap.h"
+#include "packwire/compat.h"
+
+/* The side file (docs/compat-map.md). */
+#define PW_COMPAT_MAGIC     "PWCM"
+#define PW_COMPAT_VERSION   1u
+#define PW_COMPAT_HDR_FIXED 20 /* magic, version, two algorithm ids, count */
+#define PW_LOOSE_IDX_HEADER "# loose-object-idx\n"
+/* loose-object-idx larger than this is refused (about 7 million lines) */
+#define PW_COMPAT_LOOSE_IDX_MAX ((size_t)1 << 30)
+
+struct pw_compat_pair {
+	struct pw_oid storage, compat;
+};
+/* Pairs with a hash index both ways (the first pair of an id wins). */
+struct pw_compat_pairs {
+	struct pw_compat_pair *pairs;
+	size_t nr, alloc;
+	struct pw_oidmap by_storage, by_compat;
+};
+void pw_compat_pairs_free(struct pw_compat_pairs *p);
+int pw_compat_pairs_add(struct pw_compat_pairs *p, const struct pw_oid *s,
+                        const struct pw_oid *c); /* 0 or PW_ENOMEM */
+const struct pw_compat_pair *pw_compat_pairs_by_storage(const struct pw_compat_pairs *p,
+                                                        const struct pw_oid *s);
+const struct pw_compat_pair *pw_compat_pairs_by_compat(const struct pw_compat_pairs *p,
+                                                       const struct pw_oid *c);
+
+/* Size of a side file for a pack of nr objects. */
+uint64_t pw_compat_pack_map_size(const struct pw_hash_algo *storage, uint64_t nr);
+/* Append the side file for ids (nr compat ids, raw, in .idx order) to out. */
+int pw_compat_pack_map_encode(struct pw_buf *out, const struct pw_hash_algo *storage,
+                              const uint8_t *pack_checksum, const uint8_t *ids, uint32_t nr,
+                              struct pw_error *err);
+/* Temporary file, fsync, (before), rename, fsync of the directory. */
+int pw_compat_write_durable(const char *path, const void *data, size_t len,
+                            void (*before)(void *, const char *, const char *), void *before_data,
+                            struct pw_error *err);
+/* malloc'd "<objects_dir>/loose-object-idx". */
+char *pw_compat_loose_idx_path(const char *objects_dir);
+/* Load loose-object-idx into pairs (a missing file is empty); raw (optional)
+ * gets the file's bytes. */
+int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_dir,
+                             const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                             struct pw_buf *raw, struct pw_error *err);
+
+#endif
