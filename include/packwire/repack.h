@@ -16,8 +16,10 @@
 #include "packwire/report.h"
 
 struct pw_repack_opts {
-	int write_bitmap; /* 1 yes, 0 no, -1: repack.writeBitmaps (default no) */
-	int delete_old;   /* -d: delete the packs and loose objects now redundant */
+	/* 1 yes, 0 no, -1: repack.writeBitmaps, else (as Git) yes in a bare
+	 * repository when possible, without a warning when not */
+	int write_bitmap;
+	int delete_old; /* -d: delete the packs and loose objects now redundant */
 	/* pack.* settings of the repository are applied first, then these when
 	 * not -2: */
 	int window, depth, threads;

@@ -288,14 +288,17 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	struct pw_oid *tips = NULL;
 	size_t ntips = 0;
 	char *base = NULL, *idx = NULL;
-	int rc, bitmap = r->opts->write_bitmap;
+	int rc, bitmap = r->opts->write_bitmap, quiet = 0, v;
 
+	if (bitmap < 0 && cfg && !pw_config_get_bool(cfg, "repack.writebitmaps", &v, NULL))
+		bitmap = v;
+	/* as Git: kept objects are packed again for a bitmap asked for; without
+	 * a word either way a bare repository gets one when it can, quietly */
+	r->pack_kept = bitmap > 0;
 	if (bitmap < 0) {
-		bitmap = 0;
-		if (cfg)
-			pw_config_get_bool(cfg, "repack.writebitmaps", &bitmap, NULL);
+		bitmap = pw_repo_is_bare(r->repo);
+		quiet = 1;
 	}
-	r->pack_kept = bitmap; /* as Git: kept objects are packed again for a bitmap */
 	if ((rc = pw_fs_mkdir_p(r->pack_dir, r->err)) || (rc = list_packs(r)))
 		return rc;
 	pw_pack_write_opts_init(&wo);
@@ -329,7 +332,7 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	res->objects = (uint32_t)pw_pack_writer_count(r->w);
 	if (bitmap) {
 		rc = pw_pack_writer_write_bitmap_file(r->w, base, tips, ntips);
-		if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT)
+		if ((rc == PW_ENOTFOUND || rc == PW_ECORRUPT) && !quiet)
 			warn(r, "disabling bitmap writing: %s", pw_pack_writer_error(r->w)->msg);
 		else if (rc) {
 			pw_error_copy(r->err, pw_pack_writer_error(r->w));
