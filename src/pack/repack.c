@@ -332,9 +332,11 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	res->objects = (uint32_t)pw_pack_writer_count(r->w);
 	if (bitmap) {
 		rc = pw_pack_writer_write_bitmap_file(r->w, base, tips, ntips);
-		if ((rc == PW_ENOTFOUND || rc == PW_ECORRUPT) && !quiet)
-			warn(r, "disabling bitmap writing: %s", pw_pack_writer_error(r->w)->msg);
-		else if (rc) {
+		if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT) {
+			if (!quiet)
+				warn(r, "disabling bitmap writing: %s",
+				     pw_pack_writer_error(r->w)->msg);
+		} else if (rc) {
 			pw_error_copy(r->err, pw_pack_writer_error(r->w));
 			goto out;
 		}
