@@ -121,6 +121,27 @@ for algo in sha1 sha256; do
 	GIT_TRACE2_EVENT=$T/trace-$algo git clone -q --bare --no-local "$P" "$T/gclone-$algo.git"
 	check "$w: git's own clone fscks" fsck_ok "$T/gclone-$algo.git"
 
+	# --- bundle create on the bitmap walk: whole and incremental
+	"$PACKWIRE" -C "$P" bundle create -q "$T/all-$algo.bundle" --all
+	git -C "$P" bundle create -q "$T/all-git-$algo.bundle" --all
+	check "$w: bundle --all from the bitmap: git verifies it" \
+		git -C "$P" bundle verify -q "$T/all-$algo.bundle"
+	check "$w: bundle --all: same heads as git's" diff <(git bundle list-heads "$T/all-$algo.bundle") \
+		<(git bundle list-heads "$T/all-git-$algo.bundle")
+	git clone -q --bare "$T/all-$algo.bundle" "$T/from-bundle-$algo.git"
+	check "$w: clone of the bundle fscks" fsck_ok "$T/from-bundle-$algo.git"
+	check "$w: clone of the bundle has every object" \
+		diff <(git -C "$T/from-bundle-$algo.git" rev-list --objects --all | sort) \
+		<(git -C "$P" rev-list --objects --all | sort)
+	"$PACKWIRE" -C "$P" bundle create -q "$T/inc-$algo.bundle" main~2..main
+	check "$w: incremental bundle from the bitmap: git verifies it" \
+		git -C "$P" bundle verify -q "$T/inc-$algo.bundle"
+	git clone -q --bare --no-local "$P" "$T/old-$algo.git"
+	git -C "$T/old-$algo.git" update-ref refs/heads/main main~2
+	git -C "$T/old-$algo.git" bundle unbundle "$T/inc-$algo.bundle" >/dev/null 2>&1
+	check "$w: incremental bundle unbundles onto the old history" \
+		git -C "$T/old-$algo.git" cat-file -e "$(git -C "$P" rev-parse main)^{tree}"
+
 	# --- pack-objects --write-bitmap-index (as repack runs it)
 	git clone -q --mirror "$T/src-$algo" "$T/po-$algo.git"
 	mkdir -p "$T/po-out-$algo"
