@@ -178,6 +178,8 @@ struct bw {
 	struct pw_bitset set;
 	uint32_t *heap; /* commit numbers, max-heap by topo */
 	size_t nheap;
+	uint32_t *queued; /* per commit: the number of the walk that queued it */
+	uint32_t walk;
 	uint32_t *stack; /* tree positions */
 	size_t nstack, astack;
 	struct pw_buf obuf;
@@ -391,9 +393,16 @@ static int select_commits(struct bw *b, const struct pw_oid *tips, size_t ntips)
 	return 0;
 }
 
+/* Queue a commit once per walk: a merge's parents are reached from several
+ * children, and the heap holds at most one entry per commit. */
 static void heap_push(struct bw *b, uint32_t c)
 {
-	size_t i = b->nheap++;
+	size_t i;
+
+	if (b->queued[c] == b->walk)
+		return;
+	b->queued[c] = b->walk;
+	i = b->nheap++;
 
 	while (i) {
 		size_t parent = (i - 1) / 2;
@@ -489,6 +498,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 
 	memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
 	b->nheap = 0;
+	b->walk++; /* starts at 1: queued[] is zeroed */
 	heap_push(b, c);
 	while (b->nheap) {
 		uint32_t x = heap_pop(b), k;
@@ -535,6 +545,7 @@ static int build_all(struct bw *b)
 	b->nsel = nsel;
 	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
 	    !(b->heap = malloc(((size_t)b->nc + 1) * sizeof(*b->heap))) ||
+	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
 	    pw_bitset_init(&b->set, b->nr) || pw_bitset_init(&tmp, b->nr))
 		rc = nomem(b);
 	for (r = 0; r < XOR_WINDOW && !rc; r++)
@@ -708,6 +719,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	free(b.st);
 	pw_bitset_free(&b.set);
 	free(b.heap);
+	free(b.queued);
 	free(b.stack);
 	pw_buf_free(&b.obuf);
 	return rc;
