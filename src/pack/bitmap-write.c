@@ -10,8 +10,8 @@
  *    at objects already in the set and ORs in the bitmap of any selected
  *    commit it meets. Commits are taken newest (highest topological number)
  *    first, so a bitmapped commit is met before the history under it.
- * 4. Each bitmap is stored XORed with one of the ten previous entries when
- *    that is smaller. */
+ * 4. The entries are written newest first, each XORed with one of the ten
+ *    written before it when that is smaller. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +178,7 @@ struct bw {
 	struct pw_bitset set;
 	uint32_t *heap; /* commit numbers, max-heap by topo */
 	size_t nheap;
+	uint32_t *order;  /* write order: entry numbers, newest commit first */
 	uint32_t *queued; /* per commit: the number of the walk that queued it */
 	uint32_t walk;
 	uint32_t *stack; /* tree positions */
@@ -529,53 +530,110 @@ static void stored_free(struct stored *s)
 	free(s->out.w.v);
 }
 
-/* Build every selected commit's bitmap and choose its XOR base. */
+/* Build every selected commit's bitmap, ancestors first (a walk stops at
+ * the bitmaps built before it). */
 static int build_all(struct bw *b)
 {
-	struct pw_bitset ring[XOR_WINDOW], tmp;
-	struct ewah_enc trial = {{NULL, 0, 0}, 0, 0};
 	struct pw_buf buf = PW_BUF_INIT;
-	uint32_t t, nsel = 0, done = 0;
-	int rc = 0, r;
+	uint32_t t, nsel = 0;
+	int rc = 0;
 
-	memset(ring, 0, sizeof(ring));
-	memset(&tmp, 0, sizeof(tmp));
 	for (t = 0; t < b->nc; t++)
 		nsel += b->c[t].selected;
 	b->nsel = nsel;
 	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
 	    !(b->heap = malloc(((size_t)b->nc + 1) * sizeof(*b->heap))) ||
 	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
-	    pw_bitset_init(&b->set, b->nr) || pw_bitset_init(&tmp, b->nr))
+	    pw_bitset_init(&b->set, b->nr))
 		rc = nomem(b);
-	for (r = 0; r < XOR_WINDOW && !rc; r++)
-		if (pw_bitset_init(&ring[r], b->nr))
-			rc = nomem(b);
 	for (t = 0; t < b->nc && !rc; t++) {
 		uint32_t c = b->by_topo[t], n = b->nst;
-		struct stored *s;
-		size_t best, i;
-		int k;
 
 		if (!b->c[c].selected)
 			continue;
 		if ((rc = build_one(b, c, &buf)))
 			break;
-		s = &b->st[n];
-		s->commit = c;
-		if (ewah_encode(&s->full, b->set.w, b->set.nwords) ||
-		    ewah_encode(&s->out, b->set.w, b->set.nwords)) {
+		b->st[n].commit = c;
+		if (ewah_encode(&b->st[n].full, b->set.w, b->set.nwords)) {
+			rc = nomem(b);
+			break;
+		}
+		b->c[c].stored = (int32_t)n;
+		b->nst++;
+		progress(b, "Building bitmaps", b->nst, nsel, 0);
+	}
+	if (!rc)
+		progress(b, "Building bitmaps", b->nst, nsel, 1);
+	pw_buf_free(&buf);
+	return rc;
+}
+
+/* The entries are written newest first, by date, as Git writes them: the
+ * newest commits reach nearly every object and pack order follows recency,
+ * so their bitmaps are long runs, and each older one differs little from
+ * one of the ten written before it (by date, not by topology: the old roots
+ * of merged-in projects would sit among recent commits). */
+static struct stored *written(struct bw *b, uint32_t j)
+{
+	return &b->st[b->order[j]];
+}
+
+/* The write order: newest commit first (children first among equal dates). */
+static int order_entries(struct bw *b)
+{
+	struct by_date *d = malloc(((size_t)b->nst + 1) * sizeof(*d));
+	uint32_t i;
+
+	b->order = malloc(((size_t)b->nst + 1) * sizeof(*b->order));
+	if (!d || !b->order) {
+		free(d);
+		return nomem(b);
+	}
+	for (i = 0; i < b->nst; i++) {
+		d[i].time = b->c[b->st[i].commit].time;
+		d[i].topo = b->c[b->st[i].commit].topo;
+		d[i].c = i;
+	}
+	qsort(d, b->nst, sizeof(*d), date_cmp);
+	for (i = 0; i < b->nst; i++)
+		b->order[i] = d[i].c;
+	free(d);
+	return 0;
+}
+
+static int choose_xor(struct bw *b)
+{
+	struct pw_bitset ring[XOR_WINDOW + 1], tmp = {0};
+	struct ewah_enc trial = {{NULL, 0, 0}, 0, 0};
+	uint32_t j;
+	int rc = 0, r;
+
+	memset(ring, 0, sizeof(ring));
+	if (pw_bitset_init(&tmp, b->nr))
+		rc = nomem(b);
+	for (r = 0; r <= XOR_WINDOW && !rc; r++)
+		if (pw_bitset_init(&ring[r], b->nr))
+			rc = nomem(b);
+	for (j = 0; j < b->nst && !rc; j++) {
+		struct stored *s = written(b, j);
+		struct pw_bitset *cur = &ring[j % (XOR_WINDOW + 1)];
+		size_t best, i;
+		uint32_t k;
+
+		memset(cur->w, 0, cur->nwords * sizeof(*cur->w));
+		ewah_or(&s->full, cur);
+		if (ewah_encode(&s->out, cur->w, cur->nwords)) {
 			rc = nomem(b);
 			break;
 		}
 		best = ewah_serialized_size(&s->out);
-		for (k = 1; k <= XOR_WINDOW && (uint32_t)k <= n && !rc; k++) {
-			const struct pw_bitset *prev = &ring[(n - (uint32_t)k) % XOR_WINDOW];
+		for (k = 1; k <= XOR_WINDOW && k <= j; k++) {
+			const struct pw_bitset *prev = &ring[(j - k) % (XOR_WINDOW + 1)];
 
-			if (b->st[n - (uint32_t)k].depth >= MAX_XOR_CHAIN)
+			if (written(b, j - k)->depth >= MAX_XOR_CHAIN)
 				continue;
 			for (i = 0; i < tmp.nwords; i++)
-				tmp.w[i] = b->set.w[i] ^ prev->w[i];
+				tmp.w[i] = cur->w[i] ^ prev->w[i];
 			if (ewah_encode(&trial, tmp.w, tmp.nwords)) {
 				rc = nomem(b);
 				break;
@@ -587,21 +645,14 @@ static int build_all(struct bw *b)
 				s->out = trial;
 				trial = sw;
 				s->xor = (uint8_t)k;
-				s->depth = (uint8_t)(b->st[n - (uint32_t)k].depth + 1);
+				s->depth = (uint8_t)(written(b, j - k)->depth + 1);
 			}
 		}
-		memcpy(ring[n % XOR_WINDOW].w, b->set.w, b->set.nwords * sizeof(*b->set.w));
-		b->c[c].stored = (int32_t)n;
-		b->nst++;
-		progress(b, "Building bitmaps", ++done, nsel, 0);
 	}
-	if (!rc)
-		progress(b, "Building bitmaps", done, nsel, 1);
-	for (r = 0; r < XOR_WINDOW; r++)
+	for (r = 0; r <= XOR_WINDOW; r++)
 		pw_bitset_free(&ring[r]);
 	pw_bitset_free(&tmp);
 	free(trial.w.v);
-	pw_buf_free(&buf);
 	return rc;
 }
 
@@ -660,7 +711,7 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 		idx_of[is[i].pos] = i;
 	free(is);
 	for (i = 0; i < b->nst && !rc; i++) {
-		const struct stored *s = &b->st[i];
+		const struct stored *s = written(b, i);
 		uint8_t eh[6];
 
 		pw_put_be32(eh, idx_of[b->c[s->commit].pos]);
@@ -705,6 +756,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	b.obuf = (struct pw_buf)PW_BUF_INIT;
 	if (!(rc = load_commits(&b)) && !(rc = topo_sort(&b)) &&
 	    !(rc = select_commits(&b, tips, ntips)) && !(rc = build_all(&b)) &&
+	    !(rc = order_entries(&b)) && !(rc = choose_xor(&b)) &&
 	    !(rc = serialize(&b, pack_checksum)))
 		rc = fn(ctx, b.obuf.data, b.obuf.len, err);
 	pw_oidmap_free(&b.map);
@@ -720,6 +772,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	pw_bitset_free(&b.set);
 	free(b.heap);
 	free(b.queued);
+	free(b.order);
 	free(b.stack);
 	pw_buf_free(&b.obuf);
 	return rc;
