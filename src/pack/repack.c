@@ -163,6 +163,52 @@ static int collect(const struct pw_revlist_obj *o, void *data)
 	                          o->type == PW_OBJ_TAG ? 0 : o->path_len);
 }
 
+/* Every id a reflog under dir names ("<old> <new> ..." lines) as a tip, so
+ * that what `git reflog` shows stays (as git repack's --reflog). Ids whose
+ * object is gone (expired history) are skipped. */
+static int add_reflogs(struct repack *r, struct pw_revlist *rl, const char *dir, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	if (depth > 32 || !(d = opendir(dir)))
+		return 0;
+	while (!rc && (de = readdir(d))) {
+		struct pw_buf buf = PW_BUF_INIT;
+		struct pw_error e = {0};
+		char *path;
+		size_t pos = 0, hexsz = r->algo->hexsz;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!(path = pw_path_join(dir, de->d_name)))
+			return pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
+		if (pw_fs_is_dir(path)) {
+			rc = add_reflogs(r, rl, path, depth + 1);
+		} else if (!pw_fs_read_file(path, &buf, (size_t)1 << 30, &e)) {
+			while (!rc && pos + 2 * hexsz + 1 <= buf.len) {
+				const char *line = buf.data + pos,
+				           *nl = memchr(line, '\n', buf.len - pos);
+				struct pw_oid oid;
+				int k;
+
+				for (k = 0; k < 2 && !rc; k++)
+					if (!pw_oid_from_hex(&oid, line + k * (hexsz + 1), hexsz,
+					                     r->algo) &&
+					    !pw_oid_is_zero(&oid) &&
+					    pw_odb_exists(r->odb, &oid) > 0)
+						rc = pw_revlist_add(rl, &oid, NULL, 0);
+				pos = nl ? (size_t)(nl - buf.data) + 1 : buf.len;
+			}
+		}
+		pw_buf_free(&buf);
+		free(path);
+	}
+	closedir(d);
+	return rc;
+}
+
 /* Walk everything reachable into the writer; tips (malloc'd) for the bitmap. */
 static int enumerate(struct repack *r, struct pw_oid **tips, size_t *ntips)
 {
@@ -181,6 +227,19 @@ static int enumerate(struct repack *r, struct pw_oid **tips, size_t *ntips)
 	if ((rc = pw_revs_add_all(revs, rl))) {
 		pw_error_copy(r->err, pw_revs_error(revs));
 		goto out;
+	}
+	{
+		char *logs = pw_path_join(pw_repo_git_dir(r->repo), "logs");
+
+		rc = logs ? add_reflogs(r, rl, logs, 0) : PW_ENOMEM;
+		free(logs);
+		if (rc) {
+			if (rc == PW_ENOMEM)
+				pw_error_set(r->err, rc, "repack: out of memory");
+			else
+				pw_error_copy(r->err, pw_revlist_error(rl));
+			goto out;
+		}
 	}
 	n = pw_revs_count(revs);
 	if (!(*tips = malloc((n + 1) * sizeof(**tips)))) {

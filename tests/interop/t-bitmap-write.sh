@@ -182,6 +182,17 @@ for algo in sha1 sha256; do
 	git clone -q --bare --upload-pack="$UP" "file://$T/long-$algo.git" "$T/long-clone-$algo.git"
 	check "$w long: clone from packwire's bitmap fscks" fsck_ok "$T/long-clone-$algo.git"
 
+	# --- objects only a reflog reaches stay (a non-bare repository after a reset)
+	R=$T/reflog-$algo
+	git clone -q "$T/src-$algo" "$R"
+	git -C "$R" commit -q --allow-empty -m "to be reset away"
+	gone=$(git -C "$R" rev-parse HEAD)
+	git -C "$R" reset -q --hard HEAD~1
+	git -C "$R" repack -a -d -q
+	"$PACKWIRE" -C "$R" repack -a -d -q
+	check "$w reflog: the reset-away commit is still there" git -C "$R" cat-file -e "$gone"
+	check "$w reflog: fsck --strict (reflogs included)" fsck_ok "$R"
+
 	# --- .keep packs stay, and their objects are not copied without -b
 	K=$T/keep-$algo.git
 	git clone -q --mirror "$T/src-$algo" "$K"
