@@ -1,10 +1,12 @@
 /* packwire pack-objects [--stdout] [--thin] [--revs] [--all] [--window=N]
  * [--depth=N] [--index-version=N] [--no-reuse-delta] [--no-reuse-object]
- * [--delta-base-offset] [--threads=N] [--compression=N] [-q|--progress] [BASE-NAME]
+ * [--delta-base-offset] [--threads=N] [--compression=N] [--write-bitmap-index]
+ * [-q|--progress] [BASE-NAME]
  *
  * Objects come on stdin, one "<oid>[ <path>]" a line, or with --revs as
  * revision arguments ("<rev>", "^<rev>", "--not"). Writes
- * BASE-NAME-<hex>.pack/.idx and prints <hex>, or the pack to stdout. */
+ * BASE-NAME-<hex>.pack/.idx (and .bitmap) and prints <hex>, or the pack to
+ * stdout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +125,7 @@ struct po_args {
 	const char *base_name;
 	int to_stdout, thin, use_revs, all, idx_version, quiet, force_progress, ofs;
 	int no_reuse_delta, no_reuse_object;
+	int write_bitmap;                        /* 1: warn when impossible, 2: quietly */
 	int window, depth, compression, threads; /* -2: not given */
 };
 
@@ -140,7 +143,7 @@ struct po {
 static const char usage_str[] = "packwire pack-objects [--stdout] [--thin] [--revs] [--all] "
                                 "[--window=N] [--depth=N] [--index-version=N] "
                                 "[--no-reuse-delta] [--no-reuse-object] [--delta-base-offset] "
-                                "[-q|--progress] [BASE-NAME]";
+                                "[--write-bitmap-index] [-q|--progress] [BASE-NAME]";
 
 /* 0, or the exit code of a usage error. */
 static int parse_args(struct po_args *o, int argc, char **argv)
@@ -166,6 +169,12 @@ static int parse_args(struct po_args *o, int argc, char **argv)
 			o->no_reuse_delta = 1;
 		else if (!strcmp(a, "--no-reuse-object"))
 			o->no_reuse_object = o->no_reuse_delta = 1;
+		else if (!strcmp(a, "--write-bitmap-index"))
+			o->write_bitmap = 1;
+		else if (!strcmp(a, "--write-bitmap-index-quiet"))
+			o->write_bitmap = 2;
+		else if (!strcmp(a, "--no-write-bitmap-index"))
+			o->write_bitmap = 0;
 		else if (!strcmp(a, "--delta-base-offset"))
 			o->ofs = 1;
 		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -192,6 +201,8 @@ static int parse_args(struct po_args *o, int argc, char **argv)
 	}
 	if (o->to_stdout == !!o->base_name)
 		return pw_cli_usage(usage_str);
+	if (o->to_stdout)
+		o->write_bitmap = 0; /* as Git: no bitmap for a streamed pack */
 	if (o->idx_version != 1 && o->idx_version != 2)
 		return pw_cli_fatal("unsupported index version %d", o->idx_version);
 	return 0;
@@ -309,6 +320,40 @@ static int collect_revs(struct po *p)
 	return 0;
 }
 
+/* The .bitmap beside the pack: every revision given is a tip to bitmap. A
+ * pack that is not closed under reachability keeps no bitmap, as in Git. */
+static int write_bitmap(struct po *p)
+{
+	struct pw_oid *tips;
+	size_t i, n = 0, count = p->revs ? pw_revs_count(p->revs) : 0;
+	int rc, exclude;
+
+	if (!p->revs || !(tips = malloc((count + 1) * sizeof(*tips)))) {
+		if (p->a.write_bitmap == 1)
+			fputs("warning: disabling bitmap writing, as some objects are not "
+			      "being packed\n",
+			      stderr);
+		return 0;
+	}
+	for (i = 0; i < count; i++) {
+		const struct pw_oid *oid = pw_revs_get(p->revs, i, &exclude);
+
+		if (!exclude)
+			tips[n++] = *oid;
+	}
+	rc = pw_pack_writer_write_bitmap_file(p->w, p->a.base_name, tips, n);
+	free(tips);
+	if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT) {
+		if (p->a.write_bitmap == 1)
+			fprintf(stderr,
+			        "warning: disabling bitmap writing, as some objects are not "
+			        "being packed (%s)\n",
+			        pw_pack_writer_error(p->w)->msg);
+		return 0;
+	}
+	return rc;
+}
+
 static int write_pack(struct po *p)
 {
 	int rc;
@@ -319,6 +364,8 @@ static int write_pack(struct po *p)
 		char hex[PW_MAX_HEXSZ + 1];
 
 		rc = pw_pack_writer_write_files(p->w, p->a.base_name, p->a.idx_version, hex);
+		if (!rc && p->a.write_bitmap)
+			rc = write_bitmap(p);
 		if (!rc)
 			printf("%s\n", hex);
 	}

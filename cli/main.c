@@ -29,6 +29,7 @@ static const struct cmd commands[] = {
         {"init", cmd_init, "create an empty repository (SHA-1 or SHA-256)"},
         {"ls-remote", cmd_ls_remote, "list the refs of a remote repository"},
         {"pack-objects", cmd_pack_objects, "write a pack of the given objects"},
+        {"repack", cmd_repack, "pack everything reachable into one pack (and a bitmap)"},
         {"push", cmd_push, "update remote refs and send the objects they need"},
         {"receive-pack", cmd_receive_pack, "receive what is pushed into a repository"},
         {"remote-http", cmd_remote_http, "be git's remote helper for http:// (git-remote-http)"},

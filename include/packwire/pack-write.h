@@ -93,6 +93,14 @@ PW_API int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int ver
 PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name,
                                       int idx_version, char *hex_out);
 
+/* After pw_pack_writer_write_files: write "<base_name>-<hex>.bitmap" (a
+ * reachability bitmap that Git 2.39 reads) through a temporary file renamed
+ * into place. tips are the ref tips (tags are peeled); each gets a bitmap.
+ * PW_ENOTFOUND when the pack is not closed under reachability (no file
+ * written; the message says which object is missing). */
+PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
+                                            const struct pw_oid *tips, size_t ntips);
+
 /* Statistics of the last write. */
 struct pw_pack_write_stats {
 	uint32_t written;        /* objects in the pack */

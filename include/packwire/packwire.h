@@ -25,6 +25,7 @@
 #include "packwire/pack-write.h"
 #include "packwire/index-pack.h"
 #include "packwire/bitmap.h"
+#include "packwire/repack.h"
 #include "packwire/revision.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "client/client-priv.h"
+#include "packwire/bitmap.h"
 #include "packwire/bundle.h"
+#include "packwire/config.h"
 #include "packwire/odb.h"
 #include "packwire/pack-write.h"
 #include "packwire/pkt.h"
@@ -353,6 +355,68 @@ static int collect_obj(const struct pw_revlist_obj *obj, void *data)
 	return rc;
 }
 
+struct fd_out {
+	int fd;
+	uint64_t sent;
+};
+
+static int out_fd(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	struct fd_out *f = ctx;
+
+	f->sent += len;
+	return pw_write_full(f->fd, data, len, err);
+}
+
+/* With a reachability bitmap, as upload-pack: the objects from the bitmap
+ * and the pack copied from the bitmapped pack's entries. PW_ENOTFOUND when
+ * the bitmap cannot answer and nothing was written (walk instead). */
+static int write_pack_bitmap(struct create *c, int fd)
+{
+	const struct pw_bundle_create_opts *o = c->o;
+	const struct pw_config *cfg = pw_repo_config(c->repo);
+	struct pw_bitmap_walk *bw = NULL;
+	struct pw_bitmap_write_opts wo;
+	struct pw_error e = {0};
+	struct fd_out f = {fd, 0};
+	size_t i;
+	int rc = 0, use = 1;
+
+	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
+		return PW_ENOTFOUND;
+	if (pw_bitmap_walk_new(&bw, c->odb, &e))
+		return PW_ENOTFOUND;
+	for (i = 0; !rc && i < c->h.nr_refs; i++)
+		rc = pw_bitmap_walk_add(bw, &c->h.refs[i].oid, 0);
+	for (i = 0; !rc && i < c->h.nr_prereqs; i++)
+		rc = pw_bitmap_walk_add(bw, &c->h.prereqs[i].oid, 1);
+	if (!rc)
+		rc = pw_bitmap_walk_run(bw);
+	if (rc) {
+		if (rc == PW_ENOMEM)
+			pw_error_copy(c->err, pw_bitmap_walk_error(bw));
+		pw_bitmap_walk_free(bw);
+		return rc == PW_ENOMEM ? rc : PW_ENOTFOUND;
+	}
+	if (o->progress && o->report.progress)
+		o->report.progress(o->report.data, "Enumerating objects", pw_bitmap_walk_count(bw),
+		                   0, 1);
+	memset(&wo, 0, sizeof(wo));
+	wo.ofs_delta = 1;
+	wo.thin = 1;
+	if (o->progress) {
+		wo.progress = o->report.progress;
+		wo.progress_data = o->report.data;
+	}
+	rc = pw_bitmap_walk_write(bw, &wo, out_fd, &f, NULL, NULL);
+	if (rc && rc != PW_ENOMEM && !f.sent)
+		rc = PW_ENOTFOUND; /* the checks before writing failed: walk instead */
+	else if (rc)
+		pw_error_copy(c->err, pw_bitmap_walk_error(bw));
+	pw_bitmap_walk_free(bw);
+	return rc;
+}
+
 static int write_pack(struct create *c, int fd)
 {
 	const struct pw_bundle_create_opts *o = c->o;
@@ -363,6 +427,9 @@ static int write_pack(struct create *c, int fd)
 	size_t i;
 	int rc = 0;
 
+	if ((rc = write_pack_bitmap(c, fd)) != PW_ENOTFOUND)
+		return rc;
+	rc = 0;
 	pw_pack_write_opts_init(&wo);
 	pw_pack_write_opts_from_config(&wo, pw_repo_config(c->repo));
 	wo.thin = 1;

@@ -124,4 +124,28 @@ void pw_bitmap_walk_drop_blobs(struct pw_bitmap_walk *w);
 /* Drop blobs of `limit` bytes or more, except the tips (blob:limit=N). */
 int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit);
 
+/* ---- writing ---------------------------------------------------------------- */
+
+/* An object of a written pack, in pack order (by offset). */
+struct pw_bitmap_obj {
+	struct pw_oid oid;
+	uint32_t hash; /* name hash (0 without a path) */
+	uint8_t type;  /* real type */
+};
+
+struct pw_bitmap_write_index_opts {
+	pw_progress_fn progress; /* may be NULL */
+	void *progress_data;
+};
+
+/* Build the .bitmap of a pack of `nr` objects (objs in pack order, the
+ * pack's trailing checksum pack_checksum) and hand its bytes to fn in one
+ * call. Commit bitmaps go to the commits `tips` peel to and to commits
+ * spaced along history. The objects are read through odb. PW_ENOTFOUND
+ * (nothing written) when the pack is not closed under reachability. */
+int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32_t nr,
+                    const uint8_t *pack_checksum, const struct pw_oid *tips, size_t ntips,
+                    const struct pw_bitmap_write_index_opts *opts, pw_pack_out_fn fn, void *ctx,
+                    struct pw_error *err);
+
 #endif

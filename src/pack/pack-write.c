@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "pack/bitmap.h"
 #include "pack/delta-create.h"
 #include "odb/entry.h"
 #include "odb/odb-priv.h"
@@ -1231,6 +1232,76 @@ fail:
 		unlink(tmp_idx);
 	free(tmp_pack);
 	free(tmp_idx);
+	free(final);
+	return rc;
+}
+
+/* ---- the reachability bitmap of the written pack ---------------------------- */
+
+static int bitmap_obj_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct wobj *const *)a)[0]->offset;
+	uint64_t y = ((const struct wobj *const *)b)[0]->offset;
+
+	return x < y ? -1 : x > y;
+}
+
+int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
+                                     const struct pw_oid *tips, size_t ntips)
+{
+	struct pw_bitmap_write_index_opts bo;
+	struct pw_bitmap_obj *objs;
+	struct wobj **order;
+	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
+	struct pw_oid sum;
+	size_t i, n = 0, blen = strlen(base_name);
+	int fd, rc;
+
+	if (!w->written || !w->stats.bytes)
+		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
+	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
+	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
+	if (!objs || !order) {
+		free(objs);
+		free(order);
+		return nomem(w);
+	}
+	for (i = 0; i < w->nr; i++)
+		if (w->objs[i].flags & W_WRITTEN)
+			order[n++] = &w->objs[i];
+	qsort(order, n, sizeof(*order), bitmap_obj_cmp);
+	for (i = 0; i < n; i++) {
+		objs[i].oid = order[i]->oid;
+		objs[i].hash = order[i]->hash;
+		objs[i].type = order[i]->type;
+	}
+	free(order);
+	fd = tmp_file(w, base_name, "bitmap", &tmp);
+	if (fd < 0) {
+		free(objs);
+		return fd;
+	}
+	memset(&bo, 0, sizeof(bo));
+	bo.progress = w->opts.progress;
+	bo.progress_data = w->opts.progress_data;
+	rc = pw_bitmap_write(w->odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
+	                     &w->err);
+	free(objs);
+	if (close(fd) && !rc)
+		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp, strerror(errno));
+	if (!rc && !(final = malloc(blen + PW_MAX_HEXSZ + 10)))
+		rc = nomem(w);
+	if (!rc) {
+		pw_oid_from_raw(&sum, w->checksum, w->algo);
+		pw_oid_to_hex(&sum, hex);
+		snprintf(final, blen + PW_MAX_HEXSZ + 10, "%s-%s.bitmap", base_name, hex);
+		if (rename(tmp, final))
+			rc = pw_error_set(&w->err, PW_EIO, "cannot rename %s to %s: %s", tmp, final,
+			                  strerror(errno));
+	}
+	if (rc)
+		unlink(tmp);
+	free(tmp);
 	free(final);
 	return rc;
 }

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 cd "$T"
-cmds="cat-file clone fetch hash-object index-pack init ls-remote pack-objects push receive-pack
+cmds="cat-file clone fetch hash-object index-pack init ls-remote pack-objects push receive-pack repack
 rev-list rev-parse show-index show-ref update-ref upload-pack verify-pack"
 git init -q inrepo
 for c in $cmds; do

@@ -38,7 +38,7 @@ PUBLIC = {
     "config": "repo", "repo": "repo",
     "refs": "refs",
     "odb": "odb", "idx": "odb", "compat": "compat",
-    "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack",
+    "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack", "repack": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport", "helper": "transport",
     "client": "client", "push": "client", "bundle": "client",

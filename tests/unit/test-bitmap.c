@@ -1,11 +1,17 @@
 /* Reachability bitmaps: EWAH decoding and the .bitmap file reader, on files
- * built here by hand, well-formed and damaged, for both hash sizes. */
+ * built here by hand, well-formed and damaged, for both hash sizes; and the
+ * writer, on a history built in a temporary odb, read back by the reader. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pack/bitmap.h"
 #include "odb/entry.h"
 #include "packwire/buf.h"
+#include "packwire/fs.h"
+#include "packwire/object.h"
+#include "packwire/pack-write.h"
 #include "test.h"
 
 static void put32(struct pw_buf *b, uint32_t v)
@@ -255,10 +261,141 @@ static void test_file(const struct pw_hash_algo *algo)
 	pw_buf_free(&c);
 }
 
+/* ---- the writer ---------------------------------------------------------- */
+
+#define NCOMMITS 300
+
+static int oid_cmp_q(const void *a, const void *b)
+{
+	return pw_oid_cmp(a, b);
+}
+
+/* A line of NCOMMITS commits, each with its own tree and blob plus one blob
+ * they all share: commit i reaches 3 (i + 1) + 1 objects, i + 1 of them
+ * commits. The writer's file must say so for every entry it stores. */
+static void test_write(const struct pw_hash_algo *algo)
+{
+	char dir[] = "/tmp/pw-test-bitmap-XXXXXX", hex[PW_MAX_HEXSZ + 1], path[256];
+	struct pw_oid commits[NCOMMITS], all[3 * NCOMMITS + 1], common, tip,
+	        sorted[3 * NCOMMITS + 1];
+	struct pw_odb *odb = NULL;
+	struct pw_pack_writer *w = NULL;
+	struct pw_error err = {0};
+	struct pw_buf buf = PW_BUF_INIT, file = PW_BUF_INIT;
+	struct pw_bitmap *bm = NULL;
+	struct pw_bitset set = {0}, tmp = {0};
+	size_t nall = 0, i, checked = 0;
+	uint8_t sum[PW_MAX_RAWSZ];
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_EQ_INT(pw_odb_open(&odb, dir, algo, &err), 0);
+	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "shared\n", 7, &common), 0);
+	all[nall++] = common;
+	for (i = 0; i < NCOMMITS; i++) {
+		struct pw_oid blob, tree;
+		char text[64];
+		int n = snprintf(text, sizeof(text), "content %zu\n", i);
+
+		CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, text, (size_t)n, &blob), 0);
+		pw_buf_reset(&buf);
+		pw_buf_add(&buf, "100644 a\0", 9);
+		pw_buf_add(&buf, blob.id, algo->rawsz);
+		pw_buf_add(&buf, "100644 s\0", 9);
+		pw_buf_add(&buf, common.id, algo->rawsz);
+		CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_TREE, buf.data, buf.len, &tree), 0);
+		pw_buf_reset(&buf);
+		pw_buf_addf(&buf, "tree %s\n", pw_oid_to_hex(&tree, hex));
+		if (i)
+			pw_buf_addf(&buf, "parent %s\n", pw_oid_to_hex(&commits[i - 1], hex));
+		pw_buf_addf(&buf, "author A <a@x> %zu +0000\ncommitter A <a@x> %zu +0000\n\nc%zu\n",
+		            1700000000 + i, 1700000000 + i, i);
+		CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_COMMIT, buf.data, buf.len, &commits[i]),
+		             0);
+		all[nall++] = blob;
+		all[nall++] = tree;
+		all[nall++] = commits[i];
+	}
+	tip = commits[NCOMMITS - 1];
+
+	CHECK_EQ_INT(pw_pack_writer_new(&w, odb, NULL), 0);
+	for (i = 0; i < nall; i++)
+		CHECK_EQ_INT(pw_pack_writer_add(w, &all[i], PW_OBJ_NONE, "a", 1), 0);
+	snprintf(path, sizeof(path), "%s/pack", dir);
+	CHECK_EQ_INT(pw_pack_writer_write_files(w, path, 2, hex), 0);
+	CHECK_EQ_INT(pw_pack_writer_write_bitmap_file(w, path, &tip, 1), 0);
+	snprintf(path, sizeof(path), "%s/pack-%s.bitmap", dir, hex);
+	CHECK_EQ_INT(pw_fs_read_file(path, &file, 0, &err), 0);
+	for (i = 0; i < algo->rawsz; i++) {
+		char h[3] = {hex[2 * i], hex[2 * i + 1], 0};
+
+		sum[i] = (uint8_t)strtoul(h, NULL, 16);
+	}
+	CHECK_EQ_INT(pw_bitmap_parse(&bm, (uint8_t *)file.data, file.len, algo, (uint32_t)nall, sum,
+	                             &err),
+	             0);
+	memcpy(sorted, all, sizeof(all));
+	qsort(sorted, nall, sizeof(sorted[0]), oid_cmp_q);
+	if (bm && !pw_bitset_init(&set, (uint32_t)nall) && !pw_bitset_init(&tmp, (uint32_t)nall)) {
+		uint32_t e, k, ncommits_seen = 0;
+
+		CHECK(bm->flags == (PW_BITMAP_OPT_FULL_DAG | PW_BITMAP_OPT_HASH_CACHE));
+		CHECK(bm->hashes != NULL);
+		/* the newest commits all, then spaced: fewer entries than commits */
+		CHECK(bm->nr_entries > 100 && bm->nr_entries < NCOMMITS);
+		CHECK_EQ_INT(pw_bitset_count(&bm->types[0]), NCOMMITS);
+		CHECK_EQ_INT(pw_bitset_count(&bm->types[1]), NCOMMITS);
+		CHECK_EQ_INT(pw_bitset_count(&bm->types[2]), NCOMMITS + 1);
+		CHECK_EQ_INT(pw_bitset_count(&bm->types[3]), 0);
+		for (e = 0; e < bm->nr_entries; e++) {
+			const struct pw_oid *c = &sorted[bm->entries[e].idx_pos];
+
+			for (k = 0; k < NCOMMITS && !pw_oid_equal(&commits[k], c); k++)
+				;
+			CHECK(k < NCOMMITS);
+			memset(set.w, 0, set.nwords * sizeof(*set.w));
+			CHECK_EQ_INT(pw_bitmap_get(bm, e, &set, &tmp, &err), 0);
+			if (pw_bitset_count(&set) == 3 * (k + 1) + 1)
+				checked++;
+			/* its commits are exactly commits 0..k */
+			for (i = 0; i < set.nwords; i++)
+				ncommits_seen += (uint32_t)__builtin_popcountll(set.w[i] &
+				                                                bm->types[0].w[i]);
+			ncommits_seen -= k + 1;
+		}
+		CHECK_EQ_INT(checked, bm->nr_entries);
+		CHECK_EQ_INT(ncommits_seen, 0);
+		/* the tip has its own bitmap */
+		for (k = 0; k < nall && !pw_oid_equal(&sorted[k], &tip); k++)
+			;
+		CHECK(pw_bitmap_find(bm, k, &e));
+	}
+	/* a pack missing a parent gets no bitmap */
+	pw_pack_writer_free(w);
+	CHECK_EQ_INT(pw_pack_writer_new(&w, odb, NULL), 0);
+	CHECK_EQ_INT(pw_pack_writer_add(w, &tip, PW_OBJ_COMMIT, NULL, 0), 0);
+	snprintf(path, sizeof(path), "%s/open", dir);
+	CHECK_EQ_INT(pw_pack_writer_write_files(w, path, 2, hex), 0);
+	CHECK_EQ_INT(pw_pack_writer_write_bitmap_file(w, path, &tip, 1), PW_ENOTFOUND);
+	snprintf(path, sizeof(path), "%s/open-%s.bitmap", dir, hex);
+	CHECK(access(path, F_OK) != 0);
+
+	pw_bitset_free(&set);
+	pw_bitset_free(&tmp);
+	pw_bitmap_free(bm);
+	pw_pack_writer_free(w);
+	pw_odb_free(odb);
+	pw_buf_free(&buf);
+	pw_buf_free(&file);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK_EQ_INT(system(path), 0);
+}
+
 int main(void)
 {
 	test_ewah();
 	test_file(&pw_hash_sha1);
 	test_file(&pw_hash_sha256);
+	test_write(&pw_hash_sha1);
+	test_write(&pw_hash_sha256);
 	return pw_test_done();
 }

@@ -1,0 +1,779 @@
+/* Writing .bitmap files (format version 1, as Git 2.39 writes them: full
+ * DAG and the name-hash cache, no lookup table) for a pack just written.
+ *
+ * 1. Every commit of the pack is parsed (tree, parents, date) and the
+ *    commits are put in topological order. A pack that is not closed under
+ *    reachability (a parent, tree or blob missing) gets no bitmap.
+ * 2. Selection: every tip, the newest commits, then commits spaced along the
+ *    date order ever more widely, the idea Git follows.
+ * 3. The selected commits are walked in topological order: each walk stops
+ *    at objects already in the set and ORs in the bitmap of any selected
+ *    commit it meets. Commits are taken newest (highest topological number)
+ *    first, so a bitmapped commit is met before the history under it.
+ * 4. The entries are written newest first, each XORed with one of the ten
+ *    written before it when that is smaller. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pack/bitmap.h"
+#include "odb/entry.h"
+#include "packwire/object.h"
+#include "hash/oidmap.h"
+
+#define XOR_WINDOW    10
+#define MAX_XOR_CHAIN 16
+#define RUN_MAX       0xffffffffu
+#define LIT_MAX       0x7fffffffu
+
+/* A growable vector of 64-bit words (an EWAH being built). */
+struct words {
+	uint64_t *v;
+	size_t n, alloc;
+};
+
+static int words_push(struct words *w, uint64_t x)
+{
+	if (w->n == w->alloc) {
+		size_t na = w->alloc ? w->alloc * 2 : 64;
+		uint64_t *nv = realloc(w->v, na * sizeof(*nv));
+
+		if (!nv)
+			return PW_ENOMEM;
+		w->v = nv;
+		w->alloc = na;
+	}
+	w->v[w->n++] = x;
+	return 0;
+}
+
+/* An EWAH: its words and the position of its last run-length word. */
+struct ewah_enc {
+	struct words w;
+	uint32_t rlw;
+	uint32_t bit_size;
+};
+
+static int is_clean(uint64_t x)
+{
+	return x == 0 || x == ~(uint64_t)0;
+}
+
+/* Compress n plain words: run-length words (bit 0: the run's bit, bits 1-32:
+ * run length, bits 33-63: literal words following) and literal words. Zero
+ * words at the end are left out; an empty set is one empty marker word. */
+static int ewah_encode(struct ewah_enc *out, const uint64_t *src, size_t n)
+{
+	size_t i = 0;
+
+	out->w.n = 0;
+	out->rlw = 0;
+	while (n && !src[n - 1])
+		n--;
+	out->bit_size = n ? (uint32_t)(n * 64 - (size_t)__builtin_clzll(src[n - 1])) : 0;
+	do {
+		size_t at = out->w.n;
+		uint64_t run = 0, lit = 0, bit = 0;
+
+		if (words_push(&out->w, 0))
+			return PW_ENOMEM;
+		out->rlw = (uint32_t)at;
+		if (i < n && is_clean(src[i])) {
+			uint64_t kind = src[i];
+
+			bit = kind & 1;
+			while (i < n && src[i] == kind && run < RUN_MAX) {
+				run++;
+				i++;
+			}
+		}
+		while (i < n && !is_clean(src[i]) && lit < LIT_MAX) {
+			if (words_push(&out->w, src[i]))
+				return PW_ENOMEM;
+			lit++;
+			i++;
+		}
+		out->w.v[at] = bit | run << 1 | lit << 33;
+	} while (i < n);
+	return 0;
+}
+
+/* OR an EWAH of ours into a plain set. */
+static void ewah_or(const struct ewah_enc *e, struct pw_bitset *dst)
+{
+	size_t i = 0, pos = 0;
+
+	while (i < e->w.n) {
+		uint64_t rlw = e->w.v[i++], run = (rlw >> 1) & RUN_MAX, lit = rlw >> 33, k;
+
+		if (rlw & 1)
+			for (k = 0; k < run; k++)
+				dst->w[pos + k] = ~(uint64_t)0;
+		pos += run;
+		for (k = 0; k < lit; k++)
+			dst->w[pos++] |= e->w.v[i++];
+	}
+}
+
+static size_t ewah_serialized_size(const struct ewah_enc *e)
+{
+	return 8 + e->w.n * 8 + 4;
+}
+
+static int ewah_serialize(struct pw_buf *b, const struct ewah_enc *e)
+{
+	uint8_t hdr[8];
+	size_t i, at;
+	int rc;
+
+	pw_put_be32(hdr, e->bit_size);
+	pw_put_be32(hdr + 4, (uint32_t)e->w.n);
+	if ((rc = pw_buf_grow(b, ewah_serialized_size(e))))
+		return rc;
+	pw_buf_add(b, hdr, 8);
+	at = b->len;
+	for (i = 0; i < e->w.n; i++)
+		pw_put_be64((uint8_t *)b->data + at + i * 8, e->w.v[i]);
+	pw_buf_setlen(b, at + e->w.n * 8);
+	pw_put_be32(hdr, e->rlw);
+	return pw_buf_add(b, hdr, 4);
+}
+
+/* ---- the writer ------------------------------------------------------------ */
+
+struct bcommit {
+	uint32_t pos;     /* pack position */
+	uint32_t tree;    /* pack position of the root tree */
+	uint32_t parents; /* first parent in bw.parents */
+	uint32_t nparents;
+	uint32_t topo;  /* rank in topological order, parents first */
+	int32_t stored; /* entry number when selected and built, else -1 */
+	int64_t time;
+	uint8_t selected;
+};
+
+struct stored {
+	uint32_t commit;      /* commit number */
+	struct ewah_enc full; /* for later walks */
+	struct ewah_enc out;  /* as written: full or XORed */
+	uint8_t xor ;         /* 0 or how many entries back */
+	uint8_t depth;        /* XOR chain length */
+};
+
+struct bw {
+	struct pw_odb *odb;
+	const struct pw_hash_algo *algo;
+	const struct pw_bitmap_obj *objs;
+	uint32_t nr;
+	struct pw_error *err;
+	const struct pw_bitmap_write_index_opts *opts;
+	struct pw_oidmap map; /* oid -> pack position + 1 */
+	uint32_t *commit_of;  /* pack position -> commit number or UINT32_MAX */
+	struct bcommit *c;
+	uint32_t nc;
+	uint32_t *parents;
+	size_t nparents, aparents;
+	uint32_t *by_topo; /* commit numbers in topological order */
+	struct stored *st;
+	uint32_t nst, nsel;
+	struct pw_bitset set;
+	uint32_t *heap; /* commit numbers, max-heap by topo */
+	size_t nheap;
+	uint32_t *order;  /* write order: entry numbers, newest commit first */
+	uint32_t *queued; /* per commit: the number of the walk that queued it */
+	uint32_t walk;
+	uint32_t *stack; /* tree positions */
+	size_t nstack, astack;
+	struct pw_buf obuf;
+};
+
+static void progress(struct bw *b, const char *title, uint64_t n, uint64_t total, int done)
+{
+	if (b->opts && b->opts->progress)
+		b->opts->progress(b->opts->progress_data, title, n, total, done);
+}
+
+static int nomem(struct bw *b)
+{
+	return pw_error_set(b->err, PW_ENOMEM, "bitmap: out of memory");
+}
+
+static int not_closed(struct bw *b, const struct pw_oid *oid, const char *what)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	return pw_error_set(b->err, PW_ENOTFOUND,
+	                    "bitmap: %s %s is not in the pack (the pack is not closed "
+	                    "under reachability); no bitmap written",
+	                    what, pw_oid_to_hex(oid, hex));
+}
+
+static int64_t pos_of(struct bw *b, const struct pw_oid *oid)
+{
+	struct pw_oidmap_entry *e = pw_oidmap_get(&b->map, oid);
+
+	return e ? (int64_t)((uintptr_t)e->value - 1) : -1;
+}
+
+static int load_commits(struct bw *b)
+{
+	struct pw_buf buf = PW_BUF_INIT;
+	uint32_t i, n = 0;
+	int rc = 0;
+
+	if (pw_oidmap_reserve(&b->map, b->nr))
+		return nomem(b);
+	if (!(b->commit_of = malloc(((size_t)b->nr + 1) * sizeof(*b->commit_of))))
+		return nomem(b);
+	for (i = 0; i < b->nr; i++) {
+		int created;
+		struct pw_oidmap_entry *e = pw_oidmap_put(&b->map, &b->objs[i].oid, &created);
+
+		if (!e)
+			return nomem(b);
+		e->value = (void *)(uintptr_t)(i + 1);
+		b->commit_of[i] = UINT32_MAX;
+		if (b->objs[i].type == PW_OBJ_COMMIT)
+			b->commit_of[i] = n++;
+	}
+	if (!(b->c = calloc(n ? n : 1, sizeof(*b->c))))
+		return nomem(b);
+	b->nc = n;
+	for (i = 0; i < b->nr && !rc; i++) {
+		struct pw_commit_info ci;
+		struct bcommit *c;
+		int64_t p;
+		size_t k;
+		int type;
+
+		if (b->commit_of[i] == UINT32_MAX)
+			continue;
+		c = &b->c[b->commit_of[i]];
+		c->pos = i;
+		c->stored = -1;
+		if ((rc = pw_odb_read(b->odb, &b->objs[i].oid, &type, &buf))) {
+			rc = pw_error_copy(b->err, pw_odb_error(b->odb));
+			break;
+		}
+		if ((rc = pw_commit_parse(&ci, buf.data, buf.len, b->algo, b->err)))
+			break;
+		c->time = ci.commit_time;
+		if ((p = pos_of(b, &ci.tree)) < 0)
+			rc = not_closed(b, &ci.tree, "tree");
+		c->tree = (uint32_t)p;
+		c->parents = (uint32_t)b->nparents;
+		for (k = 0; k < ci.nr_parents && !rc; k++) {
+			if ((p = pos_of(b, &ci.parents[k])) < 0 || b->commit_of[p] == UINT32_MAX) {
+				rc = not_closed(b, &ci.parents[k], "commit");
+				break;
+			}
+			if (b->nparents == b->aparents) {
+				size_t na = b->aparents ? b->aparents * 2 : 1024;
+				uint32_t *np = realloc(b->parents, na * sizeof(*np));
+
+				if (!np) {
+					rc = nomem(b);
+					break;
+				}
+				b->parents = np;
+				b->aparents = na;
+			}
+			b->parents[b->nparents++] = b->commit_of[p];
+		}
+		c->nparents = (uint32_t)(b->nparents - c->parents);
+		pw_commit_info_free(&ci);
+		if (i % 1024 == 0)
+			progress(b, "Reading commits for bitmaps", i, b->nr, 0);
+	}
+	pw_buf_free(&buf);
+	return rc;
+}
+
+/* Parents before children: an iterative depth-first post-order. */
+static int topo_sort(struct bw *b)
+{
+	uint32_t *stack, *next, i, n = 0;
+	uint8_t *state; /* 0 new, 1 on the stack, 2 done */
+	size_t sp;
+
+	stack = malloc(((size_t)b->nc + 1) * sizeof(*stack));
+	next = calloc((size_t)b->nc + 1, sizeof(*next));
+	state = calloc((size_t)b->nc + 1, 1);
+	b->by_topo = malloc(((size_t)b->nc + 1) * sizeof(*b->by_topo));
+	if (!stack || !next || !state || !b->by_topo) {
+		free(stack);
+		free(next);
+		free(state);
+		return nomem(b);
+	}
+	for (i = 0; i < b->nc; i++) {
+		if (state[i])
+			continue;
+		sp = 0;
+		stack[sp++] = i;
+		state[i] = 1;
+		while (sp) {
+			uint32_t c = stack[sp - 1];
+			struct bcommit *bc = &b->c[c];
+
+			if (next[c] < bc->nparents) {
+				uint32_t p = b->parents[bc->parents + next[c]++];
+
+				if (!state[p]) {
+					state[p] = 1;
+					stack[sp++] = p;
+				}
+				continue;
+			}
+			state[c] = 2;
+			bc->topo = n;
+			b->by_topo[n++] = c;
+			sp--;
+		}
+	}
+	free(stack);
+	free(next);
+	free(state);
+	return 0;
+}
+
+struct by_date {
+	int64_t time;
+	uint32_t topo, c;
+};
+
+/* Newest first; among equal dates, children first. */
+static int date_cmp(const void *pa, const void *pb)
+{
+	const struct by_date *a = pa, *b = pb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? 1 : -1;
+	return a->topo < b->topo ? 1 : a->topo > b->topo ? -1 : 0;
+}
+
+/* How many commits of the date order to skip after the i-th: none among the
+ * newest, then a gap growing to 100, and past 20000 commits one growing to
+ * 5000, so that old history costs few bitmaps. */
+static uint32_t gap_after(uint32_t i)
+{
+	if (i < 100)
+		return 0;
+	if (i < 20000)
+		return i - 100 < 100 ? i - 100 : 100;
+	return i - 20000 < 100 ? 100 : i - 20000 < 5000 ? i - 20000 : 5000;
+}
+
+static int select_commits(struct bw *b, const struct pw_oid *tips, size_t ntips)
+{
+	struct by_date *order;
+	uint32_t i;
+	size_t k;
+
+	for (k = 0; k < ntips; k++) {
+		struct pw_oid peeled;
+		int type = PW_OBJ_NONE;
+		int64_t p;
+		struct pw_error e = {0};
+
+		if (pw_odb_peel(b->odb, &tips[k], &peeled, &type, &e) < 0 || type != PW_OBJ_COMMIT)
+			continue;
+		if ((p = pos_of(b, &peeled)) >= 0 && b->commit_of[p] != UINT32_MAX)
+			b->c[b->commit_of[p]].selected = 1;
+	}
+	if (!(order = malloc(((size_t)b->nc + 1) * sizeof(*order))))
+		return nomem(b);
+	for (i = 0; i < b->nc; i++) {
+		order[i].time = b->c[i].time;
+		order[i].topo = b->c[i].topo;
+		order[i].c = i;
+	}
+	qsort(order, b->nc, sizeof(*order), date_cmp);
+	for (i = 0; i < b->nc; i += gap_after(i) + 1)
+		b->c[order[i].c].selected = 1;
+	free(order);
+	return 0;
+}
+
+/* Queue a commit once per walk: a merge's parents are reached from several
+ * children, and the heap holds at most one entry per commit. */
+static void heap_push(struct bw *b, uint32_t c)
+{
+	size_t i;
+
+	if (b->queued[c] == b->walk)
+		return;
+	b->queued[c] = b->walk;
+	i = b->nheap++;
+
+	while (i) {
+		size_t parent = (i - 1) / 2;
+
+		if (b->c[b->heap[parent]].topo >= b->c[c].topo)
+			break;
+		b->heap[i] = b->heap[parent];
+		i = parent;
+	}
+	b->heap[i] = c;
+}
+
+static uint32_t heap_pop(struct bw *b)
+{
+	uint32_t top = b->heap[0], last = b->heap[--b->nheap];
+	size_t i = 0, n = b->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l >= n)
+			break;
+		m = l;
+		if (l + 1 < n && b->c[b->heap[l + 1]].topo > b->c[b->heap[l]].topo)
+			m = l + 1;
+		if (b->c[last].topo >= b->c[b->heap[m]].topo)
+			break;
+		b->heap[i] = b->heap[m];
+		i = m;
+	}
+	if (n)
+		b->heap[i] = last;
+	return top;
+}
+
+static int push_tree(struct bw *b, uint32_t pos)
+{
+	if (b->nstack == b->astack) {
+		size_t na = b->astack ? b->astack * 2 : 1024;
+		uint32_t *ns = realloc(b->stack, na * sizeof(*ns));
+
+		if (!ns)
+			return nomem(b);
+		b->stack = ns;
+		b->astack = na;
+	}
+	b->stack[b->nstack++] = pos;
+	return 0;
+}
+
+/* Trees queued on the stack, and everything under them not yet in the set. */
+static int walk_trees(struct bw *b, struct pw_buf *buf)
+{
+	while (b->nstack) {
+		uint32_t pos = b->stack[--b->nstack];
+		struct pw_tree_entry te;
+		size_t tpos = 0;
+		int type, r;
+
+		if (pw_bitset_get(&b->set, pos))
+			continue;
+		pw_bitset_set(&b->set, pos);
+		if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, buf))
+			return pw_error_copy(b->err, pw_odb_error(b->odb));
+		if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
+			return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
+		while ((r = pw_tree_next(buf->data, buf->len, &tpos, b->algo, &te, b->err)) == 1) {
+			int64_t p;
+
+			if (te.mode == 0160000)
+				continue; /* submodule commit: not ours */
+			if ((p = pos_of(b, &te.oid)) < 0)
+				return not_closed(b, &te.oid, te.mode == 040000 ? "tree" : "blob");
+			if (pw_bitset_get(&b->set, (uint32_t)p))
+				continue;
+			if (te.mode == 040000) {
+				if (push_tree(b, (uint32_t)p))
+					return PW_ENOMEM;
+			} else {
+				pw_bitset_set(&b->set, (uint32_t)p);
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The full bitmap of commit c (selected, its selected ancestors done) in b->set. */
+static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
+{
+	int rc;
+
+	memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
+	b->nheap = 0;
+	b->walk++; /* starts at 1: queued[] is zeroed */
+	heap_push(b, c);
+	while (b->nheap) {
+		uint32_t x = heap_pop(b), k;
+		struct bcommit *bc = &b->c[x];
+
+		if (pw_bitset_get(&b->set, bc->pos))
+			continue;
+		if (x != c && bc->stored >= 0) {
+			ewah_or(&b->st[bc->stored].full, &b->set);
+			continue;
+		}
+		pw_bitset_set(&b->set, bc->pos);
+		if ((rc = push_tree(b, bc->tree)))
+			return rc;
+		for (k = 0; k < bc->nparents; k++) {
+			uint32_t p = b->parents[bc->parents + k];
+
+			if (!pw_bitset_get(&b->set, b->c[p].pos))
+				heap_push(b, p);
+		}
+	}
+	return walk_trees(b, buf);
+}
+
+static void stored_free(struct stored *s)
+{
+	free(s->full.w.v);
+	free(s->out.w.v);
+}
+
+/* Build every selected commit's bitmap, ancestors first (a walk stops at
+ * the bitmaps built before it). */
+static int build_all(struct bw *b)
+{
+	struct pw_buf buf = PW_BUF_INIT;
+	uint32_t t, nsel = 0;
+	int rc = 0;
+
+	for (t = 0; t < b->nc; t++)
+		nsel += b->c[t].selected;
+	b->nsel = nsel;
+	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
+	    !(b->heap = malloc(((size_t)b->nc + 1) * sizeof(*b->heap))) ||
+	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
+	    pw_bitset_init(&b->set, b->nr))
+		rc = nomem(b);
+	for (t = 0; t < b->nc && !rc; t++) {
+		uint32_t c = b->by_topo[t], n = b->nst;
+
+		if (!b->c[c].selected)
+			continue;
+		if ((rc = build_one(b, c, &buf)))
+			break;
+		b->st[n].commit = c;
+		if (ewah_encode(&b->st[n].full, b->set.w, b->set.nwords)) {
+			rc = nomem(b);
+			break;
+		}
+		b->c[c].stored = (int32_t)n;
+		b->nst++;
+		progress(b, "Building bitmaps", b->nst, nsel, 0);
+	}
+	if (!rc)
+		progress(b, "Building bitmaps", b->nst, nsel, 1);
+	pw_buf_free(&buf);
+	return rc;
+}
+
+/* The entries are written newest first, by date, as Git writes them: the
+ * newest commits reach nearly every object and pack order follows recency,
+ * so their bitmaps are long runs, and each older one differs little from
+ * one of the ten written before it (by date, not by topology: the old roots
+ * of merged-in projects would sit among recent commits). */
+static struct stored *written(struct bw *b, uint32_t j)
+{
+	return &b->st[b->order[j]];
+}
+
+/* The write order: newest commit first (children first among equal dates). */
+static int order_entries(struct bw *b)
+{
+	struct by_date *d = malloc(((size_t)b->nst + 1) * sizeof(*d));
+	uint32_t i;
+
+	b->order = malloc(((size_t)b->nst + 1) * sizeof(*b->order));
+	if (!d || !b->order) {
+		free(d);
+		return nomem(b);
+	}
+	for (i = 0; i < b->nst; i++) {
+		d[i].time = b->c[b->st[i].commit].time;
+		d[i].topo = b->c[b->st[i].commit].topo;
+		d[i].c = i;
+	}
+	qsort(d, b->nst, sizeof(*d), date_cmp);
+	for (i = 0; i < b->nst; i++)
+		b->order[i] = d[i].c;
+	free(d);
+	return 0;
+}
+
+static int choose_xor(struct bw *b)
+{
+	struct pw_bitset ring[XOR_WINDOW + 1], tmp = {0};
+	struct ewah_enc trial = {{NULL, 0, 0}, 0, 0};
+	uint32_t j;
+	int rc = 0, r;
+
+	memset(ring, 0, sizeof(ring));
+	if (pw_bitset_init(&tmp, b->nr))
+		rc = nomem(b);
+	for (r = 0; r <= XOR_WINDOW && !rc; r++)
+		if (pw_bitset_init(&ring[r], b->nr))
+			rc = nomem(b);
+	for (j = 0; j < b->nst && !rc; j++) {
+		struct stored *s = written(b, j);
+		struct pw_bitset *cur = &ring[j % (XOR_WINDOW + 1)];
+		size_t best, i;
+		uint32_t k;
+
+		memset(cur->w, 0, cur->nwords * sizeof(*cur->w));
+		ewah_or(&s->full, cur);
+		if (ewah_encode(&s->out, cur->w, cur->nwords)) {
+			rc = nomem(b);
+			break;
+		}
+		best = ewah_serialized_size(&s->out);
+		for (k = 1; k <= XOR_WINDOW && k <= j; k++) {
+			const struct pw_bitset *prev = &ring[(j - k) % (XOR_WINDOW + 1)];
+
+			if (written(b, j - k)->depth >= MAX_XOR_CHAIN)
+				continue;
+			for (i = 0; i < tmp.nwords; i++)
+				tmp.w[i] = cur->w[i] ^ prev->w[i];
+			if (ewah_encode(&trial, tmp.w, tmp.nwords)) {
+				rc = nomem(b);
+				break;
+			}
+			if (ewah_serialized_size(&trial) < best) {
+				struct ewah_enc sw = s->out;
+
+				best = ewah_serialized_size(&trial);
+				s->out = trial;
+				trial = sw;
+				s->xor = (uint8_t)k;
+				s->depth = (uint8_t)(written(b, j - k)->depth + 1);
+			}
+		}
+	}
+	for (r = 0; r <= XOR_WINDOW; r++)
+		pw_bitset_free(&ring[r]);
+	pw_bitset_free(&tmp);
+	free(trial.w.v);
+	return rc;
+}
+
+struct idx_sort {
+	struct pw_oid oid;
+	uint32_t pos;
+};
+
+static int idx_sort_cmp(const void *a, const void *b)
+{
+	return pw_oid_cmp(&((const struct idx_sort *)a)->oid, &((const struct idx_sort *)b)->oid);
+}
+
+static int serialize(struct bw *b, const uint8_t *pack_checksum)
+{
+	struct pw_buf *o = &b->obuf;
+	struct ewah_enc e = {{NULL, 0, 0}, 0, 0};
+	struct idx_sort *is;
+	uint32_t *idx_of, i;
+	uint8_t hdr[12], sum[PW_MAX_RAWSZ];
+	struct pw_hash_ctx h;
+	static const int types[4] = {PW_OBJ_COMMIT, PW_OBJ_TREE, PW_OBJ_BLOB, PW_OBJ_TAG};
+	int t, rc = 0;
+
+	memcpy(hdr, "BITM", 4);
+	pw_put_be32(hdr + 4, 1u << 16 | PW_BITMAP_OPT_FULL_DAG | PW_BITMAP_OPT_HASH_CACHE);
+	pw_put_be32(hdr + 8, b->nst);
+	if (pw_buf_add(o, hdr, 12) || pw_buf_add(o, pack_checksum, b->algo->rawsz))
+		return nomem(b);
+	for (t = 0; t < 4 && !rc; t++) {
+		memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
+		for (i = 0; i < b->nr; i++)
+			if (b->objs[i].type == types[t])
+				pw_bitset_set(&b->set, i);
+		if (ewah_encode(&e, b->set.w, b->set.nwords) || ewah_serialize(o, &e))
+			rc = nomem(b);
+	}
+	free(e.w.v);
+	if (rc)
+		return rc;
+
+	/* entries name their commit by its position in the .idx (oid order) */
+	is = malloc(((size_t)b->nr + 1) * sizeof(*is));
+	idx_of = malloc(((size_t)b->nr + 1) * sizeof(*idx_of));
+	if (!is || !idx_of) {
+		free(is);
+		free(idx_of);
+		return nomem(b);
+	}
+	for (i = 0; i < b->nr; i++) {
+		is[i].oid = b->objs[i].oid;
+		is[i].pos = i;
+	}
+	qsort(is, b->nr, sizeof(*is), idx_sort_cmp);
+	for (i = 0; i < b->nr; i++)
+		idx_of[is[i].pos] = i;
+	free(is);
+	for (i = 0; i < b->nst && !rc; i++) {
+		const struct stored *s = written(b, i);
+		uint8_t eh[6];
+
+		pw_put_be32(eh, idx_of[b->c[s->commit].pos]);
+		eh[4] = s->xor ;
+		eh[5] = 0;
+		if (pw_buf_add(o, eh, 6) || ewah_serialize(o, &s->out))
+			rc = nomem(b);
+	}
+	free(idx_of);
+	if (rc)
+		return rc;
+	if (pw_buf_grow(o, (size_t)b->nr * 4 + PW_MAX_RAWSZ))
+		return nomem(b);
+	for (i = 0; i < b->nr; i++) {
+		uint8_t hb[4];
+
+		pw_put_be32(hb, b->objs[i].hash);
+		pw_buf_add(o, hb, 4);
+	}
+	pw_hash_init(&h, b->algo);
+	pw_hash_update(&h, o->data, o->len);
+	pw_hash_final_raw(&h, sum);
+	return pw_buf_add(o, sum, b->algo->rawsz) ? nomem(b) : 0;
+}
+
+int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32_t nr,
+                    const uint8_t *pack_checksum, const struct pw_oid *tips, size_t ntips,
+                    const struct pw_bitmap_write_index_opts *opts, pw_pack_out_fn fn, void *ctx,
+                    struct pw_error *err)
+{
+	struct bw b;
+	uint32_t i;
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	b.odb = odb;
+	b.algo = pw_odb_algo(odb);
+	b.objs = objs;
+	b.nr = nr;
+	b.err = err;
+	b.opts = opts;
+	b.obuf = (struct pw_buf)PW_BUF_INIT;
+	if (!(rc = load_commits(&b)) && !(rc = topo_sort(&b)) &&
+	    !(rc = select_commits(&b, tips, ntips)) && !(rc = build_all(&b)) &&
+	    !(rc = order_entries(&b)) && !(rc = choose_xor(&b)) &&
+	    !(rc = serialize(&b, pack_checksum)))
+		rc = fn(ctx, b.obuf.data, b.obuf.len, err);
+	pw_oidmap_free(&b.map);
+	free(b.commit_of);
+	free(b.c);
+	free(b.parents);
+	free(b.by_topo);
+	for (i = 0; i < b.nst; i++)
+		stored_free(&b.st[i]);
+	if (b.st && b.nst < b.nsel) /* a partly built entry */
+		stored_free(&b.st[b.nst]);
+	free(b.st);
+	pw_bitset_free(&b.set);
+	free(b.heap);
+	free(b.queued);
+	free(b.order);
+	free(b.stack);
+	pw_buf_free(&b.obuf);
+	return rc;
+}
