@@ -1604,6 +1604,13 @@ static void env_free(struct env *e)
 	free(e->v);
 }
 
+/* What nonces are signed over: the path the client named, as Git does, so a
+ * stateless server checks a nonce another instance gave out for that path. */
+static const char *nonce_path(const struct rp *s)
+{
+	return s->opts->service_path ? s->opts->service_path : pw_repo_git_dir(s->repo);
+}
+
 /* Once, before the first hook: store the certificate as a blob, check
  * its signature and nonce (Git does it when a hook is about to see them). */
 static void prepare_cert(struct rp *s)
@@ -1624,7 +1631,7 @@ static void prepare_cert(struct rp *s)
 	memset(&nc, 0, sizeof(nc));
 	nc.algo = s->algo;
 	nc.seed = s->cert_seed;
-	nc.path = pw_repo_git_dir(s->repo);
+	nc.path = nonce_path(s);
 	nc.issued = s->cert_nonce;
 	nc.stateless = s->opts->stateless_rpc;
 	nc.slop_limit = s->cert_slop_limit;
@@ -2265,9 +2272,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	pw_receive_cmds_init(&s.cmds, s.algo);
 	if ((rc = load_config(&s)))
 		goto out;
-	if (s.cert_seed &&
-	    !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, pw_repo_git_dir(repo),
-	                                        (uint64_t)time(NULL)))) {
+	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
+	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
