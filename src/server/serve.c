@@ -497,6 +497,7 @@ int pw_srv__serve_v2(struct pw_upload_session *s)
 				rc = pw_error_copy(&s->err, &e);
 				goto out;
 			}
+			pw_srv_trace_pkt(s, 0, &pkt);
 			if (pkt.kind == PW_PKT_EOF) {
 				if (!started) {
 					rc = 1; /* the client hung up between requests: done */

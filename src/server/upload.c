@@ -54,6 +54,7 @@ static int read_pkt(struct pw_upload_session *s, struct pw_pkt *pkt)
 
 	if (rc)
 		return pw_error_copy(&s->err, &e);
+	pw_srv_trace_pkt(s, 0, pkt);
 	return 0;
 }
 
@@ -477,6 +478,7 @@ static void report_error(struct pw_upload_session *s)
 		return;
 	s->err_sent = 1;
 	pw_buf_reset(&s->out);
+	s->out_traced = 0;
 	if (s->pack_started && s->sideband) {
 		snprintf(msg, sizeof(msg), "fatal: %s\n", s->err.msg);
 		if (pw_sideband_write(&s->out, PW_BAND_ERROR, msg, strlen(msg),
