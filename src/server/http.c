@@ -943,6 +943,10 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 		              "Expected POST with Content-Type '%s', but received '%.200s' instead",
 		              want, ct);
 	}
+	/* git http-backend parses the length when it starts the service */
+	if (req->content_length_bad)
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+		              "failed to parse CONTENT_LENGTH: %.200s", req->content_length_bad);
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-result", s->name);
 	job_init(&j, repo, s, req);

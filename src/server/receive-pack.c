@@ -694,12 +694,13 @@ static int read_commands(struct rp *s)
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		if (pkt.kind == PW_PKT_EOF) {
-			if (first)
-				return 1;
+		/* Git's clients end even an empty command list with a flush (or
+		 * send no request at all over HTTP): a hang-up is fatal, as in Git */
+		if (pkt.kind == PW_PKT_EOF)
 			return pw_error_set(s->err, PW_EPROTO,
-			                    "the remote end hung up in the middle of its commands");
-		}
+			                    first ? "the remote end hung up unexpectedly"
+			                          : "the remote end hung up in the middle of its "
+			                            "commands");
 		if (pkt.kind == PW_PKT_FLUSH)
 			break;
 		if (pkt.kind != PW_PKT_DATA)
@@ -2300,7 +2301,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		goto out;
 	}
 	if (rc) {
-		rc = fatal(&s, rc);
+		if (!s.rd.eof) /* a client that hung up is not told (Git dies quietly) */
+			rc = fatal(&s, rc);
 		goto out;
 	}
 	if (s.use_push_options && (rc = read_push_options(&s))) {

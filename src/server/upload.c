@@ -259,30 +259,34 @@ out:
 	return rc;
 }
 
+/* The client closed its end where a packet was due: an error for the log,
+ * nothing to send (nobody reads it; Git dies without a word on stdout). */
+static int hung_up(struct pw_upload_session *s)
+{
+	s->err_sent = 1;
+	return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+}
+
 /* The want section, up to the client's flush. 1 when there are wants,
  * 0 when the client is done without asking for anything. */
 static int v0_receive_wants(struct pw_upload_session *s)
 {
 	struct pw_pkt pkt;
-	int rc, any = 0, sid_seen = 0;
+	int rc, sid_seen = 0;
 
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		if (pkt.kind == PW_PKT_EOF) {
-			/* Git's clients end with a flush; a bare hang-up is an error,
-			 * except before a stateless request, which may be empty */
-			if (!any && s->opts.stateless_rpc)
-				return 0;
-			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
-		}
+		/* Git's clients end with a flush; a bare hang-up is an error, even
+		 * an empty stateless request (git upload-pack dies of it too) */
+		if (pkt.kind == PW_PKT_EOF)
+			return hung_up(s);
 		if (pkt.kind == PW_PKT_FLUSH)
 			break;
 		if (pkt.kind != PW_PKT_DATA)
 			return pw_srv_fail(
 			        s, PW_EPROTO,
 			        "protocol error: unexpected control packet in want list");
-		any = 1;
 		if ((rc = pw_fetch_args_v0_want_line(&s->args, pkt.data, pkt.len, &s->err)))
 			return rc;
 		if (!sid_seen && s->advertise_sid && s->args.v0_caps) {
@@ -324,12 +328,9 @@ static int v0_negotiate(struct pw_upload_session *s)
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		/* a stateless request may end before any have (as Git, quietly) */
-		if (pkt.kind == PW_PKT_EOF) {
-			if (s->opts.stateless_rpc)
-				return 0;
-			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
-		}
+		/* a request ends with a flush or "done", stateless or not */
+		if (pkt.kind == PW_PKT_EOF)
+			return hung_up(s);
 		if (pkt.kind == PW_PKT_FLUSH) {
 			if (mode == ACK_DETAILED && got_common && !got_other) {
 				if ((rc = pw_srv_ok_to_give_up(s)) < 0)
