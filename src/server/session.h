@@ -36,6 +36,11 @@ struct pw_upload_session {
 	int rd_ok;
 	struct pw_buf out;
 	size_t out_traced; /* bytes of out already passed to opts.trace_packet */
+	/* v2 "packfile-uris <protocols>" of the fetch being served, or NULL;
+	 * with it the "packfile" header waits until the pack's objects are
+	 * known, for the packfile-uris section that goes before it */
+	char *uri_protocols;
+	int packfile_pending;
 	struct pw_error err;
 	int err_sent;     /* the client has been told */
 	int pack_started; /* raw pack bytes went out: no ERR packet possible */

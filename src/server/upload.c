@@ -148,6 +148,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 		return;
 	pw_srv_unload_refs(s);
 	pw_fetch_args_free(&s->args);
+	free(s->uri_protocols);
 	pw_graph_free(&s->graph);
 	free(s->have_objs.v);
 	free(s->new_shallow.v);
