@@ -128,9 +128,11 @@ int cmd_http_backend(int argc, char **argv)
 	if ((v = getenv("CONTENT_LENGTH")) && *v) {
 		unsigned long long n = env_ull("CONTENT_LENGTH", &ok);
 
+		/* an error only for a service's POST, where Git reads it */
 		if (!ok || n > (unsigned long long)1 << 62)
-			return pw_cli_fatal("failed to parse CONTENT_LENGTH: %s", v);
-		req.content_length = (long long)n;
+			req.content_length_bad = v;
+		else
+			req.content_length = (long long)n;
 	}
 	req.max_request_buffer = env_ull("GIT_HTTP_MAX_REQUEST_BUFFER", &ok);
 	if ((v = getenv("GIT_HTTP_MAX_REQUEST_BUFFER")) && *v && !ok)

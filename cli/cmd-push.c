@@ -28,21 +28,57 @@ static const char *pretty(const char *name)
 	return name;
 }
 
-static void line(char flag, const char *summary, const struct pw_push_ref *r, const char *msg)
+/* dst: the name shown (a report's refname, else NULL for r->dst) */
+static void line_to(char flag, const char *summary, const struct pw_push_ref *r, const char *dst,
+                    const char *msg)
 {
+	if (!dst)
+		dst = r->dst;
 	fprintf(stderr, " %c %-*s ", flag, 2 * ABBREV + 3, summary);
 	if (r->src && !r->is_delete)
-		fprintf(stderr, "%s -> %s", pretty(r->src), pretty(r->dst));
+		fprintf(stderr, "%s -> %s", pretty(r->src), pretty(dst));
 	else
-		fputs(pretty(r->dst), stderr);
+		fputs(pretty(dst), stderr);
 	if (msg)
 		fprintf(stderr, " (%s)", msg);
 	fputc('\n', stderr);
 }
 
-static void print_one(const struct pw_push_ref *r, int verbose)
+static void line(char flag, const char *summary, const struct pw_push_ref *r, const char *msg)
+{
+	line_to(flag, summary, r, NULL, msg);
+}
+
+/* An accepted update, with what a report of the server says instead
+ * (name, old and new value, forced) where it says it, as git push shows. */
+static void print_ok(const struct pw_push_ref *r, const struct pw_push_report *rep)
 {
 	char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1], sum[64];
+	const char *dst = rep && rep->ref_name ? rep->ref_name : r->dst;
+	const struct pw_oid *old = rep && rep->old_oid.algo ? &rep->old_oid : &r->old_oid;
+	const struct pw_oid *new = rep && rep->new_oid.algo ? &rep->new_oid : &r->new_oid;
+	int forced = (rep && rep->forced_update) || r->forced_update;
+
+	if (r->is_delete) {
+		line_to('-', "[deleted]", r, dst, NULL);
+	} else if (pw_oid_is_zero(old)) {
+		line_to('*',
+		        !strncmp(dst, "refs/tags/", 10)    ? "[new tag]"
+		        : !strncmp(dst, "refs/heads/", 11) ? "[new branch]"
+		                                           : "[new reference]",
+		        r, dst, NULL);
+	} else {
+		pw_oid_to_hex(old, a);
+		pw_oid_to_hex(new, b);
+		snprintf(sum, sizeof(sum), "%.*s%s%.*s", ABBREV, a, forced ? "..." : "..", ABBREV,
+		         b);
+		line_to(forced ? '+' : ' ', sum, r, dst, forced ? "forced update" : NULL);
+	}
+}
+
+static void print_one(const struct pw_push_ref *r, int verbose)
+{
+	size_t i;
 
 	switch (r->status) {
 	case PW_PUSH_UPTODATE:
@@ -50,22 +86,10 @@ static void print_one(const struct pw_push_ref *r, int verbose)
 			line('=', "[up to date]", r, NULL);
 		break;
 	case PW_PUSH_OK:
-		if (r->is_delete) {
-			line('-', "[deleted]", r, NULL);
-		} else if (pw_oid_is_zero(&r->old_oid)) {
-			line('*',
-			     !strncmp(r->dst, "refs/tags/", 10)    ? "[new tag]"
-			     : !strncmp(r->dst, "refs/heads/", 11) ? "[new branch]"
-			                                           : "[new reference]",
-			     r, NULL);
-		} else {
-			pw_oid_to_hex(&r->old_oid, a);
-			pw_oid_to_hex(&r->new_oid, b);
-			snprintf(sum, sizeof(sum), "%.*s%s%.*s", ABBREV, a,
-			         r->forced_update ? "..." : "..", ABBREV, b);
-			line(r->forced_update ? '+' : ' ', sum, r,
-			     r->forced_update ? "forced update" : NULL);
-		}
+		if (!r->nr_reports)
+			print_ok(r, NULL);
+		for (i = 0; i < r->nr_reports; i++)
+			print_ok(r, &r->reports[i]);
 		break;
 	case PW_PUSH_REJECT_NONFF:
 		line('!', "[rejected]", r, "non-fast-forward");

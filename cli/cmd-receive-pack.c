@@ -69,6 +69,7 @@ int cmd_receive_pack(int argc, char **argv)
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
 	pw_cli_sid_make(sid, sizeof(sid));
 	opts.session_id = sid;
+	opts.service_path = dir;
 	trace = pw_cli_trace2_open(sid);
 	opts.trace_data = pw_cli_trace2_data;
 	opts.trace_ctx = trace;

@@ -15,6 +15,7 @@
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/server.h"
+#include "trace-packet.h"
 #include "trace2.h"
 
 static const char usage_text[] =
@@ -24,6 +25,7 @@ static const char usage_text[] =
 int cmd_upload_pack(int argc, char **argv)
 {
 	struct pw_cli_trace2 *trace;
+	struct pw_cli_trace_packet *ptrace;
 	char sid[96];
 	struct pw_upload_pack_opts opts;
 	struct pw_repo *repo;
@@ -87,7 +89,12 @@ int cmd_upload_pack(int argc, char **argv)
 	trace = pw_cli_trace2_open(sid);
 	opts.trace_data = pw_cli_trace2_data;
 	opts.trace_ctx = trace;
+	if ((ptrace = pw_cli_trace_packet_open("upload-pack"))) {
+		opts.trace_packet = pw_cli_trace_packet;
+		opts.trace_packet_ctx = ptrace;
+	}
 	rc = pw_upload_pack(repo, 0, 1, &opts, &err);
+	pw_cli_trace_packet_close(ptrace);
 	pw_cli_trace2_close(trace);
 	pw_repo_free(repo);
 	if (rc)

@@ -59,6 +59,10 @@ struct pw_http_request {
 	 * remote_user (else "anonymous") and "<name>@http.<remote_addr>", as
 	 * git http-backend fills them in. */
 	const char *committer_name, *committer_email, *committer_date;
+	/* The CONTENT_LENGTH given when it did not parse as a size, else NULL:
+	 * a POST to a service then fails as git http-backend's does (500,
+	 * "failed to parse CONTENT_LENGTH: <value>"). */
+	const char *content_length_bad;
 };
 
 /* Zero the request, content_length and err_fd -1. */

@@ -56,6 +56,15 @@ enum pw_push_status {
 	PW_PUSH_NO_REPORT,     /* sent, but the server said nothing about it */
 };
 
+/* What the server says it did for an accepted update, when that differs
+ * from the request (report-status-v2 "option" lines after an "ok", from a
+ * proc-receive hook); git push shows one line per report. */
+struct pw_push_report {
+	char *ref_name;                 /* NULL: the ref pushed (dst) */
+	struct pw_oid old_oid, new_oid; /* algo 0 (unset): the push's own */
+	int forced_update;
+};
+
 struct pw_push_ref {
 	char *src; /* local name ("refs/heads/main", "HEAD") or NULL for a delete */
 	char *dst; /* remote ref */
@@ -64,8 +73,10 @@ struct pw_push_ref {
 	int forced_update; /* ... and does */
 	int is_delete;
 	enum pw_push_status status;
-	char *remote_msg; /* "ng" reason */
-	char *tracking;   /* remote-tracking ref set (or deleted) for it, or NULL */
+	char *remote_msg;               /* "ng" reason */
+	char *tracking;                 /* remote-tracking ref set (or deleted) for it, or NULL */
+	struct pw_push_report *reports; /* the server's reports, in its order */
+	size_t nr_reports;
 };
 
 struct pw_push_result {

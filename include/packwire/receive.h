@@ -44,6 +44,10 @@ struct pw_receive_opts {
 	const char *session_id;
 	void (*trace_data)(void *ctx, const char *category, const char *key, const char *value);
 	void *trace_ctx;
+	/* The repository path as the client named it (Git's receive-pack
+	 * argument; "." under its daemon and http-backend): push-certificate
+	 * nonces are signed over it. NULL: the git directory. */
+	const char *service_path;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

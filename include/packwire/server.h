@@ -31,6 +31,13 @@ struct pw_upload_pack_opts {
 	 * "transfer", "client-sid", <the client's id>), or NULL. */
 	void (*trace_data)(void *ctx, const char *category, const char *key, const char *value);
 	void *trace_ctx;
+	/* Every pkt-line read from and written to the client (write = 1), as
+	 * Git's GIT_TRACE_PACKET shows them: a data packet's payload, "0000",
+	 * "0001" or "0002" for the control packets. The pack and side-band
+	 * frames are not passed (Git writes them past its packet tracing).
+	 * NULL: no tracing. */
+	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
+	void *trace_packet_ctx;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

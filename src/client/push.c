@@ -39,17 +39,22 @@ struct ps {
 	int server_report, server_report_v2, server_sideband, server_delete, server_atomic;
 	int server_options, server_ofs;
 	int sideband;
+	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
+	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 };
 
 void pw_push_result_free(struct pw_push_result *res)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < res->nr; i++) {
 		free(res->refs[i].src);
 		free(res->refs[i].dst);
 		free(res->refs[i].remote_msg);
 		free(res->refs[i].tracking);
+		for (j = 0; j < res->refs[i].nr_reports; j++)
+			free(res->refs[i].reports[j].ref_name);
+		free(res->refs[i].reports);
 	}
 	free(res->refs);
 	free(res->url);
@@ -737,6 +742,50 @@ out:
 
 /* ---- the report ---------------------------------------------------------- */
 
+/* "option <key> [<value>]" after an "ok" (report-status-v2): each "ok"
+ * starts a report of its ref, which the options fill in; as Git, unknown
+ * keys and options without an "ok" before them are ignored. */
+static int report_option(struct ps *s, const char *p, size_t len)
+{
+	struct pw_push_report *rep, *v;
+	const char *val = memchr(p, ' ', len);
+	size_t klen = val ? (size_t)(val - p) : len, vlen = val ? len - klen - 1 : 0;
+	struct pw_oid oid;
+
+	if (!s->hint || !s->new_report)
+		return 0;
+	/* a server repeating "ok" lines does not make us hold without end */
+	if (s->new_report == 1 && s->hint->nr_reports >= 1024)
+		return pw_error_set(s->err, PW_EPROTO,
+		                    "protocol error: more than 1024 reports for '%.200s'",
+		                    s->hint->dst);
+	if (s->new_report == 1) {
+		v = realloc(s->hint->reports, (s->hint->nr_reports + 1) * sizeof(*v));
+		if (!v)
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		s->hint->reports = v;
+		memset(&v[s->hint->nr_reports++], 0, sizeof(*v));
+		s->new_report = 2;
+	}
+	rep = &s->hint->reports[s->hint->nr_reports - 1];
+	if (val)
+		val++;
+	if (klen == 7 && !memcmp(p, "refname", 7) && val) {
+		free(rep->ref_name);
+		if (!(rep->ref_name = strndup(val, vlen)))
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	} else if (klen == 7 && (!memcmp(p, "old-oid", 7) || !memcmp(p, "new-oid", 7)) && val &&
+	           !pw_oid_from_hex(&oid, val, vlen, s->algo)) {
+		if (p[0] == 'o')
+			rep->old_oid = oid;
+		else
+			rep->new_oid = oid;
+	} else if (klen == 13 && !memcmp(p, "forced-update", 13)) {
+		rep->forced_update = 1;
+	}
+	return 0;
+}
+
 static int report_line(struct ps *s, const char *p, size_t len)
 {
 	struct pw_push_ref *r;
@@ -753,7 +802,9 @@ static int report_line(struct ps *s, const char *p, size_t len)
 		return 0;
 	}
 	if (len >= 7 && !memcmp(p, "option ", 7))
-		return 0;
+		return report_option(s, p + 7, len - 7);
+	s->hint = NULL;
+	s->new_report = 0;
 	if (len < 4 || (memcmp(p, "ok ", 3) && memcmp(p, "ng ", 3)))
 		return pw_error_set(s->err, PW_EPROTO,
 		                    "protocol error: unexpected report line '%.*s'",
@@ -763,8 +814,10 @@ static int report_line(struct ps *s, const char *p, size_t len)
 	r = find_update(s, name);
 	if (!r)
 		return 0; /* Git warns and goes on */
+	s->hint = r;
 	if (p[0] == 'o') {
 		r->status = PW_PUSH_OK;
+		s->new_report = 1;
 	} else {
 		r->status = PW_PUSH_REMOTE_REJECT;
 		free(r->remote_msg);

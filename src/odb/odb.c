@@ -483,6 +483,12 @@ int pw_odb_locate(struct pw_odb *odb, const struct pw_oid *oid, struct pw_odb_lo
 			loc->loose_dir = odb->dirs[i];
 			return 0;
 		}
+	/* the empty tree exists in every repository, as in Git (reads of it
+	 * are answered by pw_odb_read without a file) */
+	if (rc >= 0 && pw_oid_equal(oid, odb->algo->empty_tree)) {
+		loc->kind = PW_ODB_LOC_LOOSE;
+		return 0;
+	}
 	return rc < 0 ? rc : not_found(odb, oid);
 }
 
@@ -525,6 +531,11 @@ int pw_odb_read(struct pw_odb *odb, const struct pw_oid *oid, int *type, struct 
 			lrc = verify(odb, oid, *type, out);
 		return lrc;
 	}
+	if (rc >= 0 && pw_oid_equal(oid, odb->algo->empty_tree)) {
+		*type = PW_OBJ_TREE; /* as pw_odb_locate: Git's store always has it */
+		pw_buf_reset(out);
+		return 0;
+	}
 	return rc < 0 ? rc : not_found(odb, oid);
 }
 
@@ -547,6 +558,11 @@ int pw_odb_read_header(struct pw_odb *odb, const struct pw_oid *oid, int *type, 
 		if (lrc != PW_ENOTFOUND)
 			return lrc;
 	}
+	if (rc >= 0 && pw_oid_equal(oid, odb->algo->empty_tree)) {
+		*type = PW_OBJ_TREE; /* as in pw_odb_read */
+		*size = 0;
+		return 0;
+	}
 	return rc < 0 ? rc : not_found(odb, oid);
 }
 
@@ -561,7 +577,8 @@ int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t le
                        struct pw_oid *out)
 {
 	pw_object_hash(odb->algo, type, data, len, out);
-	if (pw_odb_exists(odb, out))
+	/* the empty tree "exists" without a file: Git writes one all the same */
+	if (pw_odb_exists(odb, out) && !pw_oid_equal(out, odb->algo->empty_tree))
 		return 0;
 	return pw_loose_write(odb->dirs[0], odb->algo, type, data, len, out, &odb->err);
 }

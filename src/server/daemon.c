@@ -818,6 +818,7 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 		ro.protocol_version = req->version == 1 ? 1 : 0;
 		ro.err_fd = -1;
 		ro.agent = o->agent;
+		ro.service_path = "."; /* git daemon runs `receive-pack .` in the repository */
 		if (err)
 			pw_error_clear(err);
 		rc = pw_receive_pack(repo, in_fd, out_fd, &ro, err);

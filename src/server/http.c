@@ -874,6 +874,7 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	pw_receive_opts_init(&j->rp);
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
+	j->rp.service_path = "."; /* git http-backend runs `receive-pack --stateless-rpc .` */
 	/* a push's reflog names the web user, as git http-backend sets
 	 * GIT_COMMITTER_NAME/EMAIL when the environment has none */
 	j->rp.committer_name = req->committer_name                     ? req->committer_name
@@ -942,6 +943,10 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 		              "Expected POST with Content-Type '%s', but received '%.200s' instead",
 		              want, ct);
 	}
+	/* git http-backend parses the length when it starts the service */
+	if (req->content_length_bad)
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+		              "failed to parse CONTENT_LENGTH: %.200s", req->content_length_bad);
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-result", s->name);
 	job_init(&j, repo, s, req);

@@ -24,6 +24,15 @@ struct gen {
 	struct pw_srv_filter filter;
 	int track_sent;
 	int rc;
+	/* uploadpack.blobPackfileUri entries whose URI the client can fetch:
+	 * left out of the pack, named in the packfile-uris section if met */
+	struct excl {
+		struct pw_oid oid;
+		char *line; /* "<pack-hash> <uri>" */
+		int met;
+	} * excl;
+	size_t nexcl;
+	struct pw_oidmap excl_map; /* oid -> &excl[i] */
 	/* progress throttle */
 	struct timespec last;
 	int last_pct;
@@ -39,7 +48,12 @@ static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char
                    size_t path_len)
 {
 	int rc, created;
+	struct pw_oidmap_entry *ex;
 
+	if (g->nexcl && (ex = pw_oidmap_get(&g->excl_map, oid))) {
+		((struct excl *)ex->value)->met = 1; /* the client downloads it */
+		return 0;
+	}
 	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
 	if (rc)
 		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
@@ -602,6 +616,121 @@ static void progress_fn(void *data, const char *title, uint64_t n, uint64_t tota
 		g->rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len);
 }
 
+/* ---- packfile-uris ---------------------------------------------------------------- */
+
+/* Does uri use one of the comma-separated protocols ("<proto>:...")? */
+static int uri_protocol_ok(const char *protocols, const char *uri)
+{
+	const char *p = protocols;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n && !strncmp(uri, p, n) && uri[n] == ':')
+			return 1;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+struct excl_load {
+	struct gen *g;
+	size_t alloc;
+};
+
+/* "<object-hash> <pack-hash> <uri>", as Git's pack-objects reads it. */
+static int excl_one(const struct pw_config_entry *e, void *data)
+{
+	struct excl_load *l = data;
+	struct gen *g = l->g;
+	struct pw_upload_session *s = g->s;
+	size_t hx = s->algo->hexsz;
+	const char *v = e->value ? e->value : "";
+	struct pw_oid oid, pack;
+	struct pw_oidmap_entry *ent;
+	int created;
+
+	if (strlen(v) < 2 * hx + 3 || v[hx] != ' ' || v[2 * hx + 1] != ' ' ||
+	    pw_oid_from_hex(&oid, v, hx, s->algo) ||
+	    pw_oid_from_hex(&pack, v + hx + 1, hx, s->algo))
+		return pw_error_set(&s->err, PW_EINVAL,
+		                    "value of uploadpack.blobpackfileuri must be of the form "
+		                    "'<object-hash> <pack-hash> <uri>' (got '%.200s')",
+		                    v);
+	if (pw_oidmap_get(&g->excl_map, &oid))
+		return pw_error_set(&s->err, PW_EINVAL,
+		                    "object already configured in another "
+		                    "uploadpack.blobpackfileuri (got '%.200s')",
+		                    v);
+	if (!uri_protocol_ok(s->uri_protocols, v + 2 * hx + 2))
+		return 0;
+	if (g->nexcl == l->alloc) {
+		size_t n = l->alloc ? 2 * l->alloc : 8;
+		struct excl *x = realloc(g->excl, n * sizeof(*x));
+
+		if (!x)
+			return nomem(s);
+		g->excl = x;
+		l->alloc = n;
+		/* the map points into the array: rebuild it */
+		for (size_t i = 0; i < g->nexcl; i++)
+			pw_oidmap_get(&g->excl_map, &g->excl[i].oid)->value = &g->excl[i];
+	}
+	if (!(ent = pw_oidmap_put(&g->excl_map, &oid, &created)))
+		return nomem(s);
+	g->excl[g->nexcl].oid = oid;
+	g->excl[g->nexcl].met = 0;
+	if (!(g->excl[g->nexcl].line = strdup(v + hx + 1)))
+		return nomem(s);
+	ent->value = &g->excl[g->nexcl++];
+	return 0;
+}
+
+static int load_exclusions(struct gen *g)
+{
+	struct excl_load l = {g, 0};
+	int rc;
+
+	if (!g->s->uri_protocols)
+		return 0;
+	rc = pw_config_get_all(pw_repo_config(g->s->repo), "uploadpack.blobpackfileuri", excl_one,
+	                       &l);
+	return rc == PW_ENOTFOUND ? 0 : rc;
+}
+
+static void free_exclusions(struct gen *g)
+{
+	for (size_t i = 0; i < g->nexcl; i++)
+		free(g->excl[i].line);
+	free(g->excl);
+	pw_oidmap_free(&g->excl_map);
+}
+
+/* v2 with packfile-uris: the URIs of the objects left out, then the
+ * "packfile" header (Git writes them as its pack-objects names them). */
+static int packfile_header(struct gen *g)
+{
+	struct pw_upload_session *s = g->s;
+	int rc, any = 0;
+
+	if (!s->packfile_pending)
+		return 0;
+	s->packfile_pending = 0;
+	for (size_t i = 0; i < g->nexcl; i++) {
+		if (!g->excl[i].met)
+			continue;
+		if (!any++ && (rc = pw_srv_line(s, "packfile-uris")))
+			return rc;
+		if ((rc = pw_srv_line(s, "%s", g->excl[i].line)))
+			return rc;
+	}
+	if (any && pw_pkt_delim(&s->out))
+		return nomem(s);
+	return pw_srv_line(s, "packfile");
+}
+
 /* ---- the bitmap path ------------------------------------------------------------ */
 
 /* Enumerate with the repository's reachability bitmap and copy entries of
@@ -679,20 +808,30 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	const char *hook = pw_srv_pack_objects_hook(s);
 
-	if (hook)
-		return pw_srv_send_pack_hook(s, hook);
 	memset(&g, 0, sizeof(g));
 	g.s = s;
+	if (hook) {
+		/* the hook's pack-objects is not told of packfile URIs */
+		if ((rc = packfile_header(&g)))
+			return rc;
+		return pw_srv_send_pack_hook(s, hook);
+	}
+	if ((rc = load_exclusions(&g)) || (!g.nexcl && (rc = packfile_header(&g)))) {
+		free_exclusions(&g);
+		return rc;
+	}
 	g.last_pct = -2;
 	g.track_sent = s->args.include_tag;
 	for (i = 0; i < s->args.wants.nr; i++)
 		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created)) {
 			pw_oidmap_free(&g.wants);
+			free_exclusions(&g);
 			return nomem(s);
 		}
 	if ((rc = pw_srv_filter_init(&g.filter, s))) {
 		pw_srv_filter_free(&g.filter);
 		pw_oidmap_free(&g.wants);
+		free_exclusions(&g);
 		return rc;
 	}
 
@@ -701,7 +840,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	/* a shallow repository's history ends at its own boundary: the graph
 	 * walk knows it, rev-list and the bitmap do not */
 	shallow = shallow || s->srv_shallow.nr;
-	if (!shallow) {
+	if (!shallow && !g.nexcl) { /* the bitmap does not leave objects out */
 		rc = send_bitmap(&g, &st);
 		if (!rc) {
 			pack_reused = st.reused; /* copied from the bitmapped pack */
@@ -725,6 +864,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
 	if (!rc && s->args.include_tag)
 		rc = include_tags(&g);
+	if (!rc)
+		rc = packfile_header(&g);
 	if (rc)
 		goto out;
 	rc = pw_pack_writer_write(g.w, out_fn, &g, NULL);
@@ -764,5 +905,6 @@ out:
 	pw_oidmap_free(&g.sent);
 	pw_oidmap_free(&g.wants);
 	pw_srv_filter_free(&g.filter);
+	free_exclusions(&g);
 	return rc;
 }

@@ -117,30 +117,3 @@ int pw_receive_cmds_add_line(struct pw_receive_cmds *c, const char *line, size_t
 	c->nr++;
 	return 0;
 }
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int pw_receive_cmds_finish(struct pw_receive_cmds *c, struct pw_error *err)
-{
-	char **names;
-	size_t i;
-	int rc = 0;
-
-	if (c->nr < 2)
-		return 0;
-	names = malloc(c->nr * sizeof(*names));
-	if (!names)
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	for (i = 0; i < c->nr; i++)
-		names[i] = c->v[i].name;
-	qsort(names, c->nr, sizeof(*names), name_cmp);
-	for (i = 1; i < c->nr && !rc; i++)
-		if (!strcmp(names[i - 1], names[i]))
-			rc = pw_error_set(err, PW_EPROTO,
-			                  "protocol error: ref '%.200s' updated twice", names[i]);
-	free(names);
-	return rc;
-}

@@ -69,7 +69,5 @@ void pw_receive_line_caps(const char *line, size_t len, struct pw_str *caps);
  */
 int pw_receive_cmds_add_line(struct pw_receive_cmds *c, const char *line, size_t len,
                              struct pw_error *err);
-/* After the last line: PW_EPROTO when a ref is named twice. */
-int pw_receive_cmds_finish(struct pw_receive_cmds *c, struct pw_error *err);
 
 #endif

@@ -694,12 +694,13 @@ static int read_commands(struct rp *s)
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		if (pkt.kind == PW_PKT_EOF) {
-			if (first)
-				return 1;
+		/* Git's clients end even an empty command list with a flush (or
+		 * send no request at all over HTTP): a hang-up is fatal, as in Git */
+		if (pkt.kind == PW_PKT_EOF)
 			return pw_error_set(s->err, PW_EPROTO,
-			                    "the remote end hung up in the middle of its commands");
-		}
+			                    first ? "the remote end hung up unexpectedly"
+			                          : "the remote end hung up in the middle of its "
+			                            "commands");
 		if (pkt.kind == PW_PKT_FLUSH)
 			break;
 		if (pkt.kind != PW_PKT_DATA)
@@ -744,7 +745,9 @@ static int read_commands(struct rp *s)
 		return pw_error_set(s->err, PW_EPROTO,
 		                    "protocol error: expected shallow sha, got a "
 		                    "malformed line");
-	return pw_receive_cmds_finish(&s->cmds, s->err);
+	/* a ref named twice is not refused here: Git runs the commands in
+	 * order and the second one fails on its ref's lock */
+	return 0;
 }
 
 static int read_push_options(struct rp *s)
@@ -1604,6 +1607,13 @@ static void env_free(struct env *e)
 	free(e->v);
 }
 
+/* What nonces are signed over: the path the client named, as Git does, so a
+ * stateless server checks a nonce another instance gave out for that path. */
+static const char *nonce_path(const struct rp *s)
+{
+	return s->opts->service_path ? s->opts->service_path : pw_repo_git_dir(s->repo);
+}
+
 /* Once, before the first hook: store the certificate as a blob, check
  * its signature and nonce (Git does it when a hook is about to see them). */
 static void prepare_cert(struct rp *s)
@@ -1624,7 +1634,7 @@ static void prepare_cert(struct rp *s)
 	memset(&nc, 0, sizeof(nc));
 	nc.algo = s->algo;
 	nc.seed = s->cert_seed;
-	nc.path = pw_repo_git_dir(s->repo);
+	nc.path = nonce_path(s);
 	nc.issued = s->cert_nonce;
 	nc.stateless = s->opts->stateless_rpc;
 	nc.slop_limit = s->cert_slop_limit;
@@ -2265,9 +2275,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	pw_receive_cmds_init(&s.cmds, s.algo);
 	if ((rc = load_config(&s)))
 		goto out;
-	if (s.cert_seed &&
-	    !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, pw_repo_git_dir(repo),
-	                                        (uint64_t)time(NULL)))) {
+	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
+	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -2292,7 +2301,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		goto out;
 	}
 	if (rc) {
-		rc = fatal(&s, rc);
+		if (!s.rd.eof) /* a client that hung up is not told (Git dies quietly) */
+			rc = fatal(&s, rc);
 		goto out;
 	}
 	if (s.use_push_options && (rc = read_push_options(&s))) {

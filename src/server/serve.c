@@ -27,6 +27,16 @@ static int nomem(struct pw_upload_session *s, int rc)
 	return pw_error_set(&s->err, rc, "%s", pw_strerror(rc));
 }
 
+/* packfile-uris is offered when uploadpack.blobPackfileUri is set (Git). */
+static int packfile_uris_on(struct pw_upload_session *s)
+{
+	const char *v;
+
+	return !pw_config_get_string(pw_repo_config(s->repo), "uploadpack.blobpackfileuri", &v,
+	                             NULL) &&
+	       v;
+}
+
 /* lsrefs.unborn: "advertise" (the default) or "allow" honour an unborn
  * request, "ignore" does not; only "advertise" says so in the capability. */
 enum { UNBORN_IGNORE, UNBORN_ALLOW, UNBORN_ADVERTISE };
@@ -60,9 +70,10 @@ static int advertise(struct pw_upload_session *s)
 		return rc;
 
 	snprintf(agent, sizeof(agent), "agent=%s", s->agent);
-	snprintf(fetch, sizeof(fetch), "fetch=shallow wait-for-done%s%s%s",
+	snprintf(fetch, sizeof(fetch), "fetch=shallow wait-for-done%s%s%s%s",
 	         s->allow_filter ? " filter" : "", s->allow_ref_in_want ? " ref-in-want" : "",
-	         s->allow_sideband_all ? " sideband-all" : "");
+	         s->allow_sideband_all ? " sideband-all" : "",
+	         packfile_uris_on(s) ? " packfile-uris" : "");
 	snprintf(format, sizeof(format), "object-format=%s", s->algo->name);
 	snprintf(sid, sizeof(sid), "session-id=%s", s->sid);
 	lines[n++] = agent;
@@ -270,8 +281,27 @@ static int check_features(struct pw_upload_session *s, const struct pw_v2_reques
 		if ((!s->allow_filter && l->len >= 7 && !memcmp(l->p, "filter ", 7)) ||
 		    (!s->allow_ref_in_want && l->len >= 9 && !memcmp(l->p, "want-ref ", 9)) ||
 		    (!s->allow_sideband_all && is_line(l, "sideband-all")) ||
-		    (l->len >= 14 && !memcmp(l->p, "packfile-uris ", 14)))
+		    (!packfile_uris_on(s) && l->len >= 14 && !memcmp(l->p, "packfile-uris ", 14)))
 			return unexpected(s, l);
+	}
+	return 0;
+}
+
+/* The protocols of a "packfile-uris" argument, kept for the pack. */
+static int keep_uri_protocols(struct pw_upload_session *s, const struct pw_v2_request *req)
+{
+	size_t i;
+
+	free(s->uri_protocols);
+	s->uri_protocols = NULL;
+	for (i = 0; i < req->nargs; i++) {
+		const struct pw_str *l = &req->args[i];
+
+		if (l->len > 14 && !memcmp(l->p, "packfile-uris ", 14)) {
+			free(s->uri_protocols);
+			if (!(s->uri_protocols = strndup(l->p + 14, l->len - 14)))
+				return nomem(s, PW_ENOMEM);
+		}
 	}
 	return 0;
 }
@@ -404,7 +434,11 @@ static int send_response(struct pw_upload_session *s, const struct pw_oid *wante
 
 	if ((rc = send_shallow_info(s)) || (rc = send_wanted_refs(s, wanted_ref_oids)))
 		return rc;
-	if ((rc = pw_srv_line(s, "packfile")))
+	/* with packfile-uris the pack's side writes the header, after the
+	 * packfile-uris section it may need */
+	if (s->uri_protocols)
+		s->packfile_pending = 1;
+	else if ((rc = pw_srv_line(s, "packfile")))
 		return rc;
 	s->sideband = PW_SIDEBAND_64K;
 	/* a pack request in v2 always has sideband; thin/ofs/progress as asked */
@@ -420,8 +454,8 @@ static int fetch_with(struct pw_upload_session *s, const struct pw_v2_request *r
 	struct pw_fetch_args *a = &s->args;
 	int rc, ready;
 
-	if ((rc = check_features(s, req)) || (rc = pw_fetch_args_v2_request(a, req, &s->err)) ||
-	    (rc = pw_srv_check_filter(s)))
+	if ((rc = check_features(s, req)) || (rc = keep_uri_protocols(s, req)) ||
+	    (rc = pw_fetch_args_v2_request(a, req, &s->err)) || (rc = pw_srv_check_filter(s)))
 		return rc;
 	s->sideband_all = a->sideband_all;
 	if ((rc = pw_srv_load_refs(s)) || (rc = resolve_want_refs(s, wanted_ref_oids)) ||
@@ -497,6 +531,7 @@ int pw_srv__serve_v2(struct pw_upload_session *s)
 				rc = pw_error_copy(&s->err, &e);
 				goto out;
 			}
+			pw_srv_trace_pkt(s, 0, &pkt);
 			if (pkt.kind == PW_PKT_EOF) {
 				if (!started) {
 					rc = 1; /* the client hung up between requests: done */

@@ -29,6 +29,42 @@ void pw_srv_trace(struct pw_upload_session *s, const char *key, const char *valu
 		s->opts.trace_data(s->opts.trace_ctx, "transfer", key, value);
 }
 
+/* The packets put in the output since the last call, for the trace, in the
+ * order Git writes them (it writes each one at once: what is queued before a
+ * read went out before it). Side-band frames of a pack are not pkt-lines
+ * Git traces. */
+static void trace_out(struct pw_upload_session *s)
+{
+	size_t off = s->out_traced <= s->out.len ? s->out_traced : 0, used;
+	struct pw_pkt pkt;
+
+	while (off < s->out.len && !pw_pkt_decode((const uint8_t *)s->out.data + off,
+	                                          s->out.len - off, &pkt, &used, NULL)) {
+		off += used;
+		if (s->pack_started && s->sideband && pkt.kind == PW_PKT_DATA && pkt.len &&
+		    pkt.data[0] >= 1 && pkt.data[0] <= 3)
+			continue;
+		pw_srv_trace_pkt(s, 1, &pkt);
+	}
+	s->out_traced = off;
+}
+
+void pw_srv_trace_pkt(struct pw_upload_session *s, int write, const struct pw_pkt *pkt)
+{
+	static const char *const ctl[] = {"0000", "0001", "0002"};
+
+	if (!s->opts.trace_packet)
+		return;
+	if (!write)
+		trace_out(s);
+	if (pkt->kind == PW_PKT_DATA)
+		s->opts.trace_packet(s->opts.trace_packet_ctx, write, pkt->data ? pkt->data : "",
+		                     pkt->len);
+	else if (pkt->kind >= PW_PKT_FLUSH && pkt->kind <= PW_PKT_RESPONSE_END)
+		s->opts.trace_packet(s->opts.trace_packet_ctx, write, ctl[pkt->kind - PW_PKT_FLUSH],
+		                     4);
+}
+
 int pw_srv_flush_out(struct pw_upload_session *s)
 {
 	struct pw_error e;
@@ -36,6 +72,9 @@ int pw_srv_flush_out(struct pw_upload_session *s)
 
 	if (!s->out.len)
 		return 0;
+	if (s->opts.trace_packet)
+		trace_out(s);
+	s->out_traced = 0;
 	rc = pw_pkt_send(s->out_fd, &s->out, &e);
 	if (rc) {
 		s->err_sent = 1; /* the client is gone: nothing more to tell it */

@@ -35,6 +35,12 @@ struct pw_upload_session {
 	struct pw_pkt_reader rd;
 	int rd_ok;
 	struct pw_buf out;
+	size_t out_traced; /* bytes of out already passed to opts.trace_packet */
+	/* v2 "packfile-uris <protocols>" of the fetch being served, or NULL;
+	 * with it the "packfile" header waits until the pack's objects are
+	 * known, for the packfile-uris section that goes before it */
+	char *uri_protocols;
+	int packfile_pending;
 	struct pw_error err;
 	int err_sent;     /* the client has been told */
 	int pack_started; /* raw pack bytes went out: no ERR packet possible */
@@ -98,6 +104,8 @@ char *pw_srv_ref_full_name(struct pw_upload_session *s, const char *name);
 
 /* A trace2-style data event for the caller (opts.trace_data), if any. */
 void pw_srv_trace(struct pw_upload_session *s, const char *key, const char *value);
+/* One packet to opts.trace_packet (write: sent to the client). */
+void pw_srv_trace_pkt(struct pw_upload_session *s, int write, const struct pw_pkt *pkt);
 
 /* Read the repository's shallow file into srv_shallow (shallow.c). */
 int pw_srv_load_repo_shallow(struct pw_upload_session *s);

@@ -54,6 +54,7 @@ static int read_pkt(struct pw_upload_session *s, struct pw_pkt *pkt)
 
 	if (rc)
 		return pw_error_copy(&s->err, &e);
+	pw_srv_trace_pkt(s, 0, pkt);
 	return 0;
 }
 
@@ -147,6 +148,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 		return;
 	pw_srv_unload_refs(s);
 	pw_fetch_args_free(&s->args);
+	free(s->uri_protocols);
 	pw_graph_free(&s->graph);
 	free(s->have_objs.v);
 	free(s->new_shallow.v);
@@ -258,30 +260,34 @@ out:
 	return rc;
 }
 
+/* The client closed its end where a packet was due: an error for the log,
+ * nothing to send (nobody reads it; Git dies without a word on stdout). */
+static int hung_up(struct pw_upload_session *s)
+{
+	s->err_sent = 1;
+	return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
+}
+
 /* The want section, up to the client's flush. 1 when there are wants,
  * 0 when the client is done without asking for anything. */
 static int v0_receive_wants(struct pw_upload_session *s)
 {
 	struct pw_pkt pkt;
-	int rc, any = 0, sid_seen = 0;
+	int rc, sid_seen = 0;
 
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		if (pkt.kind == PW_PKT_EOF) {
-			/* Git's clients end with a flush; a bare hang-up is an error,
-			 * except before a stateless request, which may be empty */
-			if (!any && s->opts.stateless_rpc)
-				return 0;
-			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
-		}
+		/* Git's clients end with a flush; a bare hang-up is an error, even
+		 * an empty stateless request (git upload-pack dies of it too) */
+		if (pkt.kind == PW_PKT_EOF)
+			return hung_up(s);
 		if (pkt.kind == PW_PKT_FLUSH)
 			break;
 		if (pkt.kind != PW_PKT_DATA)
 			return pw_srv_fail(
 			        s, PW_EPROTO,
 			        "protocol error: unexpected control packet in want list");
-		any = 1;
 		if ((rc = pw_fetch_args_v0_want_line(&s->args, pkt.data, pkt.len, &s->err)))
 			return rc;
 		if (!sid_seen && s->advertise_sid && s->args.v0_caps) {
@@ -323,12 +329,9 @@ static int v0_negotiate(struct pw_upload_session *s)
 	for (;;) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		/* a stateless request may end before any have (as Git, quietly) */
-		if (pkt.kind == PW_PKT_EOF) {
-			if (s->opts.stateless_rpc)
-				return 0;
-			return pw_srv_fail(s, PW_EPROTO, "the remote end hung up unexpectedly");
-		}
+		/* a request ends with a flush or "done", stateless or not */
+		if (pkt.kind == PW_PKT_EOF)
+			return hung_up(s);
 		if (pkt.kind == PW_PKT_FLUSH) {
 			if (mode == ACK_DETAILED && got_common && !got_other) {
 				if ((rc = pw_srv_ok_to_give_up(s)) < 0)
@@ -477,6 +480,7 @@ static void report_error(struct pw_upload_session *s)
 		return;
 	s->err_sent = 1;
 	pw_buf_reset(&s->out);
+	s->out_traced = 0;
 	if (s->pack_started && s->sideband) {
 		snprintf(msg, sizeof(msg), "fatal: %s\n", s->err.msg);
 		if (pw_sideband_write(&s->out, PW_BAND_ERROR, msg, strlen(msg),

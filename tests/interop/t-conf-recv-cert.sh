@@ -88,5 +88,27 @@ for algo in sha1 sha256; do
 	$RP "$S" <"$T/push" >/dev/null 2>&1 || true
 	check_fails "$algo: the same options: the delete goes through" git -C "$S" rev-parse -q --verify topic
 	contains "$algo: a replayed nonce is not ours" "$S/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=BAD"
+	# ---- the nonce is signed over the path as named (Git's service_dir) ----
+	# stamp-HMAC(seed, "<path>:<stamp>") with the repository's hash: the path
+	# given on the command line, "." under http-backend (Git runs its
+	# receive-pack there with "."), never the resolved git dir.
+	nonce_for() { # <path> <stamp>
+		python3 -c 'import hmac, hashlib, sys
+print("%s-%s" % (sys.argv[3], hmac.new(b"sekrit", ("%s:%s" % (sys.argv[2], sys.argv[3])).encode(), getattr(hashlib, sys.argv[1])).hexdigest()))' "$algo" "$1" "$2"
+	}
+	adv_nonce() { sed -n 's/.*push-cert=\([0-9]*-[0-9a-f]*\).*/\1/p' "$1" | head -n 1; }
+	(cd "$T" && $RP --advertise-refs "s-$algo.git" >"$T/adv-rel")
+	n=$(adv_nonce "$T/adv-rel")
+	check "$algo: nonce signed over the relative path as given" \
+		test "$n" = "$(nonce_for "s-$algo.git" "${n%%-*}")"
+	$RP --advertise-refs "$S/" >"$T/adv-slash"
+	n=$(adv_nonce "$T/adv-slash")
+	check "$algo: ... and the absolute one, trailing slash kept" test "$n" = "$(nonce_for "$S/" "${n%%-*}")"
+	git -C "$S" config http.receivepack true
+	GIT_PROJECT_ROOT=$T PATH_INFO=/s-$algo.git/info/refs QUERY_STRING=service=git-receive-pack \
+		REQUEST_METHOD=GET GIT_HTTP_EXPORT_ALL=1 $PACKWIRE http-backend >"$T/adv-http"
+	n=$(adv_nonce "$T/adv-http")
+	check "$algo: http-backend signs over \".\" as git http-backend does" \
+		test "$n" = "$(nonce_for . "${n%%-*}")"
 done
 finish

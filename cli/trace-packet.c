@@ -1,0 +1,113 @@
+/* GIT_TRACE_PACKET (see trace-packet.h). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace-packet.h"
+
+struct pw_cli_trace_packet {
+	int fd, own, bare;
+	char who[32];
+};
+
+static int env_true(const char *v)
+{
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+	             !strcasecmp(v, "on"));
+}
+
+struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who)
+{
+	const char *v = getenv("GIT_TRACE_PACKET");
+	struct pw_cli_trace_packet *t;
+	int fd, own = 0;
+
+	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "false"))
+		return NULL;
+	if (!strcmp(v, "1") || !strcasecmp(v, "true")) {
+		fd = STDERR_FILENO;
+	} else if (v[0] >= '0' && v[0] <= '9' && !v[1]) {
+		fd = v[0] - '0';
+	} else if (v[0] == '/') {
+		fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "warning: could not open '%s' for tracing: %m\n", v);
+			return NULL;
+		}
+		own = 1;
+	} else {
+		fprintf(stderr,
+		        "warning: unknown trace value for 'GIT_TRACE_PACKET': %s\n"
+		        "         If you want to trace into a file, then please set "
+		        "GIT_TRACE_PACKET\n"
+		        "         to an absolute pathname (starting with /)\n",
+		        v);
+		return NULL;
+	}
+	if (!(t = calloc(1, sizeof(*t)))) {
+		if (own)
+			close(fd);
+		return NULL;
+	}
+	t->fd = fd;
+	t->own = own;
+	t->bare = env_true(getenv("GIT_TRACE_BARE"));
+	snprintf(t->who, sizeof(t->who), "%s", who);
+	return t;
+}
+
+void pw_cli_trace_packet(void *ctx, int write_, const char *data, size_t len)
+{
+	struct pw_cli_trace_packet *t = ctx;
+	char *line;
+	size_t i, n = 0, cap;
+
+	if (!t)
+		return;
+	cap = 64 + 32 + 12 * len; /* prefix, "packet: <who>< ", octal escapes */
+	if (!(line = malloc(cap)))
+		return;
+	if (!t->bare) {
+		struct timeval tv;
+		struct tm tm;
+		time_t secs;
+
+		gettimeofday(&tv, NULL);
+		secs = tv.tv_sec;
+		localtime_r(&secs, &tm);
+		n = (size_t)snprintf(line, cap, "%02d:%02d:%02d.%06ld packwire:0 ", tm.tm_hour,
+		                     tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
+		while (n < 40)
+			line[n++] = ' ';
+	}
+	n += (size_t)snprintf(line + n, cap - n, "packet: %12s%c ", t->who, write_ ? '>' : '<');
+	for (i = 0; i < len; i++) {
+		char c = data[i];
+
+		if (c == '\n')
+			continue; /* Git leaves newlines out */
+		if (c >= 0x20 && c <= 0x7e)
+			line[n++] = c;
+		else /* as Git prints a (signed) char */
+			n += (size_t)snprintf(line + n, cap - n, "\\%o", (unsigned)(int)c);
+	}
+	line[n++] = '\n';
+	if (write(t->fd, line, n) < 0) {
+		/* nothing to do: tracing must not break the session */
+	}
+	free(line);
+}
+
+void pw_cli_trace_packet_close(struct pw_cli_trace_packet *t)
+{
+	if (!t)
+		return;
+	if (t->own)
+		close(t->fd);
+	free(t);
+}

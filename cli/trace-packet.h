@@ -1,0 +1,19 @@
+/* GIT_TRACE_PACKET for the server commands: each pkt-line read and written,
+ * in Git's "packet: <who>< line" shape, so scripts (and Git's tests) that
+ * read the trace of a Git server read packwire's the same way. */
+#ifndef PW_CLI_TRACE_PACKET_H
+#define PW_CLI_TRACE_PACKET_H
+
+#include <stddef.h>
+
+struct pw_cli_trace_packet;
+/* The destination GIT_TRACE_PACKET names as Git reads it ("1"/"true":
+ * stderr, a digit: that fd, an absolute path: appended to), or NULL when
+ * tracing is off; `who` is the name shown (e.g. "upload-pack"). Warns on
+ * stderr, as Git does, for a value it cannot use. */
+struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who);
+/* A pw_upload_pack_opts.trace_packet callback (ctx = the handle). */
+void pw_cli_trace_packet(void *ctx, int write, const char *data, size_t len);
+void pw_cli_trace_packet_close(struct pw_cli_trace_packet *t);
+
+#endif
