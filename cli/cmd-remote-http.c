@@ -420,8 +420,9 @@ static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *
 }
 
 /* v2 over HTTP: Git's requests (packets up to a flush) become POSTs; each
- * response goes back followed by the response-end packet. */
-static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
+ * response goes back followed by the response-end packet. *fell_back after a
+ * "fallback" (not v2, or not upload-pack): the helper reads on. */
+static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *fell_back)
 {
 	struct pw_transport_opts to = {0};
 	struct pw_pkt_reader in = {0}, rd = {0};
@@ -433,6 +434,7 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 
 	if (c->arg_len != 15 || memcmp(c->arg, "git-upload-pack", 15)) {
 		answer("fallback\n");
+		*fell_back = 1;
 		return 0;
 	}
 	to.service = "git-upload-pack";
@@ -443,6 +445,14 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 	to.protocol = &pw_cli_env()->protocol;
 	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
 		return pw_cli_fatal("%s", err.msg);
+	if (conn->in_fd < 0) {
+		/* a dumb server (no service line): list and fetch go through
+		 * packwire's dumb client */
+		pw_conn_free(conn);
+		answer("fallback\n");
+		*fell_back = 1;
+		return 0;
+	}
 	if (pw_pkt_reader_init(&rd, conn->in_fd, 0) || pw_pkt_reader_init(&in, 0, 0)) {
 		rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
 		goto fail;
@@ -455,6 +465,7 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 		pw_pkt_reader_free(&in);
 		pw_conn_free(conn);
 		answer("fallback\n");
+		*fell_back = 1;
 		return 0;
 	}
 	answer("\n");
@@ -548,7 +559,14 @@ int cmd_remote_http(int argc, char **argv)
 			rc = do_push(&h, &c);
 			break;
 		case PW_HCMD_STATELESS_CONNECT:
-			rc = stateless_connect(&h, &c);
+			/* after a fallback Git goes on with list and fetch */
+			{
+				int fell_back = 0;
+
+				rc = stateless_connect(&h, &c, &fell_back);
+				if (!rc && fell_back)
+					break;
+			}
 			goto out;
 		default:
 			rc = pw_cli_fatal("remote-http: command '%s' is not supported",
