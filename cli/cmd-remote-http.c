@@ -26,6 +26,9 @@ struct rh {
 	struct pw_session *s;            /* opened by "list", used by "fetch" */
 	struct pw_repo *repo;
 	struct pw_buf line;
+	/* the environment's, with a credential cache: Git asks once per
+	 * helper process, whatever the number of connections */
+	struct pw_http_env http;
 	/* the batch being read (freed at exit even on a fatal error) */
 	struct pw_oid *wants;
 	char **specs;
@@ -91,7 +94,7 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	o->quiet = h->verbosity < 1;
 	o->progress = h->progress;
 	o->ssh = pw_cli_env()->ssh;
-	o->http_env = &pw_cli_env()->http;
+	o->http_env = &h->http;
 	o->protocol = &pw_cli_env()->protocol;
 	o->config = pw_cli_config(h->repo);
 	pw_cli_report(&o->report, NULL);
@@ -359,7 +362,7 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.quiet = h->verbosity < 1;
 	o.progress = h->progress;
 	o.ssh = pw_cli_env()->ssh;
-	o.http_env = &pw_cli_env()->http;
+	o.http_env = &h->http;
 	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
@@ -441,7 +444,7 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *f
 	to.protocol_version = 2;
 	to.quiet = h->verbosity < 1;
 	to.config = pw_cli_config(h->repo);
-	to.http_env = &pw_cli_env()->http;
+	to.http_env = &h->http;
 	to.protocol = &pw_cli_env()->protocol;
 	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
 		return pw_cli_fatal("%s", err.msg);
@@ -524,6 +527,13 @@ int cmd_remote_http(int argc, char **argv)
 	h.url = argc == 3 ? argv[2] : argv[1];
 	h.verbosity = 1;
 	pw_buf_init(&h.line, 0);
+	h.http = pw_cli_env()->http;
+	if (pw_http_auth_new(&h.http.auth))
+		return pw_cli_fatal("out of memory");
+	/* the repository's config (http.*, credential.*) from the start, when
+	 * there is one; fetch and push open it afresh */
+	if (pw_repo_discover(&h.repo, getenv("GIT_DIR"), ".", pw_cli_repo_opts(), &err))
+		h.repo = NULL;
 	pw_cli_client_signals();
 	while (!rc) {
 		int r = read_line(&h);
@@ -584,5 +594,6 @@ out:
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
 	free(h.push_options);
+	pw_http_auth_free(h.http.auth);
 	return rc;
 }

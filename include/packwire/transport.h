@@ -82,7 +82,29 @@ struct pw_http_env {
 	/* GIT_ASKPASS, SSH_ASKPASS: a program asked for a missing username or
 	 * password (GIT_ASKPASS, else core.askPass, else SSH_ASKPASS), as Git */
 	const char *askpass, *ssh_askpass;
+	const char *smart_http; /* GIT_SMART_HTTP: false = ask as a dumb client */
+	/* LANGUAGE, LC_ALL, LC_MESSAGES, LANG: the Accept-Language header */
+	const char *language, *lc_all, *lc_messages, *lang;
+	/* GIT_TRACE_CURL_NO_DATA, GIT_CURL_VERBOSE (headers only), GIT_TRACE_REDACT */
+	const char *trace_curl_no_data, *curl_verbose, *trace_redact;
+	/* Not from the environment: set by the caller. trace gets Git's
+	 * GIT_TRACE_CURL lines ("=> Send header: ...", each ending in '\n',
+	 * secrets redacted unless trace_redact is false), possibly from a
+	 * connection's own thread; NULL = no tracing. */
+	void (*trace)(void *ctx, const char *line, size_t len);
+	void *trace_ctx;
+	/* Credentials that worked, shared by the connections that are given
+	 * the same cache, so that a process asks once per server (as
+	 * git-remote-http does); NULL = every connection asks anew. */
+	struct pw_http_auth *auth;
 };
+
+/* A credential cache for pw_http_env.auth (any thread). */
+struct pw_http_auth;
+/* 0 or PW_ENOMEM. */
+PW_API int pw_http_auth_new(struct pw_http_auth **out);
+/* Wipes and frees; NULL is fine. */
+PW_API void pw_http_auth_free(struct pw_http_auth *a);
 
 /* Which transports may be used, as Git's protocol.allow rules say, and where
  * remote helpers are found (the CLI fills it from the environment). */
