@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client-util.h"
@@ -22,6 +23,13 @@ struct rh {
 	char *filter;
 	const char **push_options;
 	size_t nr_push_options;
+	/* "option cas <ref>:<oid>" (--force-with-lease), checked against the
+	 * refs of "list for-push" (kept in pushrefs, "<oid> <name>\n" lines) */
+	char **cas;
+	size_t nr_cas;
+	struct pw_buf pushrefs;
+	char **stale; /* refs left out of the push: their lease failed */
+	size_t nr_stale;
 	const struct pw_hash_algo *algo; /* "option object-format <algo>" */
 	struct pw_session *s;            /* opened by "list", used by "fetch" */
 	struct pw_repo *repo;
@@ -100,6 +108,13 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	pw_cli_report(&o->report, NULL);
 }
 
+static void post_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+}
+
 static int open_repo(struct rh *h)
 {
 	/* afresh: a clone rewrites the repository's format after "list" */
@@ -125,6 +140,8 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		return pw_cli_fatal("out of memory");
 	if (!strcmp(name, "verbosity")) {
 		h->verbosity = atoi(value);
+		/* git-remote-http tells of each POST from -v -v on */
+		h->http.post_note = h->verbosity > 1 ? post_note : NULL;
 	} else if (!strcmp(name, "progress")) {
 		h->progress = !pw_config_parse_bool(value, &b) && b;
 	} else if (!strcmp(name, "depth")) {
@@ -169,6 +186,16 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 			answer("error unknown object format\n");
 			return 0;
 		}
+	} else if (!strcmp(name, "cas")) {
+		char **n = realloc(h->cas, (h->nr_cas + 1) * sizeof(*n));
+
+		if (!n) {
+			free(value);
+			return pw_cli_fatal("out of memory");
+		}
+		h->cas = n;
+		h->cas[h->nr_cas++] = value;
+		value = NULL;
 	} else if (!strcmp(name, "pushcert")) {
 		free(value);
 		answer("error packwire remote-http does not support signed pushes\n");
@@ -185,6 +212,105 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 	return 0;
 }
 
+/* "list for-push": receive-pack's refs, from its v0 advertisement. The
+ * connection's info/refs answer stays in the cache, so that the push that
+ * follows does not ask again (one GET, as git-remote-http). */
+static int list_for_push(struct rh *h)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_pkt_reader rd = {0};
+	struct pw_error err = {0};
+	struct pw_conn *conn = NULL;
+	struct pw_buf out = PW_BUF_INIT;
+	const struct pw_hash_algo *algo = pw_hash_by_id(PW_HASH_SHA1);
+	struct pw_pkt pkt;
+	int rc, first = 1;
+
+	to.service = "git-receive-pack";
+	to.quiet = h->verbosity < 1;
+	to.config = pw_cli_config(h->repo);
+	to.http_env = &h->http;
+	to.protocol = &pw_cli_env()->protocol;
+	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
+		return pw_cli_fatal("%s", err.msg);
+	if (conn->in_fd < 0) {
+		pw_conn_free(conn);
+		return pw_cli_fatal("remote-http: cannot push to a dumb HTTP server: %s", h->url);
+	}
+	if (pw_pkt_reader_init(&rd, conn->in_fd, 0)) {
+		pw_conn_free(conn);
+		return pw_cli_fatal("out of memory");
+	}
+	for (;;) {
+		const char *sp, *nul;
+		size_t len;
+
+		if ((rc = pw_pkt_read(&rd, &pkt, &err)))
+			break;
+		if (pkt.kind == PW_PKT_FLUSH || pkt.kind == PW_PKT_EOF)
+			break;
+		if (pkt.kind != PW_PKT_DATA) {
+			rc = pw_error_set(&err, PW_EPROTO,
+			                  "remote-http: unexpected packet in the "
+			                  "ref advertisement");
+			break;
+		}
+		len = pkt.len;
+		if (len && pkt.data[len - 1] == '\n')
+			len--;
+		nul = memchr(pkt.data, 0, len);
+		if (first && nul) {
+			/* the capabilities: which algorithm */
+			const char *c = nul + 1, *end = (const char *)pkt.data + len;
+
+			while (c < end) {
+				const char *e = memchr(c, ' ', (size_t)(end - c));
+				size_t n = e ? (size_t)(e - c) : (size_t)(end - c);
+
+				if (n > 14 && !memcmp(c, "object-format=", 14) &&
+				    !(algo = pw_hash_by_name(c + 14, n - 14))) {
+					rc = pw_error_set(
+					        &err, PW_EPROTO,
+					        "remote-http: unknown object format '%.*s'",
+					        (int)(n - 14), c + 14);
+					break;
+				}
+				c += n + 1;
+			}
+			if (rc)
+				break;
+		}
+		if (nul)
+			len = (size_t)(nul - (const char *)pkt.data);
+		sp = memchr(pkt.data, ' ', len);
+		if (!sp || (size_t)(sp - (const char *)pkt.data) != algo->hexsz) {
+			rc = pw_error_set(&err, PW_EPROTO, "remote-http: bad ref line");
+			break;
+		}
+		if (!(first && (size_t)((const char *)pkt.data + len - sp - 1) == 15 &&
+		      !memcmp(sp + 1, "capabilities^{}", 15)))
+			rc = pw_buf_addf(&out, "%.*s\n", (int)len, (const char *)pkt.data);
+		if (rc) {
+			rc = pw_error_set(&err, rc, "out of memory");
+			break;
+		}
+		first = 0;
+	}
+	pw_pkt_reader_free(&rd);
+	pw_conn_free(conn);
+	if (rc) {
+		pw_buf_free(&out);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	if (h->object_format)
+		printf(":object-format %s\n", algo->name);
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	pw_buf_free(&h->pushrefs);
+	h->pushrefs = out;
+	answer("\n");
+	return 0;
+}
+
 static int do_list(struct rh *h, int for_push)
 {
 	struct pw_client_opts o;
@@ -194,11 +320,12 @@ static int do_list(struct rh *h, int for_push)
 	size_t i;
 	int rc;
 
-	(void)for_push; /* receive-pack's refs are checked by push itself */
 	if (h->s) {
 		pw_session_close(h->s, NULL);
 		h->s = NULL;
 	}
+	if (for_push)
+		return list_for_push(h);
 	client_opts(h, &o, wanted_version(h));
 	if ((rc = pw_session_open(&h->s, h->url, &o, &err)) ||
 	    (rc = pw_session_list_refs(h->s, NULL, PW_LSREFS_SYMREFS | PW_LSREFS_PEEL, &adv, &err)))
@@ -324,6 +451,92 @@ static const char *push_status(const struct pw_push_ref *r, const char **msg)
 	return "error";
 }
 
+static void free_stale(struct rh *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nr_stale; i++)
+		free(h->stale[i]);
+	free(h->stale);
+	h->stale = NULL;
+	h->nr_stale = 0;
+}
+
+/* The remote's value of ref as "list for-push" showed it; NULL when absent. */
+static const char *pushref(const struct rh *h, const char *ref, size_t *len)
+{
+	const char *p = h->pushrefs.data, *end = p ? p + h->pushrefs.len : NULL;
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp;
+
+		if (!nl)
+			break;
+		sp = memchr(p, ' ', (size_t)(nl - p));
+		if (sp && (size_t)(nl - sp - 1) == strlen(ref) &&
+		    !memcmp(sp + 1, ref, strlen(ref))) {
+			*len = (size_t)(sp - p);
+			return p;
+		}
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+/* --force-with-lease as send-pack does it: a push whose ref has a "cas"
+ * goes on forced when the remote still has the expected value, else it is
+ * left out and reported "stale info". */
+static int apply_cas(struct rh *h)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < h->nr_specs; i++) {
+		char *spec = h->specs[i], *colon = strrchr(spec, ':'), *forced;
+		const char *dst = colon ? colon + 1 : spec, *expect = NULL, *cur;
+		size_t curlen = 0, dl = strlen(dst);
+		int zero = 1;
+
+		for (j = 0; j < h->nr_cas; j++)
+			if (!strncmp(h->cas[j], dst, dl) && h->cas[j][dl] == ':')
+				expect = h->cas[j] + dl + 1;
+		if (!expect) {
+			h->specs[k++] = spec;
+			continue;
+		}
+		for (const char *e = expect; *e; e++)
+			zero &= *e == '0';
+		cur = pushref(h, dst, &curlen);
+		if (cur ? (strlen(expect) == curlen && !strncasecmp(cur, expect, curlen)) : zero) {
+			if (spec[0] != '+') {
+				if (!(forced = malloc(strlen(spec) + 2)))
+					return pw_cli_fatal("out of memory");
+				forced[0] = '+';
+				strcpy(forced + 1, spec);
+				free(spec);
+				spec = forced;
+			}
+			h->specs[k++] = spec;
+			continue;
+		}
+		{
+			char **n = realloc(h->stale, (h->nr_stale + 1) * sizeof(*n));
+			char *d = strdup(dst);
+
+			if (!n || !d) {
+				free(d);
+				if (n)
+					h->stale = n;
+				return pw_cli_fatal("out of memory");
+			}
+			h->stale = n;
+			h->stale[h->nr_stale++] = d;
+			free(spec);
+		}
+	}
+	h->nr_specs = k;
+	return 0;
+}
+
 /* "push <refspec>" lines up to a blank one, then one push. */
 static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
@@ -357,6 +570,8 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		if (c.kind == PW_HCMD_END)
 			break;
 	}
+	if ((rc = apply_cas(h)))
+		return rc;
 	o.atomic = h->atomic;
 	o.dry_run = h->dry_run;
 	o.quiet = h->verbosity < 1;
@@ -367,12 +582,17 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
 	pw_cli_report(&o.report, NULL);
-	rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res, &err);
+	if (h->nr_specs)
+		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
+		             &err);
 	free_batch(h);
 	if (rc) {
 		pw_push_result_free(&res);
 		return pw_cli_fatal("%s", err.msg);
 	}
+	for (i = 0; i < h->nr_stale; i++)
+		printf("error %s stale info\n", h->stale[i]);
+	free_stale(h);
 	if (res.unpack_error)
 		fprintf(stderr, "error: remote unpack failed: %s\n", res.unpack_error);
 	for (i = 0; i < res.nr; i++) {
@@ -528,7 +748,7 @@ int cmd_remote_http(int argc, char **argv)
 	h.verbosity = 1;
 	pw_buf_init(&h.line, 0);
 	h.http = pw_cli_env()->http;
-	if (pw_http_auth_new(&h.http.auth))
+	if (pw_http_cache_new(&h.http.cache))
 		return pw_cli_fatal("out of memory");
 	/* the repository's config (http.*, credential.*) from the start, when
 	 * there is one; fetch and push open it afresh */
@@ -594,6 +814,11 @@ out:
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
 	free(h.push_options);
-	pw_http_auth_free(h.http.auth);
+	pw_http_cache_free(h.http.cache);
+	for (size_t i = 0; i < h.nr_cas; i++)
+		free(h.cas[i]);
+	free(h.cas);
+	free_stale(&h);
+	pw_buf_free(&h.pushrefs);
 	return rc;
 }

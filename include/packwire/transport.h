@@ -93,18 +93,24 @@ struct pw_http_env {
 	 * connection's own thread; NULL = no tracing. */
 	void (*trace)(void *ctx, const char *line, size_t len);
 	void *trace_ctx;
-	/* Credentials that worked, shared by the connections that are given
-	 * the same cache, so that a process asks once per server (as
-	 * git-remote-http does); NULL = every connection asks anew. */
-	struct pw_http_auth *auth;
+	/* Git's "POST git-upload-pack (123 bytes)" line before each POST, as
+	 * a verbose git-remote-http prints it (no newline); NULL = none */
+	void (*post_note)(void *ctx, const char *line);
+	void *post_note_ctx;
+	/* What git-remote-http keeps across the connections of one process,
+	 * for the connections given the same cache: credentials that worked
+	 * (asked once per server), and the last info/refs answer, used once by
+	 * the next connection to the same URL and service instead of a second
+	 * GET (a helper's "list for-push" then "push"). NULL = none. */
+	struct pw_http_cache *cache;
 };
 
-/* A credential cache for pw_http_env.auth (any thread). */
-struct pw_http_auth;
+/* A cache for pw_http_env.cache (any thread). */
+struct pw_http_cache;
 /* 0 or PW_ENOMEM. */
-PW_API int pw_http_auth_new(struct pw_http_auth **out);
+PW_API int pw_http_cache_new(struct pw_http_cache **out);
 /* Wipes and frees; NULL is fine. */
-PW_API void pw_http_auth_free(struct pw_http_auth *a);
+PW_API void pw_http_cache_free(struct pw_http_cache *c);
 
 /* Which transports may be used, as Git's protocol.allow rules say, and where
  * remote helpers are found (the CLI fills it from the environment). */

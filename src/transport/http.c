@@ -71,6 +71,8 @@ struct settings {
 	void (*trace)(void *ctx, const char *line, size_t len);
 	void *trace_ctx;
 	int trace_data, trace_redact;
+	void (*post_note)(void *ctx, const char *line);
+	void *post_note_ctx;
 };
 
 struct http {
@@ -82,10 +84,10 @@ struct http {
 	int v2_asked, v2;
 	struct settings set;
 	struct cred cred;
-	int have_cred;             /* username and password are set on the handle */
-	int approved;              /* auth_approve done for them */
-	struct pw_http_auth *auth; /* pw_http_env.auth */
-	long authmask;             /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
+	int have_cred;              /* username and password are set on the handle */
+	int approved;               /* auth_approve done for them */
+	struct pw_http_cache *auth; /* pw_http_env.cache */
+	long authmask;              /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
 	char errbuf[CURL_ERROR_SIZE];
 
 	pthread_t tid;
@@ -339,6 +341,10 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 	s->smart = 1;
 	if (env && env->smart_http && !pw_config_parse_bool(env->smart_http, &b))
 		s->smart = b;
+	if (env) {
+		s->post_note = env->post_note;
+		s->post_note_ctx = env->post_note_ctx;
+	}
 	if (env && env->trace) {
 		s->trace = env->trace;
 		s->trace_ctx = env->trace_ctx;
@@ -719,14 +725,20 @@ static int askpass(struct http *h, const char *what, char **out)
 /* ---- credentials kept across connections (pw_http_env.auth) ----------------- */
 
 static void cred_free(struct cred *c);
+static void disc_clear(struct pw_http_cache *a);
 
-struct pw_http_auth {
+struct pw_http_cache {
 	pthread_mutex_t mu;
 	char *protocol, *host, *path, *username, *password;
 	long authmask;
+	/* the last discovery: asked for (url, service), got base and adv */
+	char *disc_url, *disc_service, *disc_base;
+	struct pw_buf disc_adv;
+	size_t disc_skip;
+	int disc_v2, disc_dumb;
 };
 
-int pw_http_auth_new(struct pw_http_auth **out)
+int pw_http_cache_new(struct pw_http_cache **out)
 {
 	if (!(*out = calloc(1, sizeof(**out))))
 		return PW_ENOMEM;
@@ -734,7 +746,7 @@ int pw_http_auth_new(struct pw_http_auth **out)
 	return 0;
 }
 
-static void auth_clear(struct pw_http_auth *a)
+static void auth_clear(struct pw_http_cache *a)
 {
 	struct cred c = {a->protocol, a->host, a->path, a->username, a->password};
 
@@ -742,13 +754,70 @@ static void auth_clear(struct pw_http_auth *a)
 	a->protocol = a->host = a->path = a->username = a->password = NULL;
 }
 
-void pw_http_auth_free(struct pw_http_auth *a)
+void pw_http_cache_free(struct pw_http_cache *a)
 {
 	if (!a)
 		return;
 	auth_clear(a);
+	disc_clear(a);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
+}
+
+static void disc_clear(struct pw_http_cache *a)
+{
+	free(a->disc_url);
+	free(a->disc_service);
+	free(a->disc_base);
+	a->disc_url = a->disc_service = a->disc_base = NULL;
+	pw_buf_free(&a->disc_adv);
+}
+
+/* Keep what discover() found for the next connection to url (as given,
+ * before any redirect). */
+static void disc_keep(struct http *h, const char *url)
+{
+	struct pw_http_cache *a = h->auth;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	disc_clear(a);
+	if (dup_to(&a->disc_url, url) || dup_to(&a->disc_service, h->service) ||
+	    dup_to(&a->disc_base, h->base) || pw_buf_add(&a->disc_adv, h->adv.data, h->adv.len))
+		disc_clear(a);
+	a->disc_skip = h->adv_skip;
+	a->disc_v2 = h->v2;
+	a->disc_dumb = h->dumb;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* 1 when the last discovery was of url and this service (and v2 was asked
+ * for or not alike): h takes it, and the cache forgets it. */
+static int disc_take(struct http *h, const char *url)
+{
+	struct pw_http_cache *a = h->auth;
+	int took = 0;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	if (a->disc_url && !strcmp(a->disc_url, url) && !strcmp(a->disc_service, h->service) &&
+	    (a->disc_dumb || !a->disc_v2 || h->v2_asked)) {
+		pw_buf_free(&h->adv);
+		h->adv = a->disc_adv;
+		pw_buf_init(&a->disc_adv, 0);
+		free(h->base);
+		h->base = a->disc_base;
+		a->disc_base = NULL;
+		h->adv_skip = a->disc_skip;
+		h->v2 = a->disc_v2;
+		h->dumb = a->disc_dumb;
+		took = 1;
+	}
+	disc_clear(a);
+	pthread_mutex_unlock(&a->mu);
+	return took;
 }
 
 static int same(const char *a, const char *b)
@@ -757,7 +826,7 @@ static int same(const char *a, const char *b)
 }
 
 /* Is what a holds for the server (and path, with useHttpPath) of h? */
-static int auth_for(const struct pw_http_auth *a, const struct http *h)
+static int auth_for(const struct pw_http_cache *a, const struct http *h)
 {
 	return a->username && a->password && same(a->protocol, h->cred.protocol) &&
 	       same(a->host, h->cred.host) &&
@@ -768,7 +837,7 @@ static int auth_for(const struct pw_http_auth *a, const struct http *h)
  * its URL names another user or has a password of its own. */
 static int auth_take(struct http *h)
 {
-	struct pw_http_auth *a = h->auth;
+	struct pw_http_cache *a = h->auth;
 	int rc = 0;
 
 	if (!a || h->cred.password)
@@ -789,7 +858,7 @@ static int auth_take(struct http *h)
 /* Credentials that just worked: Git's credential_approve, and kept. */
 static void auth_approve(struct http *h)
 {
-	struct pw_http_auth *a = h->auth;
+	struct pw_http_cache *a = h->auth;
 
 	if (!h->cred.username || !h->cred.password)
 		return;
@@ -812,7 +881,7 @@ static void auth_approve(struct http *h)
 /* Credentials the server refused: Git's credential_reject, and forgotten. */
 static void auth_reject(struct http *h)
 {
-	struct pw_http_auth *a = h->auth;
+	struct pw_http_cache *a = h->auth;
 
 	if (!h->cred.username || !h->cred.password)
 		return;
@@ -1155,7 +1224,7 @@ static int rebase(struct http *h, const char *tail, struct pw_error *err)
 	return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 }
 
-static int discover(struct http *h, struct pw_error *err)
+static int discover_get(struct http *h, struct pw_error *err)
 {
 	char tail[64], ct[128], want[96], *url;
 	const char *hdr_lines[] = {"Pragma: no-cache", NULL};
@@ -1251,6 +1320,27 @@ static int discover(struct http *h, struct pw_error *err)
 out:
 	curl_slist_free_all(hl);
 	free(url);
+	return rc;
+}
+
+/* info/refs: the cache's answer when it has one for this URL and service,
+ * else a GET (kept in the cache for the next connection). */
+static int discover(struct http *h, struct pw_error *err)
+{
+	char *given;
+	int rc;
+
+	if (!h->auth)
+		return discover_get(h, err);
+	if (!(given = strdup(h->base)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (disc_take(h, given)) {
+		free(given);
+		return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
+	}
+	if (!(rc = discover_get(h, err)))
+		disc_keep(h, given);
+	free(given);
 	return rc;
 }
 
@@ -1590,6 +1680,18 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	strcpy(url, h->base);
 	strcat(url, url_tail);
+	if (h->set.post_note) {
+		char note[160];
+
+		if (!eof)
+			snprintf(note, sizeof(note), "POST %s (chunked)", h->service);
+		else if (body == &gz)
+			snprintf(note, sizeof(note), "POST %s (gzip %zu to %zu bytes)", h->service,
+			         req->len, gz.len);
+		else
+			snprintf(note, sizeof(note), "POST %s (%zu bytes)", h->service, req->len);
+		h->set.post_note(h->set.post_note_ctx, note);
+	}
 	for (tries = 0; tries < 2; tries++) {
 		code = 0;
 		p.checked = p.failed = 0;
@@ -1857,7 +1959,7 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
 		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
 	}
-	h->auth = opts && opts->http_env ? opts->http_env->auth : NULL;
+	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
 	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
