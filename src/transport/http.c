@@ -265,6 +265,52 @@ oom:
 	return PW_ENOMEM;
 }
 
+static int dup_to(char **dst, const char *v);
+
+/* Does the credential.<url> pattern u name the server (and path) of h? */
+static int cred_url_match(const struct http *h, const char *u, size_t n)
+{
+	const char *sep = memmem(u, n, "://", 3), *host, *slash, *at;
+	size_t pl, hl;
+
+	if (!sep || !h->cred.protocol || !h->cred.host)
+		return 0;
+	if ((size_t)(sep - u) != strlen(h->cred.protocol) ||
+	    strncmp(u, h->cred.protocol, (size_t)(sep - u)))
+		return 0;
+	host = sep + 3;
+	slash = memchr(host, '/', (size_t)(u + n - host));
+	hl = (size_t)((slash ? slash : u + n) - host);
+	if ((at = memchr(host, '@', hl))) { /* user@host: the host part */
+		hl -= (size_t)(at + 1 - host);
+		host = at + 1;
+	}
+	if (hl != strlen(h->cred.host) || strncmp(host, h->cred.host, hl))
+		return 0;
+	if (!slash)
+		return 1;
+	pl = (size_t)(u + n - slash - 1);
+	while (pl && slash[pl] == '/')
+		pl--;
+	if (!pl)
+		return 1;
+	return h->cred.path && !strncmp(slash + 1, h->cred.path, pl) &&
+	       (h->cred.path[pl] == 0 || h->cred.path[pl] == '/');
+}
+
+static int cred_url_username(const struct pw_config_entry *e, void *data)
+{
+	struct http *h = data;
+	size_t kl = strlen(e->key);
+
+	if (kl < 11 + 9 + 1 || strncmp(e->key, "credential.", 11) ||
+	    strcmp(e->key + kl - 9, ".username") || !e->value)
+		return 0;
+	if (!cred_url_match(h, e->key + 11, kl - 11 - 9))
+		return 0;
+	return dup_to(&h->set.cred_username, e->value);
+}
+
 static long num(const char *v, long dflt)
 {
 	int64_t n;
@@ -366,6 +412,10 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 		if (!pw_config_get_bool(cfg, "credential.usehttppath", &b, NULL))
 			s->use_http_path = b;
 		if (dup_to(&s->cred_username, cfg_str(cfg, "credential.username")))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		/* credential.<url>.username for this server wins (Git's matching of
+		 * the protocol, host and, when given, path) */
+		if (pw_config_foreach(cfg, cred_url_username, h) == PW_ENOMEM)
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -682,9 +732,10 @@ static int askpass(struct http *h, const char *what, char **out)
 	ssize_t n;
 	pid_t pid;
 
-	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s': ", what, h->cred.protocol,
+	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s%s%s': ", what, h->cred.protocol,
 	                h->cred.username ? h->cred.username : "", h->cred.username ? "@" : "",
-	                h->cred.host))
+	                h->cred.host, h->set.use_http_path && h->cred.path ? "/" : "",
+	                h->set.use_http_path && h->cred.path ? h->cred.path : ""))
 		return PW_ENOMEM;
 	if (pipe2(from, O_CLOEXEC)) {
 		pw_buf_free(&prompt);
@@ -1224,6 +1275,38 @@ static int rebase(struct http *h, const char *tail, struct pw_error *err)
 	return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 }
 
+/* The server and path of the credential from the base URL (after a
+ * redirect), as Git's credential_from_url; a username given stays when the
+ * server is the same. */
+static int cred_from_base(struct http *h, struct pw_error *err)
+{
+	const char *p = strstr(h->base, "://"), *host, *slash;
+	char *proto, *hst = NULL, *path = NULL;
+
+	if (!p)
+		return 0;
+	host = p + 3;
+	slash = host + strcspn(host, "/?#");
+	if (!(proto = strndup(h->base, (size_t)(p - h->base))) ||
+	    !(hst = strndup(host, (size_t)(slash - host))) ||
+	    (*slash == '/' && !(path = strdup(slash + 1)))) {
+		free(proto);
+		free(hst);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	if (!same(proto, h->cred.protocol) || !same(hst, h->cred.host)) {
+		free(h->cred.username);
+		h->cred.username = NULL;
+	}
+	free(h->cred.protocol);
+	free(h->cred.host);
+	free(h->cred.path);
+	h->cred.protocol = proto;
+	h->cred.host = hst;
+	h->cred.path = path;
+	return 0;
+}
+
 static int discover_get(struct http *h, struct pw_error *err)
 {
 	char tail[64], ct[128], want[96], *url;
@@ -1263,7 +1346,9 @@ static int discover_get(struct http *h, struct pw_error *err)
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
 		narrow_auth(h);
 		if (code == 401 && !h->have_cred && !(h->cred.username && h->cred.password)) {
-			if ((rc = cred_fill(h, err)))
+			/* the credentials are for where the redirects led, as Git */
+			if ((rc = rebase(h, tail, err)) || (rc = cred_from_base(h, err)) ||
+			    (rc = cred_fill(h, err)))
 				goto out;
 			h->have_cred = 1;
 			continue;
@@ -1759,6 +1844,15 @@ out:
 	pw_buf_free(&gz);
 }
 
+static int one_packet(const struct pw_buf *b)
+{
+	int n = b->len >= 4 ? pw_hexval(b->data[0]) : -1, i;
+
+	for (i = 1; i < 4 && n >= 0; i++)
+		n = pw_hexval(b->data[i]) < 0 ? -1 : n * 16 + pw_hexval(b->data[i]);
+	return n >= 4 && (size_t)n == b->len;
+}
+
 static void *http_main(void *arg)
 {
 	struct http *h = arg;
@@ -1777,6 +1871,11 @@ static void *http_main(void *arg)
 			signal_response(h, rc);
 			break;
 		}
+		/* Git's buffer must have room for a whole packet before each
+		 * read: what it sends with a length is at most
+		 * http.postBuffer - LARGE_PACKET_MAX (and one packet) */
+		if (eof && req.len > h->set.post_buffer - PW_PKT_MAX && !one_packet(&req))
+			eof = 0;
 		if (req.len)
 			do_post(h, &req, eof);
 		pthread_mutex_lock(&h->mu);
