@@ -108,9 +108,12 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	pw_cli_report(&o->report, NULL);
 }
 
-static void post_note(void *ctx, const char *line)
+static void note(void *ctx, int level, const char *line)
 {
-	(void)ctx;
+	const struct rh *h = ctx;
+
+	if (h->verbosity < level)
+		return;
 	fprintf(stderr, "%s\n", line);
 	fflush(stderr);
 }
@@ -140,8 +143,6 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		return pw_cli_fatal("out of memory");
 	if (!strcmp(name, "verbosity")) {
 		h->verbosity = atoi(value);
-		/* git-remote-http tells of each POST from -v -v on */
-		h->http.post_note = h->verbosity > 1 ? post_note : NULL;
 	} else if (!strcmp(name, "progress")) {
 		h->progress = !pw_config_parse_bool(value, &b) && b;
 	} else if (!strcmp(name, "depth")) {
@@ -748,6 +749,19 @@ int cmd_remote_http(int argc, char **argv)
 	h.verbosity = 1;
 	pw_buf_init(&h.line, 0);
 	h.http = pw_cli_env()->http;
+	h.http.note = note;
+	h.http.note_ctx = &h;
+	/* "<scheme>::<url>" given as the remote; a URL without a scheme is
+	 * refused at once, as git-remote-http does */
+	{
+		const char *dc = strstr(h.url, "::");
+
+		if (dc && !memchr(h.url, '/', (size_t)(dc - h.url)))
+			h.url = dc + 2;
+		dc = strstr(h.url, "://");
+		if (!dc || dc == h.url)
+			return pw_cli_fatal("url has no scheme: %s", h.url);
+	}
 	if (pw_http_cache_new(&h.http.cache))
 		return pw_cli_fatal("out of memory");
 	/* the repository's config (http.*, credential.*) from the start, when

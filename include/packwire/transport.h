@@ -93,10 +93,12 @@ struct pw_http_env {
 	 * connection's own thread; NULL = no tracing. */
 	void (*trace)(void *ctx, const char *line, size_t len);
 	void *trace_ctx;
-	/* Git's "POST git-upload-pack (123 bytes)" line before each POST, as
-	 * a verbose git-remote-http prints it (no newline); NULL = none */
-	void (*post_note)(void *ctx, const char *line);
-	void *post_note_ctx;
+	/* What git-remote-http tells on stderr (no newline): level 1 "warning:
+	 * redirecting to <url>" after a redirected discovery, level 2 "POST
+	 * git-upload-pack (123 bytes)" before each POST (Git prints them from
+	 * verbosity 1 and 2 on); NULL = none */
+	void (*note)(void *ctx, int level, const char *line);
+	void *note_ctx;
 	/* What git-remote-http keeps across the connections of one process,
 	 * for the connections given the same cache: credentials that worked
 	 * (asked once per server), and the last info/refs answer, used once by

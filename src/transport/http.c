@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <iconv.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -71,8 +72,8 @@ struct settings {
 	void (*trace)(void *ctx, const char *line, size_t len);
 	void *trace_ctx;
 	int trace_data, trace_redact;
-	void (*post_note)(void *ctx, const char *line);
-	void *post_note_ctx;
+	void (*note)(void *ctx, int level, const char *line);
+	void *note_ctx;
 };
 
 struct http {
@@ -388,8 +389,8 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 	if (env && env->smart_http && !pw_config_parse_bool(env->smart_http, &b))
 		s->smart = b;
 	if (env) {
-		s->post_note = env->post_note;
-		s->post_note_ctx = env->post_note_ctx;
+		s->note = env->note;
+		s->note_ctx = env->note_ctx;
 	}
 	if (env && env->trace) {
 		s->trace = env->trace;
@@ -1272,6 +1273,13 @@ static int rebase(struct http *h, const char *tail, struct pw_error *err)
 		free(h->base);
 		h->base = nb;
 	}
+	if (h->set.note) {
+		struct pw_buf b = PW_BUF_INIT;
+
+		if (!pw_buf_addf(&b, "warning: redirecting to %s/", h->base))
+			h->set.note(h->set.note_ctx, 1, b.data);
+		pw_buf_free(&b);
+	}
 	return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 }
 
@@ -1307,9 +1315,11 @@ static int cred_from_base(struct http *h, struct pw_error *err)
 	return 0;
 }
 
+static const char *remote_text(struct http *h, char *out, size_t sz);
+
 static int discover_get(struct http *h, struct pw_error *err)
 {
-	char tail[64], ct[128], want[96], *url;
+	char tail[64], ct[128], want[96], *url, rtext[1024];
 	const char *hdr_lines[] = {"Pragma: no-cache", NULL};
 	struct curl_slist *hl;
 	struct getbuf g = {&h->adv, 0};
@@ -1338,7 +1348,7 @@ static int discover_get(struct http *h, struct pw_error *err)
 		setup_common(h, h->set.follow >= 1);
 		curl_easy_setopt(h->curl, CURLOPT_URL, url);
 		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
-		curl_easy_setopt(h->curl, CURLOPT_FAILONERROR, 1L);
+		/* no FAILONERROR: an error's text/plain body is shown, as Git */
 		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, get_write);
 		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &g);
 		cc = curl_easy_perform(h->curl);
@@ -1357,11 +1367,19 @@ static int discover_get(struct http *h, struct pw_error *err)
 	}
 	if (code == 401) {
 		auth_reject(h);
-		rc = pw_error_set(err, PW_EIO, "Authentication failed for '%s'", h->shown);
+		rc = pw_error_set(err, PW_EIO, "Authentication failed for '%s'%s", h->shown,
+		                  remote_text(h, rtext, sizeof(rtext)));
 		goto out;
 	}
 	if (code == 404) {
-		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found", h->shown);
+		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found%s", h->shown,
+		                  remote_text(h, rtext, sizeof(rtext)));
+		goto out;
+	}
+	if (cc == CURLE_OK && code >= 400) {
+		rc = pw_error_set(err, PW_EIO,
+		                  "unable to access '%s': The requested URL returned error: %ld%s",
+		                  h->shown, code, remote_text(h, rtext, sizeof(rtext)));
 		goto out;
 	}
 	if (cc == CURLE_OK && code >= 300 && code < 400) {
@@ -1406,6 +1424,74 @@ out:
 	curl_slist_free_all(hl);
 	free(url);
 	return rc;
+}
+
+/* An error's body, when it is text/plain, as Git shows it: "\nremote: "
+ * before each line, converted from its charset to UTF-8, trimmed. "" when
+ * there is nothing to show. */
+static const char *remote_text(struct http *h, char *out, size_t sz)
+{
+	char *ct = NULL, type[64], charset[64] = "";
+	const char *p;
+	size_t i = 0, o = 0, n;
+	char *conv = NULL, *t;
+
+	out[0] = 0;
+	curl_easy_getinfo(h->curl, CURLINFO_CONTENT_TYPE, &ct);
+	if (!ct || !h->adv.len)
+		return out;
+	for (p = ct; *p == ' '; p++)
+		;
+	for (; *p && *p != ';' && *p != ' ' && i + 1 < sizeof(type); p++)
+		type[i++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+	type[i] = 0;
+	if (strcmp(type, "text/plain"))
+		return out;
+	while ((p = strchr(p, ';'))) { /* parameters: "; name=value" */
+		p++;
+		while (*p == ' ')
+			p++;
+		if (!strncasecmp(p, "charset=", 8)) {
+			p += 8;
+			for (i = 0; p[i] && p[i] != ';' && p[i] != ' ' && i + 1 < sizeof(charset);
+			     i++)
+				charset[i] = p[i];
+			charset[i] = 0;
+		}
+	}
+	n = h->adv.len;
+	t = h->adv.data;
+	if (charset[0] && strcasecmp(charset, "utf-8")) {
+		iconv_t cd = iconv_open("UTF-8", charset);
+
+		if (cd != (iconv_t)-1) {
+			size_t inl = n, outl = 4 * n + 4;
+			char *in = h->adv.data, *dst;
+
+			if ((conv = malloc(outl))) {
+				dst = conv;
+				iconv(cd, &in, &inl, &dst, &outl);
+				n = (size_t)(dst - conv);
+				t = conv;
+			}
+			iconv_close(cd);
+		}
+	}
+	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
+		n--;
+	while (n && (*t == '\n' || *t == '\r' || *t == ' ' || *t == '\t'))
+		t++, n--;
+	for (i = 0; i < n && o + 10 < sz;) {
+		const char *nl = memchr(t + i, '\n', n - i);
+		size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
+
+		o += (size_t)snprintf(out + o, sz - o, "\nremote: %.*s", (int)l, t + i);
+		if (o >= sz)
+			o = sz - 1;
+		i += l + 1;
+	}
+	free(conv);
+	return out;
 }
 
 /* info/refs: the cache's answer when it has one for this URL and service,
@@ -1765,7 +1851,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	strcpy(url, h->base);
 	strcat(url, url_tail);
-	if (h->set.post_note) {
+	if (h->set.note) {
 		char note[160];
 
 		if (!eof)
@@ -1775,7 +1861,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 			         req->len, gz.len);
 		else
 			snprintf(note, sizeof(note), "POST %s (%zu bytes)", h->service, req->len);
-		h->set.post_note(h->set.post_note_ctx, note);
+		h->set.note(h->set.note_ctx, 2, note);
 	}
 	for (tries = 0; tries < 2; tries++) {
 		code = 0;
