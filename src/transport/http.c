@@ -89,6 +89,8 @@ struct http {
 	int approved;               /* auth_approve done for them */
 	struct pw_http_cache *auth; /* pw_http_env.cache */
 	long authmask;              /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
+	long seen_auth;             /* the schemes of every WWW-Authenticate seen (curl may
+	                               answer a 401 itself: the last response then has none) */
 	char errbuf[CURL_ERROR_SIZE];
 
 	pthread_t tid;
@@ -788,6 +790,7 @@ struct pw_http_cache {
 	struct pw_buf disc_adv;
 	size_t disc_skip;
 	int disc_v2, disc_dumb;
+	long disc_authmask;
 };
 
 int pw_http_cache_new(struct pw_http_cache **out)
@@ -839,6 +842,7 @@ static void disc_keep(struct http *h, const char *url)
 	    dup_to(&a->disc_base, h->base) || pw_buf_add(&a->disc_adv, h->adv.data, h->adv.len))
 		disc_clear(a);
 	a->disc_skip = h->adv_skip;
+	a->disc_authmask = h->authmask;
 	a->disc_v2 = h->v2;
 	a->disc_dumb = h->dumb;
 	pthread_mutex_unlock(&a->mu);
@@ -863,6 +867,7 @@ static int disc_take(struct http *h, const char *url)
 		h->base = a->disc_base;
 		a->disc_base = NULL;
 		h->adv_skip = a->disc_skip;
+		h->authmask &= a->disc_authmask;
 		h->v2 = a->disc_v2;
 		h->dumb = a->disc_dumb;
 		took = 1;
@@ -1102,6 +1107,32 @@ static int xfer_abort(void *data, curl_off_t a, curl_off_t b, curl_off_t c, curl
 	return q;
 }
 
+/* Every response header goes by: the WWW-Authenticate schemes are noted. */
+static size_t header_seen(char *p, size_t sz, size_t n, void *arg)
+{
+	struct http *h = arg;
+	size_t len = sz * n, k = 17;
+	static const struct {
+		const char *name;
+		long bit;
+	} schemes[] = {{"Basic", CURLAUTH_BASIC},
+	               {"Digest", CURLAUTH_DIGEST},
+	               {"Negotiate", CURLAUTH_NEGOTIATE},
+	               {"NTLM", CURLAUTH_NTLM}};
+
+	if (len > k && !strncasecmp(p, "WWW-Authenticate:", k)) {
+		while (k < len && p[k] == ' ')
+			k++;
+		for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+			size_t sl = strlen(schemes[i].name);
+
+			if (len - k >= sl && !strncasecmp(p + k, schemes[i].name, sl))
+				h->seen_auth |= schemes[i].bit;
+		}
+	}
+	return len;
+}
+
 static void setup_common(struct http *h, int follow)
 {
 	CURL *c = h->curl;
@@ -1139,6 +1170,8 @@ static void setup_common(struct http *h, int follow)
 		curl_easy_setopt(c, CURLOPT_PASSWORD, h->cred.password ? h->cred.password : "");
 	}
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_seen);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	if (h->set.cookie_file) {
 		curl_easy_setopt(c, CURLOPT_COOKIEFILE, h->set.cookie_file);
 		if (h->set.save_cookies)
@@ -1201,6 +1234,7 @@ static void narrow_auth(struct http *h)
 	long avail = 0;
 
 	curl_easy_getinfo(h->curl, CURLINFO_HTTPAUTH_AVAIL, &avail);
+	avail |= h->seen_auth;
 	if (avail & CURLAUTH_BASIC)
 		h->authmask = CURLAUTH_BASIC;
 	else if (avail)
