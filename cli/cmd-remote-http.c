@@ -223,9 +223,11 @@ static int list_for_push(struct rh *h)
 	struct pw_error err = {0};
 	struct pw_conn *conn = NULL;
 	struct pw_buf out = PW_BUF_INIT;
-	const struct pw_hash_algo *algo = pw_hash_by_id(PW_HASH_SHA1);
+	struct pw_adv adv;
 	struct pw_pkt pkt;
-	int rc, first = 1;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
 
 	to.service = "git-receive-pack";
 	to.quiet = h->verbosity < 1;
@@ -242,69 +244,30 @@ static int list_for_push(struct rh *h)
 		pw_conn_free(conn);
 		return pw_cli_fatal("out of memory");
 	}
-	for (;;) {
-		const char *sp, *nul;
-		size_t len;
-
+	/* the library's v0 parser (fuzz-advertisement) */
+	pw_adv_init(&adv);
+	do {
 		if ((rc = pw_pkt_read(&rd, &pkt, &err)))
 			break;
-		if (pkt.kind == PW_PKT_FLUSH || pkt.kind == PW_PKT_EOF)
-			break;
-		if (pkt.kind != PW_PKT_DATA) {
-			rc = pw_error_set(&err, PW_EPROTO,
-			                  "remote-http: unexpected packet in the "
-			                  "ref advertisement");
-			break;
-		}
-		len = pkt.len;
-		if (len && pkt.data[len - 1] == '\n')
-			len--;
-		nul = memchr(pkt.data, 0, len);
-		if (first && nul) {
-			/* the capabilities: which algorithm */
-			const char *c = nul + 1, *end = (const char *)pkt.data + len;
-
-			while (c < end) {
-				const char *e = memchr(c, ' ', (size_t)(end - c));
-				size_t n = e ? (size_t)(e - c) : (size_t)(end - c);
-
-				if (n > 14 && !memcmp(c, "object-format=", 14) &&
-				    !(algo = pw_hash_by_name(c + 14, n - 14))) {
-					rc = pw_error_set(
-					        &err, PW_EPROTO,
-					        "remote-http: unknown object format '%.*s'",
-					        (int)(n - 14), c + 14);
-					break;
-				}
-				c += n + 1;
-			}
-			if (rc)
-				break;
-		}
-		if (nul)
-			len = (size_t)(nul - (const char *)pkt.data);
-		sp = memchr(pkt.data, ' ', len);
-		if (!sp || (size_t)(sp - (const char *)pkt.data) != algo->hexsz) {
-			rc = pw_error_set(&err, PW_EPROTO, "remote-http: bad ref line");
-			break;
-		}
-		if (!(first && (size_t)((const char *)pkt.data + len - sp - 1) == 15 &&
-		      !memcmp(sp + 1, "capabilities^{}", 15)))
-			rc = pw_buf_addf(&out, "%.*s\n", (int)len, (const char *)pkt.data);
-		if (rc) {
-			rc = pw_error_set(&err, rc, "out of memory");
-			break;
-		}
-		first = 0;
-	}
+		rc = pw_adv_feed_v0(&adv, &pkt, &err);
+	} while (rc == PW_EMORE);
 	pw_pkt_reader_free(&rd);
 	pw_conn_free(conn);
+	for (i = 0; !rc && i < adv.nr; i++) {
+		const struct pw_remote_ref *r = &adv.refs[i];
+
+		if (!r->unborn &&
+		    pw_buf_addf(&out, "%s %s\n", pw_oid_to_hex(&r->oid, hex), r->name))
+			rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+	}
+	if (!rc && h->object_format)
+		printf(":object-format %s\n",
+		       (adv.algo ? adv.algo : pw_hash_by_id(PW_HASH_SHA1))->name);
+	pw_adv_free(&adv);
 	if (rc) {
 		pw_buf_free(&out);
 		return pw_cli_fatal("%s", err.msg);
 	}
-	if (h->object_format)
-		printf(":object-format %s\n", algo->name);
 	fwrite(out.data ? out.data : "", 1, out.len, stdout);
 	pw_buf_free(&h->pushrefs);
 	h->pushrefs = out;
