@@ -33,6 +33,7 @@ struct rh {
 	const struct pw_hash_algo *algo; /* "option object-format <algo>" */
 	struct pw_session *s;            /* opened by "list", used by "fetch" */
 	struct pw_repo *repo;
+	struct pw_repo *s_repo; /* the repository whose config s was opened with */
 	struct pw_buf line;
 	/* the environment's, with a credential cache: Git asks once per
 	 * helper process, whatever the number of connections */
@@ -108,6 +109,15 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	pw_cli_report(&o->report, NULL);
 }
 
+static void close_session(struct rh *h)
+{
+	if (h->s)
+		pw_session_close(h->s, NULL);
+	h->s = NULL;
+	pw_repo_free(h->s_repo);
+	h->s_repo = NULL;
+}
+
 static void note(void *ctx, int level, const char *line)
 {
 	const struct rh *h = ctx;
@@ -120,8 +130,12 @@ static void note(void *ctx, int level, const char *line)
 
 static int open_repo(struct rh *h)
 {
-	/* afresh: a clone rewrites the repository's format after "list" */
-	pw_repo_free(h->repo);
+	/* afresh: a clone rewrites the repository's format after "list"; the
+	 * open session keeps the config it was given until it is closed */
+	if (h->s && !h->s_repo)
+		h->s_repo = h->repo;
+	else
+		pw_repo_free(h->repo);
 	h->repo = NULL;
 	if (pw_cli_find_repo(&h->repo, 0) || !h->repo)
 		return pw_cli_fatal("remote-http: fetch and push need a repository ($GIT_DIR)");
@@ -285,8 +299,7 @@ static int do_list(struct rh *h, int for_push)
 	int rc;
 
 	if (h->s) {
-		pw_session_close(h->s, NULL);
-		h->s = NULL;
+		close_session(h);
 	}
 	if (for_push)
 		return list_for_push(h);
@@ -367,8 +380,7 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
 	/* a session serves one fetch: the next one starts afresh */
-	pw_session_close(h->s, NULL);
-	h->s = NULL;
+	close_session(h);
 	answer("\n");
 	return 0;
 }
@@ -514,8 +526,7 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	if ((rc = open_repo(h)))
 		return rc;
 	if (h->s) {
-		pw_session_close(h->s, NULL);
-		h->s = NULL;
+		close_session(h);
 	}
 	for (;;) {
 		char **n;
@@ -782,8 +793,7 @@ int cmd_remote_http(int argc, char **argv)
 		}
 	}
 out:
-	if (h.s)
-		pw_session_close(h.s, NULL);
+	close_session(&h);
 	pw_repo_free(h.repo);
 	pw_buf_free(&h.line);
 	free_batch(&h);

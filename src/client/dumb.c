@@ -613,6 +613,11 @@ static int load_alternates(struct walk *w, size_t si)
 			warn(d, "alternate disabled by http.followRedirects: %s", urls[i]);
 			continue;
 		}
+		/* the server chose it, not the user: Git's from_user=0 policy */
+		if (!pw_http__server_may_use(d->conn, urls[i])) {
+			warn(d, "ignoring alternate with restricted protocol: %s", urls[i]);
+			continue;
+		}
 		if (on_chain(d, si, urls[i])) {
 			rc = pw_error_set(w->err, PW_EPROTO,
 			                  "dumb HTTP: alternates loop: %s lists %s, which lists it "

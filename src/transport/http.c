@@ -1587,6 +1587,22 @@ int pw_http__follow_all(struct pw_conn *c)
 	return h && h->set.follow == 2;
 }
 
+int pw_http__server_may_use(struct pw_conn *c, const char *url)
+{
+	struct http *h = dumb_of(c);
+	const char *p = h ? h->set.redir_protocols : "";
+	size_t n = strcspn(url, ":");
+
+	while (*p) {
+		size_t k = strcspn(p, ",");
+
+		if (k == n && !strncmp(p, url, n))
+			return 1;
+		p += k + (p[k] == ',');
+	}
+	return 0;
+}
+
 struct dumb_get {
 	int (*sink)(void *ctx, const void *p, size_t n);
 	void *ctx;

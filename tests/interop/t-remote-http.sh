@@ -165,6 +165,24 @@ for algo in sha1 sha256; do
 		not_ok "$t: dumb clone through remote-http"
 		cat "dumb-$algo.err"
 	fi
+	# http-alternates are the server's choice: protocol.http.allow=user
+	# does not let them be followed (Git's from_user=0 check)
+	git init -q --bare --object-format=$algo "srv/alt-$algo.git"
+	echo "$U/dumb/$r/objects" >"srv/alt-$algo.git/objects/info/http-alternates"
+	echo "$PWD/srv/$r/objects" >"srv/alt-$algo.git/objects/info/alternates"
+	git -C "srv/alt-$algo.git" update-ref refs/heads/main "$(git -C "srv/$r" rev-parse main)"
+	git -C "srv/alt-$algo.git" update-server-info
+	own_httpd_root
+	check_fails "$t: http-alternates refused with protocol.http.allow=user" \
+		pgit -c http.followRedirects=true -c protocol.http.allow=user \
+		clone -q "$U/dumb/alt-$algo.git" "alt-user-$algo" 2>/dev/null
+	if pgit -c http.followRedirects=true -c protocol.http.allow=always \
+		clone -q "$U/dumb/alt-$algo.git" "alt-always-$algo" 2>"alt-$algo.err"; then
+		check "$t: a clone through http-alternates is fsck --strict clean" fsck_ok "alt-always-$algo"
+	else
+		not_ok "$t: clone through http-alternates"
+		cat "alt-$algo.err"
+	fi
 	# GIT_SMART_HTTP=0: the dumb files of a smart server
 	GIT_SMART_HTTP=0 pgit ls-remote "$U/git-open/$r" >"nosmart-$algo" 2>&1 || true
 	contains "$t: GIT_SMART_HTTP=0 lists the refs as a dumb client" "nosmart-$algo" \
