@@ -561,6 +561,9 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
 		             &err);
 	free_batch(h);
+	/* the last meter ends its line before git prints "To <url>" */
+	if (o.report.progress)
+		o.report.progress(o.report.data, NULL, 0, 0, 0);
 	if (rc) {
 		pw_push_result_free(&res);
 		return pw_cli_fatal("%s", err.msg);
