@@ -14,6 +14,7 @@
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/pkt.h"
+#include "trace-curl.h"
 
 static struct pw_env_options env_opts;
 static struct pw_repo_opts repo_opts;
@@ -31,6 +32,7 @@ const struct pw_env_options *pw_cli_env(void)
 		exit(PW_EXIT_FATAL);
 	}
 	env_loaded = 1;
+	pw_cli_trace_curl_setup(&env_opts.http);
 	repo_opts.config = &env_opts.config;
 	repo_opts.ceiling_dirs = env_opts.ceiling_dirs;
 	repo_opts.work_tree = env_opts.work_tree;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client-util.h"
@@ -22,10 +23,21 @@ struct rh {
 	char *filter;
 	const char **push_options;
 	size_t nr_push_options;
+	/* "option cas <ref>:<oid>" (--force-with-lease), checked against the
+	 * refs of "list for-push" (kept in pushrefs, "<oid> <name>\n" lines) */
+	char **cas;
+	size_t nr_cas;
+	struct pw_buf pushrefs;
+	char **stale; /* refs left out of the push: their lease failed */
+	size_t nr_stale;
 	const struct pw_hash_algo *algo; /* "option object-format <algo>" */
 	struct pw_session *s;            /* opened by "list", used by "fetch" */
 	struct pw_repo *repo;
+	struct pw_repo *s_repo; /* the repository whose config s was opened with */
 	struct pw_buf line;
+	/* the environment's, with a credential cache: Git asks once per
+	 * helper process, whatever the number of connections */
+	struct pw_http_env http;
 	/* the batch being read (freed at exit even on a fatal error) */
 	struct pw_oid *wants;
 	char **specs;
@@ -91,16 +103,39 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	o->quiet = h->verbosity < 1;
 	o->progress = h->progress;
 	o->ssh = pw_cli_env()->ssh;
-	o->http_env = &pw_cli_env()->http;
+	o->http_env = &h->http;
 	o->protocol = &pw_cli_env()->protocol;
 	o->config = pw_cli_config(h->repo);
 	pw_cli_report(&o->report, NULL);
 }
 
+static void close_session(struct rh *h)
+{
+	if (h->s)
+		pw_session_close(h->s, NULL);
+	h->s = NULL;
+	pw_repo_free(h->s_repo);
+	h->s_repo = NULL;
+}
+
+static void note(void *ctx, int level, const char *line)
+{
+	const struct rh *h = ctx;
+
+	if (h->verbosity < level)
+		return;
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+}
+
 static int open_repo(struct rh *h)
 {
-	/* afresh: a clone rewrites the repository's format after "list" */
-	pw_repo_free(h->repo);
+	/* afresh: a clone rewrites the repository's format after "list"; the
+	 * open session keeps the config it was given until it is closed */
+	if (h->s && !h->s_repo)
+		h->s_repo = h->repo;
+	else
+		pw_repo_free(h->repo);
 	h->repo = NULL;
 	if (pw_cli_find_repo(&h->repo, 0) || !h->repo)
 		return pw_cli_fatal("remote-http: fetch and push need a repository ($GIT_DIR)");
@@ -166,6 +201,16 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 			answer("error unknown object format\n");
 			return 0;
 		}
+	} else if (!strcmp(name, "cas")) {
+		char **n = realloc(h->cas, (h->nr_cas + 1) * sizeof(*n));
+
+		if (!n) {
+			free(value);
+			return pw_cli_fatal("out of memory");
+		}
+		h->cas = n;
+		h->cas[h->nr_cas++] = value;
+		value = NULL;
 	} else if (!strcmp(name, "pushcert")) {
 		free(value);
 		answer("error packwire remote-http does not support signed pushes\n");
@@ -182,6 +227,68 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 	return 0;
 }
 
+/* "list for-push": receive-pack's refs, from its v0 advertisement. The
+ * connection's info/refs answer stays in the cache, so that the push that
+ * follows does not ask again (one GET, as git-remote-http). */
+static int list_for_push(struct rh *h)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_pkt_reader rd = {0};
+	struct pw_error err = {0};
+	struct pw_conn *conn = NULL;
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_adv adv;
+	struct pw_pkt pkt;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+	int rc;
+
+	to.service = "git-receive-pack";
+	to.quiet = h->verbosity < 1;
+	to.config = pw_cli_config(h->repo);
+	to.http_env = &h->http;
+	to.protocol = &pw_cli_env()->protocol;
+	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
+		return pw_cli_fatal("%s", err.msg);
+	if (conn->in_fd < 0) {
+		pw_conn_free(conn);
+		return pw_cli_fatal("remote-http: cannot push to a dumb HTTP server: %s", h->url);
+	}
+	if (pw_pkt_reader_init(&rd, conn->in_fd, 0)) {
+		pw_conn_free(conn);
+		return pw_cli_fatal("out of memory");
+	}
+	/* the library's v0 parser (fuzz-advertisement) */
+	pw_adv_init(&adv);
+	do {
+		if ((rc = pw_pkt_read(&rd, &pkt, &err)))
+			break;
+		rc = pw_adv_feed_v0(&adv, &pkt, &err);
+	} while (rc == PW_EMORE);
+	pw_pkt_reader_free(&rd);
+	pw_conn_free(conn);
+	for (i = 0; !rc && i < adv.nr; i++) {
+		const struct pw_remote_ref *r = &adv.refs[i];
+
+		if (!r->unborn &&
+		    pw_buf_addf(&out, "%s %s\n", pw_oid_to_hex(&r->oid, hex), r->name))
+			rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
+	}
+	if (!rc && h->object_format)
+		printf(":object-format %s\n",
+		       (adv.algo ? adv.algo : pw_hash_by_id(PW_HASH_SHA1))->name);
+	pw_adv_free(&adv);
+	if (rc) {
+		pw_buf_free(&out);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	pw_buf_free(&h->pushrefs);
+	h->pushrefs = out;
+	answer("\n");
+	return 0;
+}
+
 static int do_list(struct rh *h, int for_push)
 {
 	struct pw_client_opts o;
@@ -191,11 +298,11 @@ static int do_list(struct rh *h, int for_push)
 	size_t i;
 	int rc;
 
-	(void)for_push; /* receive-pack's refs are checked by push itself */
 	if (h->s) {
-		pw_session_close(h->s, NULL);
-		h->s = NULL;
+		close_session(h);
 	}
+	if (for_push)
+		return list_for_push(h);
 	client_opts(h, &o, wanted_version(h));
 	if ((rc = pw_session_open(&h->s, h->url, &o, &err)) ||
 	    (rc = pw_session_list_refs(h->s, NULL, PW_LSREFS_SYMREFS | PW_LSREFS_PEEL, &adv, &err)))
@@ -273,8 +380,7 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
 	/* a session serves one fetch: the next one starts afresh */
-	pw_session_close(h->s, NULL);
-	h->s = NULL;
+	close_session(h);
 	answer("\n");
 	return 0;
 }
@@ -321,6 +427,92 @@ static const char *push_status(const struct pw_push_ref *r, const char **msg)
 	return "error";
 }
 
+static void free_stale(struct rh *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nr_stale; i++)
+		free(h->stale[i]);
+	free(h->stale);
+	h->stale = NULL;
+	h->nr_stale = 0;
+}
+
+/* The remote's value of ref as "list for-push" showed it; NULL when absent. */
+static const char *pushref(const struct rh *h, const char *ref, size_t *len)
+{
+	const char *p = h->pushrefs.data, *end = p ? p + h->pushrefs.len : NULL;
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp;
+
+		if (!nl)
+			break;
+		sp = memchr(p, ' ', (size_t)(nl - p));
+		if (sp && (size_t)(nl - sp - 1) == strlen(ref) &&
+		    !memcmp(sp + 1, ref, strlen(ref))) {
+			*len = (size_t)(sp - p);
+			return p;
+		}
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+/* --force-with-lease as send-pack does it: a push whose ref has a "cas"
+ * goes on forced when the remote still has the expected value, else it is
+ * left out and reported "stale info". */
+static int apply_cas(struct rh *h)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < h->nr_specs; i++) {
+		char *spec = h->specs[i], *colon = strrchr(spec, ':'), *forced;
+		const char *dst = colon ? colon + 1 : spec, *expect = NULL, *cur;
+		size_t curlen = 0, dl = strlen(dst);
+		int zero = 1;
+
+		for (j = 0; j < h->nr_cas; j++)
+			if (!strncmp(h->cas[j], dst, dl) && h->cas[j][dl] == ':')
+				expect = h->cas[j] + dl + 1;
+		if (!expect) {
+			h->specs[k++] = spec;
+			continue;
+		}
+		for (const char *e = expect; *e; e++)
+			zero &= *e == '0';
+		cur = pushref(h, dst, &curlen);
+		if (cur ? (strlen(expect) == curlen && !strncasecmp(cur, expect, curlen)) : zero) {
+			if (spec[0] != '+') {
+				if (!(forced = malloc(strlen(spec) + 2)))
+					return pw_cli_fatal("out of memory");
+				forced[0] = '+';
+				strcpy(forced + 1, spec);
+				free(spec);
+				spec = forced;
+			}
+			h->specs[k++] = spec;
+			continue;
+		}
+		{
+			char **n = realloc(h->stale, (h->nr_stale + 1) * sizeof(*n));
+			char *d = strdup(dst);
+
+			if (!n || !d) {
+				free(d);
+				if (n)
+					h->stale = n;
+				return pw_cli_fatal("out of memory");
+			}
+			h->stale = n;
+			h->stale[h->nr_stale++] = d;
+			free(spec);
+		}
+	}
+	h->nr_specs = k;
+	return 0;
+}
+
 /* "push <refspec>" lines up to a blank one, then one push. */
 static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
@@ -334,8 +526,7 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	if ((rc = open_repo(h)))
 		return rc;
 	if (h->s) {
-		pw_session_close(h->s, NULL);
-		h->s = NULL;
+		close_session(h);
 	}
 	for (;;) {
 		char **n;
@@ -354,22 +545,32 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		if (c.kind == PW_HCMD_END)
 			break;
 	}
+	if ((rc = apply_cas(h)))
+		return rc;
 	o.atomic = h->atomic;
 	o.dry_run = h->dry_run;
 	o.quiet = h->verbosity < 1;
 	o.progress = h->progress;
 	o.ssh = pw_cli_env()->ssh;
-	o.http_env = &pw_cli_env()->http;
+	o.http_env = &h->http;
 	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
 	pw_cli_report(&o.report, NULL);
-	rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res, &err);
+	if (h->nr_specs)
+		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
+		             &err);
 	free_batch(h);
+	/* the last meter ends its line before git prints "To <url>" */
+	if (o.report.progress)
+		o.report.progress(o.report.data, NULL, 0, 0, 0);
 	if (rc) {
 		pw_push_result_free(&res);
 		return pw_cli_fatal("%s", err.msg);
 	}
+	for (i = 0; i < h->nr_stale; i++)
+		printf("error %s stale info\n", h->stale[i]);
+	free_stale(h);
 	if (res.unpack_error)
 		fprintf(stderr, "error: remote unpack failed: %s\n", res.unpack_error);
 	for (i = 0; i < res.nr; i++) {
@@ -420,8 +621,9 @@ static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *
 }
 
 /* v2 over HTTP: Git's requests (packets up to a flush) become POSTs; each
- * response goes back followed by the response-end packet. */
-static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
+ * response goes back followed by the response-end packet. *fell_back after a
+ * "fallback" (not v2, or not upload-pack): the helper reads on. */
+static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *fell_back)
 {
 	struct pw_transport_opts to = {0};
 	struct pw_pkt_reader in = {0}, rd = {0};
@@ -433,16 +635,25 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 
 	if (c->arg_len != 15 || memcmp(c->arg, "git-upload-pack", 15)) {
 		answer("fallback\n");
+		*fell_back = 1;
 		return 0;
 	}
 	to.service = "git-upload-pack";
 	to.protocol_version = 2;
 	to.quiet = h->verbosity < 1;
 	to.config = pw_cli_config(h->repo);
-	to.http_env = &pw_cli_env()->http;
+	to.http_env = &h->http;
 	to.protocol = &pw_cli_env()->protocol;
 	if ((rc = pw_transport_connect(&conn, h->url, &to, &err)))
 		return pw_cli_fatal("%s", err.msg);
+	if (conn->in_fd < 0) {
+		/* a dumb server (no service line): list and fetch go through
+		 * packwire's dumb client */
+		pw_conn_free(conn);
+		answer("fallback\n");
+		*fell_back = 1;
+		return 0;
+	}
 	if (pw_pkt_reader_init(&rd, conn->in_fd, 0) || pw_pkt_reader_init(&in, 0, 0)) {
 		rc = pw_error_set(&err, PW_ENOMEM, "out of memory");
 		goto fail;
@@ -455,6 +666,7 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c)
 		pw_pkt_reader_free(&in);
 		pw_conn_free(conn);
 		answer("fallback\n");
+		*fell_back = 1;
 		return 0;
 	}
 	answer("\n");
@@ -513,6 +725,26 @@ int cmd_remote_http(int argc, char **argv)
 	h.url = argc == 3 ? argv[2] : argv[1];
 	h.verbosity = 1;
 	pw_buf_init(&h.line, 0);
+	h.http = pw_cli_env()->http;
+	h.http.note = note;
+	h.http.note_ctx = &h;
+	/* "<scheme>::<url>" given as the remote; a URL without a scheme is
+	 * refused at once, as git-remote-http does */
+	{
+		const char *dc = strstr(h.url, "::");
+
+		if (dc && !memchr(h.url, '/', (size_t)(dc - h.url)))
+			h.url = dc + 2;
+		dc = strstr(h.url, "://");
+		if (!dc || dc == h.url)
+			return pw_cli_fatal("url has no scheme: %s", h.url);
+	}
+	if (pw_http_cache_new(&h.http.cache))
+		return pw_cli_fatal("out of memory");
+	/* the repository's config (http.*, credential.*) from the start, when
+	 * there is one; fetch and push open it afresh */
+	if (pw_repo_discover(&h.repo, getenv("GIT_DIR"), ".", pw_cli_repo_opts(), &err))
+		h.repo = NULL;
 	pw_cli_client_signals();
 	while (!rc) {
 		int r = read_line(&h);
@@ -548,7 +780,14 @@ int cmd_remote_http(int argc, char **argv)
 			rc = do_push(&h, &c);
 			break;
 		case PW_HCMD_STATELESS_CONNECT:
-			rc = stateless_connect(&h, &c);
+			/* after a fallback Git goes on with list and fetch */
+			{
+				int fell_back = 0;
+
+				rc = stateless_connect(&h, &c, &fell_back);
+				if (!rc && fell_back)
+					break;
+			}
 			goto out;
 		default:
 			rc = pw_cli_fatal("remote-http: command '%s' is not supported",
@@ -557,8 +796,7 @@ int cmd_remote_http(int argc, char **argv)
 		}
 	}
 out:
-	if (h.s)
-		pw_session_close(h.s, NULL);
+	close_session(&h);
 	pw_repo_free(h.repo);
 	pw_buf_free(&h.line);
 	free_batch(&h);
@@ -566,5 +804,11 @@ out:
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
 	free(h.push_options);
+	pw_http_cache_free(h.http.cache);
+	for (size_t i = 0; i < h.nr_cas; i++)
+		free(h.cas[i]);
+	free(h.cas);
+	free_stale(&h);
+	pw_buf_free(&h.pushrefs);
 	return rc;
 }

@@ -82,7 +82,37 @@ struct pw_http_env {
 	/* GIT_ASKPASS, SSH_ASKPASS: a program asked for a missing username or
 	 * password (GIT_ASKPASS, else core.askPass, else SSH_ASKPASS), as Git */
 	const char *askpass, *ssh_askpass;
+	const char *smart_http; /* GIT_SMART_HTTP: false = ask as a dumb client */
+	/* LANGUAGE, LC_ALL, LC_MESSAGES, LANG: the Accept-Language header */
+	const char *language, *lc_all, *lc_messages, *lang;
+	/* GIT_TRACE_CURL_NO_DATA, GIT_CURL_VERBOSE (headers only), GIT_TRACE_REDACT */
+	const char *trace_curl_no_data, *curl_verbose, *trace_redact;
+	/* Not from the environment: set by the caller. trace gets Git's
+	 * GIT_TRACE_CURL lines ("=> Send header: ...", each ending in '\n',
+	 * secrets redacted unless trace_redact is false), possibly from a
+	 * connection's own thread; NULL = no tracing. */
+	void (*trace)(void *ctx, const char *line, size_t len);
+	void *trace_ctx;
+	/* What git-remote-http tells on stderr (no newline): level 1 "warning:
+	 * redirecting to <url>" after a redirected discovery, level 2 "POST
+	 * git-upload-pack (123 bytes)" before each POST (Git prints them from
+	 * verbosity 1 and 2 on); NULL = none */
+	void (*note)(void *ctx, int level, const char *line);
+	void *note_ctx;
+	/* What git-remote-http keeps across the connections of one process,
+	 * for the connections given the same cache: credentials that worked
+	 * (asked once per server), and the last info/refs answer, used once by
+	 * the next connection to the same URL and service instead of a second
+	 * GET (a helper's "list for-push" then "push"). NULL = none. */
+	struct pw_http_cache *cache;
 };
+
+/* A cache for pw_http_env.cache (any thread). */
+struct pw_http_cache;
+/* 0 or PW_ENOMEM. */
+PW_API int pw_http_cache_new(struct pw_http_cache **out);
+/* Wipes and frees; NULL is fine. */
+PW_API void pw_http_cache_free(struct pw_http_cache *c);
 
 /* Which transports may be used, as Git's protocol.allow rules say, and where
  * remote helpers are found (the CLI fills it from the environment). */

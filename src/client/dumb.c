@@ -116,6 +116,15 @@ int pw_dumb_open(struct pw_dumb_remote **out, struct pw_conn *conn,
 		d->opts = *opts;
 	pw_adv_init(&d->adv);
 	if ((rc = pw_dumb_parse_info_refs(p, n, &d->adv, &d->algo, err))) {
+		/* Git's words, with what was wrong */
+		if (rc == PW_EPROTO) {
+			char why[sizeof(err->msg)];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pw_error_set(err, rc,
+			             "%s (%s/info/refs not valid: is this a git repository?)", why,
+			             pw_http__base(conn));
+		}
 		pw_dumb_free(d);
 		return rc;
 	}
@@ -602,6 +611,11 @@ static int load_alternates(struct walk *w, size_t si)
 
 		if (!pw_http__follow_all(d->conn)) {
 			warn(d, "alternate disabled by http.followRedirects: %s", urls[i]);
+			continue;
+		}
+		/* the server chose it, not the user: Git's from_user=0 policy */
+		if (!pw_http__server_may_use(d->conn, urls[i])) {
+			warn(d, "ignoring alternate with restricted protocol: %s", urls[i]);
 			continue;
 		}
 		if (on_chain(d, si, urls[i])) {

@@ -101,6 +101,14 @@ int pw_options_from_env(struct pw_env_options *o, struct pw_error *err)
 	o->http.https_proxy = (v = env("HTTPS_PROXY")) ? v : env("https_proxy");
 	o->http.all_proxy = (v = env("ALL_PROXY")) ? v : env("all_proxy");
 	o->http.no_proxy = (v = env("NO_PROXY")) ? v : env("no_proxy");
+	o->http.smart_http = env("GIT_SMART_HTTP");
+	o->http.language = env("LANGUAGE");
+	o->http.lc_all = env("LC_ALL");
+	o->http.lc_messages = env("LC_MESSAGES");
+	o->http.lang = env("LANG");
+	o->http.trace_curl_no_data = env("GIT_TRACE_CURL_NO_DATA");
+	o->http.curl_verbose = env("GIT_CURL_VERBOSE");
+	o->http.trace_redact = env("GIT_TRACE_REDACT");
 	o->protocol.allow_protocol = env("GIT_ALLOW_PROTOCOL");
 	o->protocol.protocol_from_user = env("GIT_PROTOCOL_FROM_USER");
 	o->protocol.exec_path = env("GIT_EXEC_PATH");

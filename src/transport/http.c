@@ -10,6 +10,7 @@
  * as they arrive, so a clone holds no pack in memory here. */
 #include <errno.h>
 #include <fcntl.h>
+#include <iconv.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -60,8 +61,19 @@ struct settings {
 	size_t nr_helpers;
 	int use_http_path;
 	char *cred_username;
-	char redir_protocols[16]; /* what a redirect may switch to (protocol policy) */
-	char *askpass;            /* GIT_ASKPASS, core.askPass, SSH_ASKPASS; NULL: none */
+	char redir_protocols[16];   /* what a redirect may switch to (protocol policy) */
+	char *askpass;              /* GIT_ASKPASS, core.askPass, SSH_ASKPASS; NULL: none */
+	char *accept_language;      /* "Accept-Language: ..." or NULL */
+	char *cookie_file;          /* http.cookieFile */
+	int save_cookies;           /* http.saveCookies */
+	struct curl_slist *resolve; /* http.curloptResolve */
+	int smart;                  /* 0: GIT_SMART_HTTP=false, be a dumb client */
+	/* GIT_TRACE_CURL */
+	void (*trace)(void *ctx, const char *line, size_t len);
+	void *trace_ctx;
+	int trace_data, trace_redact;
+	void (*note)(void *ctx, int level, const char *line);
+	void *note_ctx;
 };
 
 struct http {
@@ -73,8 +85,12 @@ struct http {
 	int v2_asked, v2;
 	struct settings set;
 	struct cred cred;
-	int have_cred; /* username and password are set on the handle */
-	long authmask; /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
+	int have_cred;              /* username and password are set on the handle */
+	int approved;               /* auth_approve done for them */
+	struct pw_http_cache *auth; /* pw_http_env.cache */
+	long authmask;              /* CURLAUTH_ANY, narrowed to what a 401 offered (as Git) */
+	long seen_auth;             /* the schemes of every WWW-Authenticate seen (curl may
+	                               answer a 401 itself: the last response then has none) */
 	char errbuf[CURL_ERROR_SIZE];
 
 	pthread_t tid;
@@ -137,6 +153,157 @@ static int add_helper(const struct pw_config_entry *e, void *data)
 		return PW_ENOMEM;
 	h->set.nr_helpers++;
 	return 0;
+}
+
+static int add_resolve(const struct pw_config_entry *e, void *data)
+{
+	struct http *h = data;
+	struct curl_slist *n;
+
+	if (!e->value || !*e->value) { /* an empty value resets the list, as in Git */
+		curl_slist_free_all(h->set.resolve);
+		h->set.resolve = NULL;
+		return 0;
+	}
+	if (!(n = curl_slist_append(h->set.resolve, e->value)))
+		return PW_ENOMEM;
+	h->set.resolve = n;
+	return 0;
+}
+
+static int tag_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Git's Accept-Language: the tags of LANGUAGE (else of the message locale
+ * unless it is C or POSIX), '_' made '-', codesets and modifiers dropped,
+ * then "*", with falling q-values; at most about 4000 bytes. */
+static int accept_language(struct settings *s, const struct pw_http_env *env)
+{
+	const char *src = NULL, *p;
+	struct pw_buf b = PW_BUF_INIT;
+	size_t nr = 0, i, places, max_q, last;
+	char fmt[16];
+
+	if (env && env->language && *env->language)
+		src = env->language;
+	else if (env)
+		src = env->lc_all && *env->lc_all             ? env->lc_all
+		      : env->lc_messages && *env->lc_messages ? env->lc_messages
+		                                              : env->lang;
+	if (!src || !*src ||
+	    (src != (env ? env->language : NULL) && (!strcmp(src, "C") || !strcmp(src, "POSIX"))))
+		return 0;
+	/* count the tags */
+	for (p = src; *p;) {
+		size_t n = 0;
+
+		while (p[n] && tag_char(p[n]))
+			n++;
+		if (n)
+			nr++;
+		p += n;
+		while (*p && *p != ':')
+			p++;
+		if (*p)
+			p++;
+		if (nr >= 999)
+			break;
+	}
+	if (!nr)
+		return 0;
+	nr++; /* "*" */
+	for (max_q = 1, places = 0; max_q < nr && places <= 3; places++, max_q *= 10)
+		;
+	snprintf(fmt, sizeof(fmt), ";q=0.%%0%zuzu", places);
+	if (pw_buf_adds(&b, "Accept-Language: "))
+		goto oom;
+	last = b.len;
+	for (i = 0, p = src; i < nr; i++) {
+		if (i && pw_buf_adds(&b, ", "))
+			goto oom;
+		if (i + 1 == nr) {
+			if (pw_buf_addch(&b, '*'))
+				goto oom;
+		} else {
+			for (;;) { /* the next non-empty tag */
+				size_t n = 0;
+
+				while (p[n] && tag_char(p[n]))
+					n++;
+				for (size_t k = 0; k < n; k++)
+					if (pw_buf_addch(&b, p[k] == '_' ? '-' : p[k]))
+						goto oom;
+				p += n;
+				while (*p && *p != ':')
+					p++;
+				if (*p)
+					p++;
+				if (n)
+					break;
+			}
+		}
+		if (i && pw_buf_addf(&b, fmt, max_q - i))
+			goto oom;
+		if (b.len > 4000) {
+			pw_buf_setlen(&b, last);
+			break;
+		}
+		last = b.len;
+	}
+	s->accept_language = pw_buf_detach(&b, NULL);
+	return 0;
+oom:
+	pw_buf_free(&b);
+	return PW_ENOMEM;
+}
+
+static int dup_to(char **dst, const char *v);
+
+/* Does the credential.<url> pattern u name the server (and path) of h? */
+static int cred_url_match(const struct http *h, const char *u, size_t n)
+{
+	const char *sep = memmem(u, n, "://", 3), *host, *slash, *at;
+	size_t pl, hl;
+
+	if (!sep || !h->cred.protocol || !h->cred.host)
+		return 0;
+	if ((size_t)(sep - u) != strlen(h->cred.protocol) ||
+	    strncmp(u, h->cred.protocol, (size_t)(sep - u)))
+		return 0;
+	host = sep + 3;
+	slash = memchr(host, '/', (size_t)(u + n - host));
+	hl = (size_t)((slash ? slash : u + n) - host);
+	if ((at = memchr(host, '@', hl))) { /* user@host: the host part */
+		hl -= (size_t)(at + 1 - host);
+		host = at + 1;
+	}
+	if (hl != strlen(h->cred.host) || strncmp(host, h->cred.host, hl))
+		return 0;
+	if (!slash)
+		return 1;
+	pl = (size_t)(u + n - slash - 1);
+	while (pl && slash[pl] == '/')
+		pl--;
+	if (!pl)
+		return 1;
+	return h->cred.path && !strncmp(slash + 1, h->cred.path, pl) &&
+	       (h->cred.path[pl] == 0 || h->cred.path[pl] == '/');
+}
+
+static int cred_url_username(const struct pw_config_entry *e, void *data)
+{
+	struct http *h = data;
+	size_t kl = strlen(e->key);
+
+	if (kl < 11 + 9 + 1 || strncmp(e->key, "credential.", 11) ||
+	    strcmp(e->key + kl - 9, ".username") || !e->value)
+		return 0;
+	if (!cred_url_match(h, e->key + 11, kl - 11 - 9))
+		return 0;
+	return dup_to(&h->set.cred_username, e->value);
 }
 
 static long num(const char *v, long dflt)
@@ -208,17 +375,42 @@ static int load_settings(struct http *h, const struct pw_url *u, const struct pw
 	if (s->post_buffer > ((size_t)1 << 30))
 		s->post_buffer = (size_t)1 << 30;
 	rc |= dup_to(&s->netrc, env ? env->netrc : NULL);
+	rc |= accept_language(s, env);
+	rc |= dup_to(&s->cookie_file, cfg_str(cfg, "http.cookiefile"));
+	if (cfg && !pw_config_get_bool(cfg, "http.savecookies", &b, NULL))
+		s->save_cookies = b;
+	s->smart = 1;
+	if (env && env->smart_http && !pw_config_parse_bool(env->smart_http, &b))
+		s->smart = b;
+	if (env) {
+		s->note = env->note;
+		s->note_ctx = env->note_ctx;
+	}
+	if (env && env->trace) {
+		s->trace = env->trace;
+		s->trace_ctx = env->trace_ctx;
+		s->trace_data = !(env->trace_curl_no_data || env->curl_verbose);
+		s->trace_redact = 1;
+		if (env->trace_redact && !pw_config_parse_bool(env->trace_redact, &b))
+			s->trace_redact = b;
+	}
 	if (rc)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	if (cfg) {
 		rc = pw_config_get_all(cfg, "http.extraheader", add_header, h);
 		if (rc == 0 || rc == PW_ENOTFOUND)
 			rc = pw_config_get_all(cfg, "credential.helper", add_helper, h);
+		if (rc == 0 || rc == PW_ENOTFOUND)
+			rc = pw_config_get_all(cfg, "http.curloptresolve", add_resolve, h);
 		if (rc && rc != PW_ENOTFOUND)
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 		if (!pw_config_get_bool(cfg, "credential.usehttppath", &b, NULL))
 			s->use_http_path = b;
 		if (dup_to(&s->cred_username, cfg_str(cfg, "credential.username")))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		/* credential.<url>.username for this server wins (Git's matching of
+		 * the protocol, host and, when given, path) */
+		if (pw_config_foreach(cfg, cred_url_username, h) == PW_ENOMEM)
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -535,9 +727,10 @@ static int askpass(struct http *h, const char *what, char **out)
 	ssize_t n;
 	pid_t pid;
 
-	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s': ", what, h->cred.protocol,
+	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s%s%s': ", what, h->cred.protocol,
 	                h->cred.username ? h->cred.username : "", h->cred.username ? "@" : "",
-	                h->cred.host))
+	                h->cred.host, h->set.use_http_path && h->cred.path ? "/" : "",
+	                h->set.use_http_path && h->cred.path ? h->cred.path : ""))
 		return PW_ENOMEM;
 	if (pipe2(from, O_CLOEXEC)) {
 		pw_buf_free(&prompt);
@@ -575,6 +768,323 @@ static int askpass(struct http *h, const char *what, char **out)
 	return rc;
 }
 
+/* ---- credentials kept across connections (pw_http_env.auth) ----------------- */
+
+static void cred_free(struct cred *c);
+static void disc_clear(struct pw_http_cache *a);
+
+struct pw_http_cache {
+	pthread_mutex_t mu;
+	char *protocol, *host, *path, *username, *password;
+	long authmask;
+	/* the last discovery: asked for (url, service), got base and adv */
+	char *disc_url, *disc_service, *disc_base;
+	struct pw_buf disc_adv;
+	size_t disc_skip;
+	int disc_v2, disc_dumb;
+	long disc_authmask;
+};
+
+int pw_http_cache_new(struct pw_http_cache **out)
+{
+	if (!(*out = calloc(1, sizeof(**out))))
+		return PW_ENOMEM;
+	pthread_mutex_init(&(*out)->mu, NULL);
+	return 0;
+}
+
+static void auth_clear(struct pw_http_cache *a)
+{
+	struct cred c = {a->protocol, a->host, a->path, a->username, a->password};
+
+	cred_free(&c);
+	a->protocol = a->host = a->path = a->username = a->password = NULL;
+}
+
+void pw_http_cache_free(struct pw_http_cache *a)
+{
+	if (!a)
+		return;
+	auth_clear(a);
+	disc_clear(a);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
+
+static void disc_clear(struct pw_http_cache *a)
+{
+	free(a->disc_url);
+	free(a->disc_service);
+	free(a->disc_base);
+	a->disc_url = a->disc_service = a->disc_base = NULL;
+	pw_buf_free(&a->disc_adv);
+}
+
+/* Keep what discover() found for the next connection to url (as given,
+ * before any redirect). */
+static void disc_keep(struct http *h, const char *url)
+{
+	struct pw_http_cache *a = h->auth;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	disc_clear(a);
+	if (dup_to(&a->disc_url, url) || dup_to(&a->disc_service, h->service) ||
+	    dup_to(&a->disc_base, h->base) || pw_buf_add(&a->disc_adv, h->adv.data, h->adv.len))
+		disc_clear(a);
+	a->disc_skip = h->adv_skip;
+	a->disc_authmask = h->authmask;
+	a->disc_v2 = h->v2;
+	a->disc_dumb = h->dumb;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* 1 when the last discovery was of url and this service (and v2 was asked
+ * for or not alike): h takes it, and the cache forgets it. */
+static int disc_take(struct http *h, const char *url)
+{
+	struct pw_http_cache *a = h->auth;
+	int took = 0;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	if (a->disc_url && !strcmp(a->disc_url, url) && !strcmp(a->disc_service, h->service) &&
+	    (a->disc_dumb || !a->disc_v2 || h->v2_asked)) {
+		pw_buf_free(&h->adv);
+		h->adv = a->disc_adv;
+		pw_buf_init(&a->disc_adv, 0);
+		free(h->base);
+		h->base = a->disc_base;
+		a->disc_base = NULL;
+		h->adv_skip = a->disc_skip;
+		h->authmask &= a->disc_authmask;
+		h->v2 = a->disc_v2;
+		h->dumb = a->disc_dumb;
+		took = 1;
+	}
+	disc_clear(a);
+	pthread_mutex_unlock(&a->mu);
+	return took;
+}
+
+static int same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Is what a holds for the server (and path, with useHttpPath) of h? */
+static int auth_for(const struct pw_http_cache *a, const struct http *h)
+{
+	return a->username && a->password && same(a->protocol, h->cred.protocol) &&
+	       same(a->host, h->cred.host) &&
+	       (!h->set.use_http_path || same(a->path, h->cred.path));
+}
+
+/* A new connection starts with the credentials that worked before, unless
+ * its URL names another user or has a password of its own. */
+static int auth_take(struct http *h)
+{
+	struct pw_http_cache *a = h->auth;
+	int rc = 0;
+
+	if (!a || h->cred.password)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	if (auth_for(a, h) && (!h->cred.username || !strcmp(h->cred.username, a->username))) {
+		free(h->cred.username);
+		if (!(h->cred.username = strdup(a->username)) ||
+		    !(h->cred.password = strdup(a->password)))
+			rc = PW_ENOMEM;
+		h->authmask = a->authmask;
+		h->have_cred = 1;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+/* Credentials that just worked: Git's credential_approve, and kept. */
+static void auth_approve(struct http *h)
+{
+	struct pw_http_cache *a = h->auth;
+
+	if (!h->cred.username || !h->cred.password)
+		return;
+	cred_each(h, "store");
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (!auth_for(a, h) || strcmp(a->username, h->cred.username) ||
+	    strcmp(a->password, h->cred.password)) {
+		auth_clear(a);
+		if (dup_to(&a->protocol, h->cred.protocol) || dup_to(&a->host, h->cred.host) ||
+		    dup_to(&a->path, h->cred.path) || dup_to(&a->username, h->cred.username) ||
+		    dup_to(&a->password, h->cred.password))
+			auth_clear(a);
+	}
+	a->authmask = h->authmask;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* Credentials the server refused: Git's credential_reject, and forgotten. */
+static void auth_reject(struct http *h)
+{
+	struct pw_http_cache *a = h->auth;
+
+	if (!h->cred.username || !h->cred.password)
+		return;
+	cred_each(h, "erase");
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (auth_for(a, h) && !strcmp(a->username, h->cred.username))
+		auth_clear(a);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* ---- GIT_TRACE_CURL ---------------------------------------------------------- */
+
+static void trace_line(const struct http *h, struct pw_buf *b)
+{
+	while (b->len && (b->data[b->len - 1] == ' ' || b->data[b->len - 1] == '\t' ||
+	                  b->data[b->len - 1] == '\r' || b->data[b->len - 1] == '\n'))
+		b->len--;
+	if (pw_buf_addch(b, '\n'))
+		return;
+	h->set.trace(h->set.trace_ctx, b->data, b->len);
+}
+
+static int iprefix(const char *s, size_t n, const char *p, size_t *skip)
+{
+	size_t k = strlen(p);
+
+	if (n < k || strncasecmp(s, p, k))
+		return 0;
+	*skip = k;
+	return 1;
+}
+
+/* One header line (no newline), Authorization and Cookie values hidden as
+ * Git hides them. */
+static void trace_header_line(const struct http *h, const char *text, const char *l, size_t n,
+                              int redact)
+{
+	struct pw_buf b = PW_BUF_INIT;
+	size_t k;
+
+	if (pw_buf_addf(&b, "%s: ", text))
+		goto out;
+	if (redact && h->set.trace_redact &&
+	    (iprefix(l, n, "Authorization:", &k) || iprefix(l, n, "Proxy-Authorization:", &k))) {
+		while (k < n && (l[k] == ' ' || l[k] == '\t'))
+			k++;
+		while (k < n && l[k] != ' ' && l[k] != '\t' && l[k] != '\r')
+			k++; /* the scheme may be shown */
+		if (pw_buf_add(&b, l, k) || pw_buf_adds(&b, " <redacted>"))
+			goto out;
+	} else if (redact && h->set.trace_redact && iprefix(l, n, "Cookie:", &k)) {
+		while (k < n && (l[k] == ' ' || l[k] == '\t'))
+			k++;
+		if (pw_buf_add(&b, l, k))
+			goto out;
+		while (k < n && l[k] != '\r') {
+			size_t end = k, eq;
+
+			while (end < n && l[end] != '\r' &&
+			       !(l[end] == ';' && end + 1 < n && l[end + 1] == ' '))
+				end++;
+			for (eq = k; eq < end && l[eq] != '='; eq++)
+				;
+			if (pw_buf_add(&b, l + k, eq - k) || pw_buf_adds(&b, "=<redacted>"))
+				goto out;
+			if (end < n && l[end] == ';') {
+				if (pw_buf_adds(&b, "; "))
+					goto out;
+				k = end + 2;
+			} else {
+				break;
+			}
+		}
+	} else if (pw_buf_add(&b, l, n)) {
+		goto out;
+	}
+	trace_line(h, &b);
+out:
+	pw_buf_free(&b);
+}
+
+static int curl_trace(CURL *c, curl_infotype type, char *data, size_t size, void *arg)
+{
+	struct http *h = arg;
+	const char *text;
+	struct pw_buf b = PW_BUF_INIT;
+	int header = 0, redact = 0;
+	size_t i, w;
+
+	(void)c;
+	switch (type) {
+	case CURLINFO_TEXT:
+		if (!pw_buf_adds(&b, "== Info: ") && !pw_buf_add(&b, data, size))
+			trace_line(h, &b);
+		pw_buf_free(&b);
+		return 0;
+	case CURLINFO_HEADER_OUT:
+		text = "=> Send header", header = redact = 1;
+		break;
+	case CURLINFO_HEADER_IN:
+		text = "<= Recv header", header = 1;
+		break;
+	case CURLINFO_DATA_OUT:
+		text = "=> Send data";
+		break;
+	case CURLINFO_DATA_IN:
+		text = "<= Recv data";
+		break;
+	case CURLINFO_SSL_DATA_OUT:
+		text = "=> Send SSL data";
+		break;
+	case CURLINFO_SSL_DATA_IN:
+		text = "<= Recv SSL data";
+		break;
+	default:
+		return 0;
+	}
+	if (!header && !h->set.trace_data)
+		return 0;
+	if (pw_buf_addf(&b, "%s, %10.10ld bytes (0x%8.8lx)\n", text, (long)size,
+	                (unsigned long)size))
+		goto out;
+	h->set.trace(h->set.trace_ctx, b.data, b.len);
+	if (header) {
+		for (i = 0; i < size;) {
+			const char *nl = memchr(data + i, '\n', size - i);
+			size_t n = nl ? (size_t)(nl - (data + i)) + 1 : size - i;
+
+			trace_header_line(h, text, data + i, n, redact);
+			i += n;
+		}
+		goto out;
+	}
+	for (i = 0; i < size; i += 60) {
+		pw_buf_reset(&b);
+		if (pw_buf_addf(&b, "%s: ", text))
+			goto out;
+		for (w = 0; w < 60 && i + w < size; w++) {
+			unsigned char ch = (unsigned char)data[i + w];
+
+			if (pw_buf_addch(&b, ch >= 0x20 && ch < 0x80 ? (char)ch : '.'))
+				goto out;
+		}
+		if (pw_buf_addch(&b, '\n'))
+			goto out;
+		h->set.trace(h->set.trace_ctx, b.data, b.len);
+	}
+out:
+	pw_buf_free(&b);
+	return 0;
+}
+
 /* ---- curl ------------------------------------------------------------------- */
 
 static int xfer_abort(void *data, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
@@ -587,6 +1097,32 @@ static int xfer_abort(void *data, curl_off_t a, curl_off_t b, curl_off_t c, curl
 	q = h->quit;
 	pthread_mutex_unlock(&h->mu);
 	return q;
+}
+
+/* Every response header goes by: the WWW-Authenticate schemes are noted. */
+static size_t header_seen(char *p, size_t sz, size_t n, void *arg)
+{
+	struct http *h = arg;
+	size_t len = sz * n, k = 17;
+	static const struct {
+		const char *name;
+		long bit;
+	} schemes[] = {{"Basic", CURLAUTH_BASIC},
+	               {"Digest", CURLAUTH_DIGEST},
+	               {"Negotiate", CURLAUTH_NEGOTIATE},
+	               {"NTLM", CURLAUTH_NTLM}};
+
+	if (len > k && !strncasecmp(p, "WWW-Authenticate:", k)) {
+		while (k < len && p[k] == ' ')
+			k++;
+		for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+			size_t sl = strlen(schemes[i].name);
+
+			if (len - k >= sl && !strncasecmp(p + k, schemes[i].name, sl))
+				h->seen_auth |= schemes[i].bit;
+		}
+	}
+	return len;
 }
 
 static void setup_common(struct http *h, int follow)
@@ -625,20 +1161,45 @@ static void setup_common(struct http *h, int follow)
 		curl_easy_setopt(c, CURLOPT_USERNAME, h->cred.username);
 		curl_easy_setopt(c, CURLOPT_PASSWORD, h->cred.password ? h->cred.password : "");
 	}
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_seen);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+	if (h->set.cookie_file) {
+		curl_easy_setopt(c, CURLOPT_COOKIEFILE, h->set.cookie_file);
+		if (h->set.save_cookies)
+			curl_easy_setopt(c, CURLOPT_COOKIEJAR, h->set.cookie_file);
+	}
+	if (h->set.resolve)
+		curl_easy_setopt(c, CURLOPT_RESOLVE, h->set.resolve);
+	if (h->set.trace) {
+		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_trace);
+		curl_easy_setopt(c, CURLOPT_DEBUGDATA, h);
+	}
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xfer_abort);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
 	h->errbuf[0] = 0;
 }
 
-/* lines, Git-Protocol when v2 is asked (discovery) or spoken (POSTs), and
- * http.extraHeader */
-static struct curl_slist *headers(struct http *h, const char *const *lines, int v2)
+/* lines (Accept-Language before them for a GET, after them for a POST, as
+ * Git orders them), Git-Protocol when v2 is asked (discovery) or spoken
+ * (POSTs), and http.extraHeader */
+static struct curl_slist *headers(struct http *h, const char *const *lines, int v2, int post)
 {
 	struct curl_slist *l = NULL, *n, *e;
 
+	if (!post && h->set.accept_language) {
+		if (!(l = curl_slist_append(NULL, h->set.accept_language)))
+			return NULL;
+	}
 	for (; *lines; lines++) {
 		if (!(n = curl_slist_append(l, *lines)))
+			goto fail;
+		l = n;
+	}
+	if (post && h->set.accept_language) {
+		if (!(n = curl_slist_append(l, h->set.accept_language)))
 			goto fail;
 		l = n;
 	}
@@ -665,6 +1226,7 @@ static void narrow_auth(struct http *h)
 	long avail = 0;
 
 	curl_easy_getinfo(h->curl, CURLINFO_HTTPAUTH_AVAIL, &avail);
+	avail |= h->seen_auth;
 	if (avail & CURLAUTH_BASIC)
 		h->authmask = CURLAUTH_BASIC;
 	else if (avail)
@@ -737,12 +1299,53 @@ static int rebase(struct http *h, const char *tail, struct pw_error *err)
 		free(h->base);
 		h->base = nb;
 	}
+	if (h->set.note) {
+		struct pw_buf b = PW_BUF_INIT;
+
+		if (!pw_buf_addf(&b, "warning: redirecting to %s/", h->base))
+			h->set.note(h->set.note_ctx, 1, b.data);
+		pw_buf_free(&b);
+	}
 	return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 }
 
-static int discover(struct http *h, struct pw_error *err)
+/* The server and path of the credential from the base URL (after a
+ * redirect), as Git's credential_from_url; a username given stays when the
+ * server is the same. */
+static int cred_from_base(struct http *h, struct pw_error *err)
 {
-	char tail[64], ct[128], want[96], *url;
+	const char *p = strstr(h->base, "://"), *host, *slash;
+	char *proto, *hst = NULL, *path = NULL;
+
+	if (!p)
+		return 0;
+	host = p + 3;
+	slash = host + strcspn(host, "/?#");
+	if (!(proto = strndup(h->base, (size_t)(p - h->base))) ||
+	    !(hst = strndup(host, (size_t)(slash - host))) ||
+	    (*slash == '/' && !(path = strdup(slash + 1)))) {
+		free(proto);
+		free(hst);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	if (!same(proto, h->cred.protocol) || !same(hst, h->cred.host)) {
+		free(h->cred.username);
+		h->cred.username = NULL;
+	}
+	free(h->cred.protocol);
+	free(h->cred.host);
+	free(h->cred.path);
+	h->cred.protocol = proto;
+	h->cred.host = hst;
+	h->cred.path = path;
+	return 0;
+}
+
+static const char *remote_text(struct http *h, char *out, size_t sz);
+
+static int discover_get(struct http *h, struct pw_error *err)
+{
+	char tail[64], ct[128], want[96], *url, rtext[1024];
 	const char *hdr_lines[] = {"Pragma: no-cache", NULL};
 	struct curl_slist *hl;
 	struct getbuf g = {&h->adv, 0};
@@ -751,12 +1354,15 @@ static int discover(struct http *h, struct pw_error *err)
 	long code = 0;
 	CURLcode cc = CURLE_OK;
 
-	snprintf(tail, sizeof(tail), "/info/refs?service=%s", h->service);
+	if (h->set.smart)
+		snprintf(tail, sizeof(tail), "/info/refs?service=%s", h->service);
+	else /* GIT_SMART_HTTP=false: a dumb client's request */
+		snprintf(tail, sizeof(tail), "/info/refs");
 	if (!(url = malloc(strlen(h->base) + strlen(tail) + 1)))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	strcpy(url, h->base);
 	strcat(url, tail);
-	if (!(hl = headers(h, hdr_lines, h->v2_asked))) {
+	if (!(hl = headers(h, hdr_lines, h->v2_asked, 0))) {
 		free(url);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
@@ -768,7 +1374,7 @@ static int discover(struct http *h, struct pw_error *err)
 		setup_common(h, h->set.follow >= 1);
 		curl_easy_setopt(h->curl, CURLOPT_URL, url);
 		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
-		curl_easy_setopt(h->curl, CURLOPT_FAILONERROR, 1L);
+		/* no FAILONERROR: an error's text/plain body is shown, as Git */
 		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, get_write);
 		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &g);
 		cc = curl_easy_perform(h->curl);
@@ -776,7 +1382,9 @@ static int discover(struct http *h, struct pw_error *err)
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
 		narrow_auth(h);
 		if (code == 401 && !h->have_cred && !(h->cred.username && h->cred.password)) {
-			if ((rc = cred_fill(h, err)))
+			/* the credentials are for where the redirects led, as Git */
+			if ((rc = rebase(h, tail, err)) || (rc = cred_from_base(h, err)) ||
+			    (rc = cred_fill(h, err)))
 				goto out;
 			h->have_cred = 1;
 			continue;
@@ -784,13 +1392,20 @@ static int discover(struct http *h, struct pw_error *err)
 		break;
 	}
 	if (code == 401) {
-		if (h->cred.username && h->cred.password)
-			cred_each(h, "erase");
-		rc = pw_error_set(err, PW_EIO, "Authentication failed for '%s'", h->shown);
+		auth_reject(h);
+		rc = pw_error_set(err, PW_EIO, "Authentication failed for '%s'%s", h->shown,
+		                  remote_text(h, rtext, sizeof(rtext)));
 		goto out;
 	}
 	if (code == 404) {
-		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found", h->shown);
+		rc = pw_error_set(err, PW_ENOTFOUND, "repository '%s' not found%s", h->shown,
+		                  remote_text(h, rtext, sizeof(rtext)));
+		goto out;
+	}
+	if (cc == CURLE_OK && code >= 400) {
+		rc = pw_error_set(err, PW_EIO,
+		                  "unable to access '%s': The requested URL returned error: %ld%s",
+		                  h->shown, code, remote_text(h, rtext, sizeof(rtext)));
 		goto out;
 	}
 	if (cc == CURLE_OK && code >= 300 && code < 400) {
@@ -815,13 +1430,13 @@ static int discover(struct http *h, struct pw_error *err)
 		                  curl_why(h, cc));
 		goto out;
 	}
-	if (h->cred.username && h->cred.password)
-		cred_each(h, "store");
+	auth_approve(h);
+	h->approved = 1;
 	if ((rc = rebase(h, tail, err)))
 		goto out;
 	content_type(h->curl, ct, sizeof(ct));
 	snprintf(want, sizeof(want), "application/x-%s-advertisement", h->service);
-	if (strcmp(ct, want)) {
+	if (!h->set.smart || strcmp(ct, want)) {
 		/* as Git's remote-curl: any other type is a dumb server's info/refs */
 		h->dumb = 1;
 		goto out;
@@ -834,6 +1449,95 @@ static int discover(struct http *h, struct pw_error *err)
 out:
 	curl_slist_free_all(hl);
 	free(url);
+	return rc;
+}
+
+/* An error's body, when it is text/plain, as Git shows it: "\nremote: "
+ * before each line, converted from its charset to UTF-8, trimmed. "" when
+ * there is nothing to show. */
+static const char *remote_text(struct http *h, char *out, size_t sz)
+{
+	char *ct = NULL, type[64], charset[64] = "";
+	const char *p;
+	size_t i = 0, o = 0, n;
+	char *conv = NULL, *t;
+
+	out[0] = 0;
+	curl_easy_getinfo(h->curl, CURLINFO_CONTENT_TYPE, &ct);
+	if (!ct || !h->adv.len)
+		return out;
+	for (p = ct; *p == ' '; p++)
+		;
+	for (; *p && *p != ';' && *p != ' ' && i + 1 < sizeof(type); p++)
+		type[i++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+	type[i] = 0;
+	if (strcmp(type, "text/plain"))
+		return out;
+	while ((p = strchr(p, ';'))) { /* parameters: "; name=value" */
+		p++;
+		while (*p == ' ')
+			p++;
+		if (!strncasecmp(p, "charset=", 8)) {
+			p += 8;
+			for (i = 0; p[i] && p[i] != ';' && p[i] != ' ' && i + 1 < sizeof(charset);
+			     i++)
+				charset[i] = p[i];
+			charset[i] = 0;
+		}
+	}
+	n = h->adv.len;
+	t = h->adv.data;
+	if (charset[0] && strcasecmp(charset, "utf-8")) {
+		iconv_t cd = iconv_open("UTF-8", charset);
+
+		if (cd != (iconv_t)-1) {
+			size_t inl = n, outl = 4 * n + 4;
+			char *in = h->adv.data, *dst;
+
+			if ((conv = malloc(outl))) {
+				dst = conv;
+				iconv(cd, &in, &inl, &dst, &outl);
+				n = (size_t)(dst - conv);
+				t = conv;
+			}
+			iconv_close(cd);
+		}
+	}
+	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
+		n--;
+	while (n && (*t == '\n' || *t == '\r' || *t == ' ' || *t == '\t'))
+		t++, n--;
+	for (i = 0; i < n && o + 10 < sz;) {
+		const char *nl = memchr(t + i, '\n', n - i);
+		size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
+
+		o += (size_t)snprintf(out + o, sz - o, "\nremote: %.*s", (int)l, t + i);
+		if (o >= sz)
+			o = sz - 1;
+		i += l + 1;
+	}
+	free(conv);
+	return out;
+}
+
+/* info/refs: the cache's answer when it has one for this URL and service,
+ * else a GET (kept in the cache for the next connection). */
+static int discover(struct http *h, struct pw_error *err)
+{
+	char *given;
+	int rc;
+
+	if (!h->auth)
+		return discover_get(h, err);
+	if (!(given = strdup(h->base)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (disc_take(h, given)) {
+		free(given);
+		return set_shown(h) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
+	}
+	if (!(rc = discover_get(h, err)))
+		disc_keep(h, given);
+	free(given);
 	return rc;
 }
 
@@ -875,6 +1579,22 @@ int pw_http__follow_all(struct pw_conn *c)
 	return h && h->set.follow == 2;
 }
 
+int pw_http__server_may_use(struct pw_conn *c, const char *url)
+{
+	struct http *h = dumb_of(c);
+	const char *p = h ? h->set.redir_protocols : "";
+	size_t n = strcspn(url, ":");
+
+	while (*p) {
+		size_t k = strcspn(p, ",");
+
+		if (k == n && !strncmp(p, url, n))
+			return 1;
+		p += k + (p[k] == ',');
+	}
+	return 0;
+}
+
 struct dumb_get {
 	int (*sink)(void *ctx, const void *p, size_t n);
 	void *ctx;
@@ -904,7 +1624,7 @@ int pw_http__get(struct pw_conn *c, const char *url,
 
 	if (!h)
 		return pw_error_set(err, PW_EINVAL, "not a dumb HTTP connection");
-	if (!(hl = headers(h, no_cache, 0)))
+	if (!(hl = headers(h, no_cache, 0, 0)))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	for (tries = 0; tries < 2; tries++) {
 		/* redirects of the files themselves only with followRedirects=true */
@@ -935,8 +1655,14 @@ int pw_http__get(struct pw_conn *c, const char *url,
 		return g.rc;
 	if (code == 404 || code == 410)
 		return pw_error_set(err, PW_ENOTFOUND, "%s: HTTP %ld", url, code);
-	if (code == 401)
+	if (code == 401) {
+		auth_reject(h);
 		return pw_error_set(err, PW_EIO, "Authentication failed for '%s'", h->shown);
+	}
+	if (cc == CURLE_OK && code < 300 && !h->approved) {
+		auth_approve(h);
+		h->approved = 1;
+	}
 	if (cc == CURLE_OK && code >= 300)
 		return pw_error_set(err, PW_EIO, "unable to access '%s': HTTP %ld%s", url, code,
 		                    code < 400 ? " (redirect not followed: http.followRedirects)"
@@ -951,6 +1677,7 @@ int pw_http__get(struct pw_conn *c, const char *url,
 struct post {
 	struct http *h;
 	int checked, failed;
+	int may_retry;       /* a 401 gets credentials and one more try */
 	const uint8_t *body; /* buffered part of the request */
 	size_t body_len, body_off;
 	int stream_fd; /* the rest, chunked; -1 when all is buffered */
@@ -1026,6 +1753,13 @@ static size_t post_write(char *data, size_t sz, size_t n, void *arg)
 {
 	struct post *p = arg;
 
+	if (!p->checked && p->may_retry) {
+		long code = 0;
+
+		curl_easy_getinfo(p->h->curl, CURLINFO_RESPONSE_CODE, &code);
+		if (code == 401)
+			return sz * n; /* the body of a 401 about to be retried */
+	}
 	if (!p->checked && check_post(p, CURLE_OK))
 		return 0;
 	if (send_resp(p->h, data, sz * n))
@@ -1129,6 +1863,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	struct curl_slist *hl = NULL;
 	struct post p;
 	int nl = 0, tries;
+	long code = 0;
 	CURLcode cc;
 	const struct pw_buf *body = req;
 
@@ -1150,7 +1885,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	lines[nl] = NULL;
 	url = malloc(strlen(h->base) + strlen(url_tail) + 1);
-	hl = url ? headers(h, lines, h->v2) : NULL;
+	hl = url ? headers(h, lines, h->v2, 1) : NULL;
 	if (!hl) {
 		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
 		signal_response(h, PW_ENOMEM);
@@ -1158,10 +1893,22 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	strcpy(url, h->base);
 	strcat(url, url_tail);
-	for (tries = 0; tries < 2; tries++) {
-		long code = 0;
+	if (h->set.note) {
+		char note[160];
 
+		if (!eof)
+			snprintf(note, sizeof(note), "POST %s (chunked)", h->service);
+		else if (body == &gz)
+			snprintf(note, sizeof(note), "POST %s (gzip %zu to %zu bytes)", h->service,
+			         req->len, gz.len);
+		else
+			snprintf(note, sizeof(note), "POST %s (%zu bytes)", h->service, req->len);
+		h->set.note(h->set.note_ctx, 2, note);
+	}
+	for (tries = 0; tries < 2; tries++) {
+		code = 0;
 		p.checked = p.failed = 0;
+		p.may_retry = eof && !tries && !h->have_cred;
 		p.body = (const uint8_t *)body->data;
 		p.body_len = body->len;
 		p.body_off = 0;
@@ -1201,6 +1948,12 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 		             curl_why(h, cc));
 		p.failed = 1;
 	}
+	if (code == 401) {
+		auth_reject(h);
+	} else if (!p.failed && h->have_cred && !h->approved) {
+		auth_approve(h);
+		h->approved = 1;
+	}
 	if (!p.failed && h->v2) {
 		if (send_resp(h, "0002", 4))
 			p.failed = 1;
@@ -1217,6 +1970,15 @@ out:
 	curl_slist_free_all(hl);
 	free(url);
 	pw_buf_free(&gz);
+}
+
+static int one_packet(const struct pw_buf *b)
+{
+	int n = b->len >= 4 ? pw_hexval(b->data[0]) : -1, i;
+
+	for (i = 1; i < 4 && n >= 0; i++)
+		n = pw_hexval(b->data[i]) < 0 ? -1 : n * 16 + pw_hexval(b->data[i]);
+	return n >= 4 && (size_t)n == b->len;
 }
 
 static void *http_main(void *arg)
@@ -1237,6 +1999,11 @@ static void *http_main(void *arg)
 			signal_response(h, rc);
 			break;
 		}
+		/* Git's buffer must have room for a whole packet before each
+		 * read: what it sends with a length is at most
+		 * http.postBuffer - LARGE_PACKET_MAX (and one packet) */
+		if (eof && req.len > h->set.post_buffer - PW_PKT_MAX && !one_packet(&req))
+			eof = 0;
 		if (req.len)
 			do_post(h, &req, eof);
 		pthread_mutex_lock(&h->mu);
@@ -1357,6 +2124,9 @@ static void http_free_priv(struct http *h)
 	free(h->set.user_agent);
 	free(h->set.netrc);
 	free(h->set.cred_username);
+	free(h->set.accept_language);
+	free(h->set.cookie_file);
+	curl_slist_free_all(h->set.resolve);
 	pw_buf_free(&h->adv);
 	cred_free(&h->cred);
 	free(h->base);
@@ -1415,7 +2185,8 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
 		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
 	}
-	if (set_shown(h) || !(h->curl = curl_easy_init())) {
+	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
+	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
 	}

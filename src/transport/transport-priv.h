@@ -59,6 +59,10 @@ int pw_http__dumb_refs(struct pw_conn *c, const uint8_t **p, size_t *n);
 const char *pw_http__base(struct pw_conn *c);
 /* http.followRedirects is true (alternates may be followed, as in Git). */
 int pw_http__follow_all(struct pw_conn *c);
+/* May a URL the server named (an alternate) be used: its scheme allowed
+ * for what the user did not ask for (protocol.<name>.allow=user is not
+ * enough), as computed when c was opened? */
+int pw_http__server_may_use(struct pw_conn *c, const char *url);
 /* GET an absolute URL with the connection's settings (auth, TLS, proxy,
  * http.*); the body goes to sink, whose non-zero return stops the transfer
  * and is returned. PW_ENOTFOUND for 404/410, PW_EIO otherwise. */

@@ -1,0 +1,95 @@
+/* GIT_TRACE_CURL (see trace-curl.h). The destination follows Git's trace
+ * keys: "1"/"true"/"2" stderr, a single digit a descriptor, an absolute
+ * path a file appended to; GIT_CURL_VERBOSE sends the trace to stderr.
+ * Each line gets Git's time-and-place prefix unless GIT_TRACE_BARE. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "packwire/config.h"
+#include "trace-curl.h"
+
+static int trace_fd = -1;
+static int trace_bare;
+
+static void write_all(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(trace_fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void trace_out(void *ctx, const char *line, size_t len)
+{
+	char buf[8192];
+	size_t n = 0;
+
+	(void)ctx;
+	if (!trace_bare) {
+		struct timeval tv;
+		struct tm tm;
+		time_t secs;
+
+		gettimeofday(&tv, NULL);
+		secs = tv.tv_sec;
+		localtime_r(&secs, &tm);
+		n = (size_t)snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%06ld http.c:%d", tm.tm_hour,
+		                     tm.tm_min, tm.tm_sec, (long)tv.tv_usec, 0);
+		while (n < 40)
+			buf[n++] = ' ';
+	}
+	if (n + len <= sizeof(buf)) {
+		memcpy(buf + n, line, len);
+		write_all(buf, n + len); /* one write: lines of threads do not mix */
+	} else {
+		write_all(buf, n);
+		write_all(line, len);
+	}
+}
+
+void pw_cli_trace_curl_setup(struct pw_http_env *http)
+{
+	const char *v = getenv("GIT_TRACE_CURL"), *bare = getenv("GIT_TRACE_BARE");
+	int b = 0;
+
+	if (getenv("GIT_CURL_VERBOSE"))
+		v = "1";
+	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "false"))
+		return;
+	if (!strcmp(v, "1") || !strcasecmp(v, "true")) {
+		trace_fd = 2;
+	} else if (strlen(v) == 1 && v[0] >= '0' && v[0] <= '9') {
+		trace_fd = v[0] - '0';
+	} else if (v[0] == '/') {
+		if ((trace_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+			fprintf(stderr, "warning: could not open '%s' for tracing: %s\n", v,
+			        strerror(errno));
+			return;
+		}
+	} else {
+		fprintf(stderr,
+		        "warning: unknown trace value for 'GIT_TRACE_CURL': %s\n"
+		        "         If you want to trace into a file, then please set "
+		        "GIT_TRACE_CURL\n"
+		        "         to an absolute pathname (starting with /)\n",
+		        v);
+		return;
+	}
+	trace_bare = bare && !pw_config_parse_bool(bare, &b) && b;
+	http->trace = trace_out;
+	http->trace_ctx = NULL;
+}
