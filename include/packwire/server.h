@@ -31,6 +31,10 @@ struct pw_upload_pack_opts {
 	 * "transfer", "client-sid", <the client's id>), or NULL. */
 	void (*trace_data)(void *ctx, const char *category, const char *key, const char *value);
 	void *trace_ctx;
+	/* The client's algorithm ("sha1", "sha256"; borrowed), served through
+	 * the repository's compat map when it is not the storage algorithm
+	 * (packwire compat build); NULL = the repository's. */
+	const char *object_format;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

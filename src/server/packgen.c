@@ -40,7 +40,10 @@ static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char
 {
 	int rc, created;
 
-	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
+	rc = g->s->compat ? pw_srv_compat_add(g->s, oid)
+	                  : pw_pack_writer_add(g->w, oid, type, path, path_len);
+	if (rc && g->s->compat)
+		return rc;
 	if (rc)
 		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
 	if (g->track_sent && !pw_oidmap_put(&g->sent, oid, &created))
@@ -679,7 +682,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	const char *hook = pw_srv_pack_objects_hook(s);
 
-	if (hook)
+	if (hook && !s->compat)
 		return pw_srv_send_pack_hook(s, hook);
 	memset(&g, 0, sizeof(g));
 	g.s = s;
@@ -701,7 +704,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	/* a shallow repository's history ends at its own boundary: the graph
 	 * walk knows it, rev-list and the bitmap do not */
 	shallow = shallow || s->srv_shallow.nr;
-	if (!shallow) {
+	if (!shallow && !s->compat) {
 		rc = send_bitmap(&g, &st);
 		if (!rc) {
 			pack_reused = st.reused; /* copied from the bitmapped pack */
@@ -727,7 +730,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		rc = include_tags(&g);
 	if (rc)
 		goto out;
-	rc = pw_pack_writer_write(g.w, out_fn, &g, NULL);
+	rc = s->compat ? pw_srv_compat_write(s, out_fn, &g)
+	               : pw_pack_writer_write(g.w, out_fn, &g, NULL);
 	if (rc) {
 		if (!s->err.code)
 			pw_error_copy(&s->err, pw_pack_writer_error(g.w));
@@ -738,6 +742,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		goto out;
 	}
 	pw_pack_writer_stats(g.w, &st);
+	if (s->compat)
+		pw_srv_compat_stats(s, &st);
 sent:
 	if (g.rc) {
 		rc = g.rc;
