@@ -62,16 +62,25 @@ contains "ls-remote: peeled tag in sha1" "$T/ls0" "$(git -C "$T/s1" rev-parse 'v
 copy_history "$T/s256" "$T/s1" sha1
 check "compat build after new commits" "$PACKWIRE" -C "$T/s256" compat build -q
 for v in 2 0; do
+	n_before=$(objects_of "$T/c$v" | wc -l)
+	ls "$T/c$v/objects/pack/"*.idx >"$T/idx.before"
 	check "v$v: incremental fetch" \
-		git -C "$T/c$v" -c protocol.version=$v fetch -q --upload-pack="$UP" "file://$T/s256" \
+		git -C "$T/c$v" -c protocol.version=$v -c fetch.unpackLimit=1 fetch -q --upload-pack="$UP" "file://$T/s256" \
 		'+refs/*:refs/*'
 	same_copy "v$v fetch" "$T/c$v" "$T/s1"
+	# the haves were translated: the pack holds only the new objects
+	ls "$T/c$v/objects/pack/"*.idx >"$T/idx.after"
+	new_idx=$(comm -13 "$T/idx.before" "$T/idx.after")
+	n_pack=$(git -C "$T/c$v" show-index <"$new_idx" | wc -l)
+	check "v$v fetch: only the new objects sent ($n_pack)" \
+		[ "$n_pack" -eq $(($(objects_of "$T/c$v" | wc -l) - n_before)) ]
 done
 
-# an unknown want is refused; unknown haves are merely not common
-check_fails "a want the map does not know" \
-	git -c protocol.version=2 fetch -q --upload-pack="$UP" "file://$T/s256" \
-	0123456789012345678901234567890123456789
+# an unknown want is refused by the server (a v0 client refuses it itself)
+check_fails "v2: a want the map does not know" \
+	git -C "$T/c2" -c protocol.version=2 fetch -q --upload-pack="$UP" "file://$T/s256" \
+	0123456789012345678901234567890123456789 2>"$T/want.err"
+contains "v2: not our ref" "$T/want.err" "not our ref"
 
 # ---- SHA-1 storage, SHA-256 clients ----------------------------------
 make_repo "$T/r1" sha1
