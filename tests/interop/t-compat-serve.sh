@@ -82,6 +82,26 @@ check_fails "v2: a want the map does not know" \
 	0123456789012345678901234567890123456789 2>"$T/want.err"
 contains "v2: not our ref" "$T/want.err" "not our ref"
 
+# a shallow clone: the same shallow commits and objects as stock git's of the copy
+for v in 2 0; do
+	rm -rf "$T/sh$v" "$T/sh$v.ref"
+	check "v$v: shallow clone" git -c protocol.version=$v clone -q --mirror --depth=2 \
+		--upload-pack="$UP" "file://$T/s256" "$T/sh$v"
+	git -c protocol.version=$v clone -q --mirror --depth=2 "file://$T/s1" "$T/sh$v.ref"
+	sort "$T/sh$v/shallow" >"$T/sh.a"
+	sort "$T/sh$v.ref/shallow" >"$T/sh.b"
+	same_file "v$v shallow: the shallow commits" "$T/sh.b" "$T/sh.a"
+	same_copy "v$v shallow" "$T/sh$v" "$T/sh$v.ref"
+	# deepening sends the client's shallow commits back (translated)
+	check "v$v: fetch --deepen=1" git -C "$T/sh$v" -c protocol.version=$v fetch -q --deepen=1 \
+		--upload-pack="$UP" "file://$T/s256" '+refs/*:refs/*'
+	git -C "$T/sh$v.ref" -c protocol.version=$v fetch -q --deepen=1 "file://$T/s1" '+refs/*:refs/*'
+	sort "$T/sh$v/shallow" >"$T/sh.a"
+	sort "$T/sh$v.ref/shallow" >"$T/sh.b"
+	same_file "v$v deepen: the shallow commits" "$T/sh.b" "$T/sh.a"
+	same_copy "v$v deepen" "$T/sh$v" "$T/sh$v.ref"
+done
+
 # ---- SHA-1 storage, SHA-256 clients ----------------------------------
 make_repo "$T/r1" sha1
 git -C "$T/r1" tag -d v0.2-annotated >/dev/null
