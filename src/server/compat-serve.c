@@ -134,13 +134,28 @@ int pw_srv_compat_add(struct pw_upload_session *s, const struct pw_oid *oid)
 
 int pw_srv_compat_write(struct pw_upload_session *s, pw_pack_out_fn fn, void *ctx)
 {
+	struct pw_oid_array *a = &s->compat_objs;
+	struct pw_oidmap seen;
 	struct pw_error e;
-	int rc;
+	size_t i, n = 0;
+	int rc, created;
 
+	/* the walk may name an object twice (the pack writer would merge them):
+	 * keep the first */
+	memset(&seen, 0, sizeof(seen));
+	for (i = 0; i < a->nr; i++) {
+		if (!pw_oidmap_put(&seen, &a->v[i], &created)) {
+			pw_oidmap_free(&seen);
+			return pw_srv_oom(s);
+		}
+		if (created)
+			a->v[n++] = a->v[i];
+	}
+	a->nr = n;
+	pw_oidmap_free(&seen);
 	pw_error_clear(&e);
 	rc = pw_compat_write_pack(s->odb, s->compat, s->compat_objs.v, s->compat_objs.nr, fn, ctx,
 	                          NULL, &e);
-	s->compat_objs.nr = 0;
 	if (rc && !s->err.code)
 		pw_error_copy(&s->err, &e);
 	return rc;
@@ -150,4 +165,5 @@ void pw_srv_compat_stats(struct pw_upload_session *s, struct pw_pack_write_stats
 {
 	memset(st, 0, sizeof(*st));
 	st->written = (uint32_t)s->compat_objs.nr;
+	s->compat_objs.nr = 0; /* the next fetch of the session starts afresh */
 }

@@ -42,7 +42,7 @@ int pw_srv_compat_have(struct pw_upload_session *s, const struct pw_oid *oid,
 int pw_srv_compat_add(struct pw_upload_session *s, const struct pw_oid *oid);
 /* packgen: write the pack of s->compat_objs in the client's algorithm. */
 int pw_srv_compat_write(struct pw_upload_session *s, pw_pack_out_fn fn, void *ctx);
-/* packgen: the statistics of that pack (objects, bytes). */
+/* packgen: the statistics of that pack (objects), and forget its objects. */
 void pw_srv_compat_stats(struct pw_upload_session *s, struct pw_pack_write_stats *st);
 
 #endif
