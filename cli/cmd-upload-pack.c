@@ -1,5 +1,5 @@
 /* packwire upload-pack [--strict] [--timeout=<n>] [--stateless-rpc]
- * [--advertise-refs] <dir>: serve a fetch on stdin/stdout the way
+ * [--advertise-refs] [--object-format=<algo>] <dir>: serve a fetch on stdin/stdout the way
  * `git upload-pack` does, in the protocol version GIT_PROTOCOL asks for.
  * Errors go to the client (ERR packet) and to stderr as "fatal: ...", exit 128. */
 #include <signal.h>
@@ -20,7 +20,7 @@
 
 static const char usage_text[] =
         "packwire upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
-        "                     [--advertise-refs] <directory>";
+        "                     [--advertise-refs] [--object-format=(sha1|sha256)] <directory>";
 
 int cmd_upload_pack(int argc, char **argv)
 {
@@ -53,6 +53,8 @@ int cmd_upload_pack(int argc, char **argv)
 			opts.stateless_rpc = 1;
 		else if (!strcmp(a, "--advertise-refs") || !strcmp(a, "--http-backend-info-refs"))
 			opts.advertise_refs = 1;
+		else if (!strncmp(a, "--object-format=", 16))
+			opts.object_format = a + 16; /* served through the compat map */
 		else if (!strcmp(a, "--"))
 			continue;
 		else if (a[0] == '-' && a[1])

@@ -38,6 +38,10 @@ struct pw_upload_pack_opts {
 	 * NULL: no tracing. */
 	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
 	void *trace_packet_ctx;
+	/* The client's algorithm ("sha1", "sha256"; borrowed), served through
+	 * the repository's compat map when it is not the storage algorithm
+	 * (packwire compat build); NULL = the repository's. */
+	const char *object_format;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

@@ -15,7 +15,13 @@ int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid)
 	uint64_t size;
 	uint32_t idx, i;
 	int type, rc;
+	struct pw_oid storage;
 
+	/* a client of the other algorithm: its have as our id, unknown = not common */
+	if (s->compat && (rc = pw_srv_compat_have(s, oid, &storage)))
+		return rc == PW_ENOTFOUND ? 0 : rc;
+	if (s->compat)
+		oid = &storage;
 	rc = pw_odb_read_header(s->odb, oid, &type, &size);
 	if (rc == PW_ENOTFOUND)
 		return 0;

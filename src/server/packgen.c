@@ -54,7 +54,10 @@ static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char
 		((struct excl *)ex->value)->met = 1; /* the client downloads it */
 		return 0;
 	}
-	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
+	rc = g->s->compat ? pw_srv_compat_add(g->s, oid)
+	                  : pw_pack_writer_add(g->w, oid, type, path, path_len);
+	if (rc && g->s->compat)
+		return rc;
 	if (rc)
 		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
 	if (g->track_sent && !pw_oidmap_put(&g->sent, oid, &created))
@@ -810,7 +813,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	memset(&g, 0, sizeof(g));
 	g.s = s;
-	if (hook) {
+	if (hook && !s->compat) {
 		/* the hook's pack-objects is not told of packfile URIs */
 		if ((rc = packfile_header(&g)))
 			return rc;
@@ -840,7 +843,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	/* a shallow repository's history ends at its own boundary: the graph
 	 * walk knows it, rev-list and the bitmap do not */
 	shallow = shallow || s->srv_shallow.nr;
-	if (!shallow && !g.nexcl) { /* the bitmap does not leave objects out */
+	if (!shallow && !g.nexcl && !s->compat) { /* the bitmap does not leave objects out */
 		rc = send_bitmap(&g, &st);
 		if (!rc) {
 			pack_reused = st.reused; /* copied from the bitmapped pack */
@@ -852,7 +855,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	pw_pack_write_opts_init(&opts);
 	pw_pack_write_opts_from_config(&opts, pw_repo_config(s->repo));
-	opts.thin = s->args.thin_pack;
+	opts.thin = s->args.thin_pack && !s->compat; /* compat: objects whole */
 	opts.ofs_delta = s->args.ofs_delta;
 	opts.objects_dir = pw_repo_objects_dir(s->repo);
 	opts.progress = progress_fn;
@@ -868,7 +871,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		rc = packfile_header(&g);
 	if (rc)
 		goto out;
-	rc = pw_pack_writer_write(g.w, out_fn, &g, NULL);
+	rc = s->compat ? pw_srv_compat_write(s, out_fn, &g)
+	               : pw_pack_writer_write(g.w, out_fn, &g, NULL);
 	if (rc) {
 		if (!s->err.code)
 			pw_error_copy(&s->err, pw_pack_writer_error(g.w));
@@ -879,6 +883,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		goto out;
 	}
 	pw_pack_writer_stats(g.w, &st);
+	if (s->compat)
+		pw_srv_compat_stats(s, &st);
 sent:
 	if (g.rc) {
 		rc = g.rc;

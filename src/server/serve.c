@@ -73,8 +73,8 @@ static int advertise(struct pw_upload_session *s)
 	snprintf(fetch, sizeof(fetch), "fetch=shallow wait-for-done%s%s%s%s",
 	         s->allow_filter ? " filter" : "", s->allow_ref_in_want ? " ref-in-want" : "",
 	         s->allow_sideband_all ? " sideband-all" : "",
-	         packfile_uris_on(s) ? " packfile-uris" : "");
-	snprintf(format, sizeof(format), "object-format=%s", s->algo->name);
+	         packfile_uris_on(s) && !s->compat ? " packfile-uris" : "");
+	snprintf(format, sizeof(format), "object-format=%s", s->wire->name);
 	snprintf(sid, sizeof(sid), "session-id=%s", s->sid);
 	lines[n++] = agent;
 	lines[n++] = unborn == UNBORN_ADVERTISE ? "ls-refs=unborn" : "ls-refs";
@@ -168,7 +168,7 @@ static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 		if (!prefix_match(req, pfx, npfx, r->name))
 			continue;
 		pw_buf_reset(&line);
-		pw_buf_addf(&line, "%s %s", pw_oid_to_hex(&r->oid, hex), r->name);
+		pw_buf_addf(&line, "%s %s", pw_srv_hex(s, &r->oid, hex), r->name);
 		if (symrefs && r->symref) {
 			char *final = NULL, *full = pw_srv_ref_full_name(s, r->name);
 			struct pw_oid o;
@@ -188,7 +188,7 @@ static int ls_refs(struct pw_upload_session *s, const struct pw_v2_request *req)
 			free(full);
 		}
 		if (peel && r->has_peeled)
-			pw_buf_addf(&line, " peeled:%s", pw_oid_to_hex(&r->peeled, hex));
+			pw_buf_addf(&line, " peeled:%s", pw_srv_hex(s, &r->peeled, hex));
 		if ((rc = pw_srv_line(s, "%s", line.data)))
 			goto out;
 		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
@@ -422,7 +422,7 @@ static int send_wanted_refs(struct pw_upload_session *s, const struct pw_oid *oi
 	if ((rc = pw_srv_line(s, "wanted-refs")))
 		return rc;
 	for (i = 0; i < a->want_refs.nr; i++)
-		if ((rc = pw_srv_line(s, "%s %s", pw_oid_to_hex(&oids[i], hex), a->want_refs.v[i])))
+		if ((rc = pw_srv_line(s, "%s %s", pw_srv_hex(s, &oids[i], hex), a->want_refs.v[i])))
 			return rc;
 	return section_end(s, 1);
 }
@@ -455,7 +455,8 @@ static int fetch_with(struct pw_upload_session *s, const struct pw_v2_request *r
 	int rc, ready;
 
 	if ((rc = check_features(s, req)) || (rc = keep_uri_protocols(s, req)) ||
-	    (rc = pw_fetch_args_v2_request(a, req, &s->err)) || (rc = pw_srv_check_filter(s)))
+	    (rc = pw_fetch_args_v2_request(a, req, &s->err)) || (rc = pw_srv_compat_in(s)) ||
+	    (rc = pw_srv_check_filter(s)))
 		return rc;
 	s->sideband_all = a->sideband_all;
 	if ((rc = pw_srv_load_refs(s)) || (rc = resolve_want_refs(s, wanted_ref_oids)) ||
@@ -554,7 +555,7 @@ int pw_srv__serve_v2(struct pw_upload_session *s)
 		}
 		if ((rc = pw_v2_request_check(&req, v2_commands, v2_request_caps, &s->err)))
 			goto out;
-		if ((rc = pw_v2_request_object_format(&req, s->algo, NULL, &s->err)))
+		if ((rc = pw_v2_request_object_format(&req, s->wire, NULL, &s->err)))
 			goto out;
 		trace_client_sid(s, &req);
 		/* refs are read fresh for every request */

@@ -330,12 +330,12 @@ int pw_srv_load_refs(struct pw_upload_session *s)
 	}
 	free(head_name);
 	s->refs_loaded = 1;
-	return 0;
+	return pw_srv_compat_check_refs(s);
 }
 
 void pw_srv_reset_fetch(struct pw_upload_session *s)
 {
-	const struct pw_hash_algo *algo = s->algo;
+	const struct pw_hash_algo *algo = s->wire;
 
 	pw_fetch_args_free(&s->args);
 	pw_fetch_args_init(&s->args, algo);
@@ -370,11 +370,11 @@ int pw_srv_send_shallow_lines(struct pw_upload_session *s)
 
 	for (i = 0; i < s->new_shallow.nr; i++)
 		if ((rc = pw_srv_line_nolf(s, "shallow %s",
-		                           pw_oid_to_hex(&s->new_shallow.v[i], hex))))
+		                           pw_srv_hex(s, &s->new_shallow.v[i], hex))))
 			return rc;
 	for (i = 0; i < s->unshallow.nr; i++)
 		if ((rc = pw_srv_line_nolf(s, "unshallow %s",
-		                           pw_oid_to_hex(&s->unshallow.v[i], hex))))
+		                           pw_srv_hex(s, &s->unshallow.v[i], hex))))
 			return rc;
 	return 0;
 }

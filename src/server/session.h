@@ -12,6 +12,7 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/server.h"
+#include "server/compat-serve.h"
 #include "server/graph.h"
 
 /* ---- session ------------------------------------------------------------ */
@@ -75,6 +76,12 @@ struct pw_upload_session {
 	int64_t oldest_have;
 	int have_oldest;
 	struct pw_upload_stats stats;
+
+	/* a client of the other algorithm (compat-serve.h): its algorithm
+	 * (algo when none), the map, and the objects of the pack */
+	const struct pw_hash_algo *wire;
+	struct pw_compat_map *compat;
+	struct pw_oid_array compat_objs;
 };
 
 /* session helpers (session.c): what every part of a session may call */

@@ -98,20 +98,26 @@ int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, 
 		s->opts = *opts;
 	else
 		pw_upload_pack_opts_init(&s->opts);
+	if ((rc = pw_srv_compat_setup(s, err))) {
+		free(s);
+		return rc;
+	}
 	snprintf(s->agent, sizeof(s->agent), "%s",
 	         s->opts.agent ? s->opts.agent : "packwire/" PW_VERSION);
 	s->in_fd = in_fd;
 	s->out_fd = out_fd;
 	if (s->opts.ref_namespace && (rc = namespace_prefix(s, s->opts.ref_namespace))) {
+		pw_srv_compat_free(s);
 		free(s);
 		return pw_error_set(err, rc, "out of memory");
 	}
 	s->opts.ref_namespace = NULL; /* borrowed: s->ns is ours */
 	pw_buf_init(&s->out, 0);
-	pw_fetch_args_init(&s->args, s->algo);
+	pw_fetch_args_init(&s->args, s->wire);
 	pw_graph_init(&s->graph, NULL, &s->err);
 	rc = pw_pkt_reader_init(&s->rd, in_fd, PW_PKT_READ_CHOMP);
 	if (rc) {
+		pw_srv_compat_free(s);
 		free(s);
 		return pw_error_set(err, rc, "out of memory");
 	}
@@ -160,6 +166,7 @@ void pw_upload_session_free(struct pw_upload_session *s)
 		pw_pkt_reader_free(&s->rd);
 	pw_buf_free(&s->out);
 	pw_odb_free(s->odb);
+	pw_srv_compat_free(s);
 	free(s);
 }
 
@@ -197,7 +204,7 @@ static int v0_caps(struct pw_upload_session *s, struct pw_buf *caps)
 	if (!rc && s->advertise_sid)
 		rc = pw_caps_add(caps, "session-id", s->sid);
 	if (!rc)
-		rc = pw_caps_add(caps, "object-format", s->algo->name);
+		rc = pw_caps_add(caps, "object-format", s->wire->name);
 	if (!rc)
 		rc = pw_caps_add(caps, "agent", s->agent);
 	return rc ? pw_srv_oom(s) : 0;
@@ -218,7 +225,7 @@ static int v0_advertise(struct pw_upload_session *s)
 		goto out;
 	if (!s->nr_refs) {
 		/* an empty repository still tells its capabilities (and algorithm) */
-		pw_buf_addf(&line, "%s capabilities^{}", pw_oid_to_hex(s->algo->zero_oid, hex));
+		pw_buf_addf(&line, "%s capabilities^{}", pw_oid_to_hex(s->wire->zero_oid, hex));
 		pw_buf_addch(&line, '\0');
 		pw_buf_add(&line, caps.data, caps.len);
 		if ((rc = pw_buf_addch(&line, '\n')) ||
@@ -229,7 +236,7 @@ static int v0_advertise(struct pw_upload_session *s)
 		const struct pw_adv_ref *r = &s->refs[i];
 
 		pw_buf_reset(&line);
-		pw_buf_addf(&line, "%s %s", pw_oid_to_hex(&r->oid, hex), r->name);
+		pw_buf_addf(&line, "%s %s", pw_srv_hex(s, &r->oid, hex), r->name);
 		if (i == 0) {
 			pw_buf_addch(&line, '\0');
 			pw_buf_add(&line, caps.data, caps.len);
@@ -238,7 +245,7 @@ static int v0_advertise(struct pw_upload_session *s)
 		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
 			goto nomem;
 		if (r->has_peeled && (rc = pw_pkt_writef(&s->out, "%s %s^{}\n",
-		                                         pw_oid_to_hex(&r->peeled, hex), r->name)))
+		                                         pw_srv_hex(s, &r->peeled, hex), r->name)))
 			goto nomem;
 		if (s->out.len > 32768 && (rc = pw_srv_flush_out(s)))
 			goto out;
@@ -246,7 +253,7 @@ static int v0_advertise(struct pw_upload_session *s)
 	/* a shallow repository tells where its history ends */
 	for (i = 0; i < s->srv_shallow.nr; i++)
 		if ((rc = pw_pkt_writef(&s->out, "shallow %s\n",
-		                        pw_oid_to_hex(&s->srv_shallow.v[i], hex))))
+		                        pw_srv_hex(s, &s->srv_shallow.v[i], hex))))
 			goto nomem;
 	if ((rc = pw_pkt_flush(&s->out)))
 		goto nomem;
@@ -448,7 +455,7 @@ static int serve_v0(struct pw_upload_session *s)
 	rc = v0_receive_wants(s);
 	if (rc <= 0)
 		return rc;
-	if ((rc = pw_srv_check_wants(s)))
+	if ((rc = pw_srv_compat_in(s)) || (rc = pw_srv_check_wants(s)))
 		return rc;
 	rc = pw_srv_compute_shallow(s);
 	if (rc < 0)

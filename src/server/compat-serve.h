@@ -1,0 +1,48 @@
+/* Serving a client of the other algorithm (compat-serve.c): a repository
+ * stored in one algorithm answers a client of the other through its compat
+ * map (docs/compat-map.md). Ids are translated where they cross the wire:
+ * the advertisement and shallow lines go out in the client's algorithm,
+ * wants, haves and shallows come back to storage ids, and the pack is
+ * written by pw_compat_write_pack. The rest of the session works in the
+ * storage algorithm, unchanged. */
+#ifndef PW_SERVER_COMPAT_SERVE_H
+#define PW_SERVER_COMPAT_SERVE_H
+
+#include "packwire/error.h"
+#include "packwire/hash.h"
+#include "packwire/pack-write.h"
+
+struct pw_upload_session;
+
+/* Set s->wire from opts.object_format and open the map when it is not the
+ * storage algorithm. Error in err (unknown algorithm, unreadable map). */
+int pw_srv_compat_setup(struct pw_upload_session *s, struct pw_error *err);
+void pw_srv_compat_free(struct pw_upload_session *s);
+
+/* Every advertised id (and peeled value, and the repository's shallow
+ * commits) has an id in the client's algorithm; else an error telling to
+ * build the map. Called once the refs are loaded. */
+int pw_srv_compat_check_refs(struct pw_upload_session *s);
+
+/* The hex of a storage id in the client's algorithm (hex holds
+ * PW_MAX_HEXSZ + 1). Without a map: pw_oid_to_hex. An id the map lacks
+ * (checked before by pw_srv_compat_check_refs) gives the zero id. */
+const char *pw_srv_hex(struct pw_upload_session *s, const struct pw_oid *oid, char *hex);
+
+/* The client's wants and shallows (s->args) in place to storage ids: an
+ * unknown want is "not our ref", an unknown shallow is dropped. */
+int pw_srv_compat_in(struct pw_upload_session *s);
+
+/* A have of the client's algorithm as a storage id: 0, or PW_ENOTFOUND when
+ * the map does not know it (not common). */
+int pw_srv_compat_have(struct pw_upload_session *s, const struct pw_oid *oid,
+                       struct pw_oid *storage);
+
+/* packgen: an object of the pack (kept in s->compat_objs) */
+int pw_srv_compat_add(struct pw_upload_session *s, const struct pw_oid *oid);
+/* packgen: write the pack of s->compat_objs in the client's algorithm. */
+int pw_srv_compat_write(struct pw_upload_session *s, pw_pack_out_fn fn, void *ctx);
+/* packgen: the statistics of that pack (objects), and forget its objects. */
+void pw_srv_compat_stats(struct pw_upload_session *s, struct pw_pack_write_stats *st);
+
+#endif
