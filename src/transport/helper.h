@@ -27,6 +27,8 @@
 
 /* Longest line a helper may print. */
 #define PW_HELPER_LINE_MAX 65536
+/* Most refs a helper's "list" may name. */
+#define PW_HELPER_MAX_REFS (1 << 22)
 
 struct pw_helper {
 	char *name;
