@@ -103,6 +103,9 @@ struct pw_client_opts {
 	const struct pw_http_env *http_env;
 	const struct pw_protocol_env *protocol; /* policy, helpers (pw_transport_opts) */
 	const char *git_dir;                    /* GIT_DIR for remote helpers; may be NULL */
+	/* a remote helper's first argument (its marks and private refs are
+	 * kept under it); NULL: the URL, as for a URL given on the command line */
+	const char *remote_name;
 };
 
 struct pw_session;

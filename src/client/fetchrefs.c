@@ -713,8 +713,14 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	if ((rc = pick_remote(&f, &url)) || (rc = collect_specs(&f, &follow_tags)))
 		goto out;
 	/* connect and check the object format before touching anything */
-	if ((rc = pw_session_open(&s, url, &o->client, err)))
-		goto out;
+	{
+		struct pw_client_opts co = o->client;
+
+		if (!co.remote_name)
+			co.remote_name = f.remote_name; /* a remote helper's first argument */
+		if ((rc = pw_session_open(&s, url, &co, err)))
+			goto out;
+	}
 	rep->version = pw_session_version(s);
 	rep->algo = pw_session_algo(s);
 	if ((rc = pw_session_check_algo(s, pw_repo_algo(repo), err)) ||

@@ -1031,7 +1031,7 @@ static int connect_remote(struct ps *s)
 		if (!s->helper)
 			return pw_error_set(s->err, PW_EUNSUPPORTED,
 			                    "remote helper for '%s' cannot push", s->res->url);
-		return pw_client__helper_push_list(s->helper, s->algo, &s->adv, s->err);
+		return pw_client__helper_push_list(s->helper, s->repo, s->algo, &s->adv, s->err);
 	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
 		return pw_error_set(s->err, rc, "out of memory");

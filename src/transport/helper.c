@@ -70,7 +70,16 @@ int pw_helper_parse_capability(struct pw_helper *h, const char *line, size_t len
 		h->refspecs[h->nr_refspecs++] = r;
 		return 0;
 	}
-	/* export-marks, import-marks, get and the like: nothing we rely on */
+	if ((len > 13 && !memcmp(line, "import-marks ", 13)) ||
+	    (len > 13 && !memcmp(line, "export-marks ", 13))) {
+		char **slot = line[0] == 'i' ? &h->import_marks : &h->export_marks;
+
+		free(*slot);
+		if (!(*slot = strndup(line + 13, len - 13)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		return 0;
+	}
+	/* get and the like: nothing we rely on */
 	if (mandatory)
 		return pw_error_set(
 		        err, PW_EUNSUPPORTED,
@@ -315,6 +324,8 @@ void pw_helper_free(struct pw_helper *h)
 	for (i = 0; i < h->nr_refspecs; i++)
 		free(h->refspecs[i]);
 	free(h->refspecs);
+	free(h->import_marks);
+	free(h->export_marks);
 	free(h->name);
 	pw_buf_free(&h->line);
 	free(h);

@@ -38,6 +38,7 @@ struct pw_helper {
 	unsigned caps;
 	char **refspecs;
 	size_t nr_refspecs;
+	char *import_marks, *export_marks; /* capabilities: files for fast-export */
 	struct pw_buf line;
 	int status, reaped;
 };
