@@ -518,7 +518,8 @@ static int collect_wants(struct fstate *f, const struct pw_adv *adv, struct pw_o
 			u->old_oid = cur;
 		free(sym);
 		/* deepening asks again for what we have: the server cuts anew */
-		if (f->o->depth || !pw_odb_exists(odb, &u->new_oid))
+		if (f->o->depth || f->o->deepen_since ||
+		    (f->o->deepen_not && f->o->deepen_not[0]) || !pw_odb_exists(odb, &u->new_oid))
 			(*wants)[nw++] = u->new_oid;
 	}
 	for (i = 0; follow_tags && i < adv->nr; i++) {
@@ -735,6 +736,10 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	req.wants = wants;
 	req.nr_wants = nw;
 	req.depth = o->depth;
+	req.deepen_since = o->deepen_since;
+	req.deepen_not = o->deepen_not;
+	while (o->deepen_not && o->deepen_not[req.nr_deepen_not])
+		req.nr_deepen_not++;
 	req.include_tag = follow_tags;
 	promisor = promisor_filter(&f, &req.filter);
 	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))

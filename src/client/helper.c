@@ -454,6 +454,19 @@ int pw_client__helper_fetch(struct pw_session *s, struct pw_repo *repo,
 			return pw_error_set(err, PW_EUNSUPPORTED,
 			                    "remote helper '%s' does not support depth", h->name);
 	}
+	if (req->deepen_since &&
+	    (rc = pw_helper_option(h, "deepen-since", req->deepen_since, err)) != 0)
+		return rc < 0 ? rc
+		              : pw_error_set(err, PW_EUNSUPPORTED,
+		                             "remote helper '%s' does not support 'deepen-since'",
+		                             h->name);
+	for (i = 0; i < req->nr_deepen_not; i++)
+		if ((rc = pw_helper_option(h, "deepen-not", req->deepen_not[i], err)) != 0)
+			return rc < 0 ? rc
+			              : pw_error_set(
+			                        err, PW_EUNSUPPORTED,
+			                        "remote helper '%s' does not support 'deepen-not'",
+			                        h->name);
 	if (req->filter && (rc = pw_helper_option(h, "filter", req->filter, err)) != 0)
 		return rc < 0 ? rc
 		              : pw_error_set(err, PW_EUNSUPPORTED,

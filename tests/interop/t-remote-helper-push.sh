@@ -15,7 +15,7 @@ cat >bin/git-remote-pwpush <<'HELPER'
 #!/bin/bash
 # git-remote-pwpush <remote> <path>: list, fetch and push <path> with stock git
 dst=$2 log=${PWPUSH_LOG:-/dev/null}
-flags=()
+flags=() deepen=()
 while read -r cmd arg rest; do
 	echo "$cmd${arg:+ $arg}${rest:+ $rest}" >>"$log"
 	case $cmd in
@@ -29,6 +29,15 @@ while read -r cmd arg rest; do
 		push-option)
 			if [ -n "${PWPUSH_NO_PUSH_OPTION:-}" ]; then echo unsupported; else flags+=("--push-option=$rest"); echo ok; fi ;;
 		force) echo ok ;;
+		depth | deepen-since | deepen-not)
+			if [ -n "${PWPUSH_NO_DEEPEN:-}" ]; then echo unsupported; else
+				case $arg in
+				depth) deepen+=("--depth=$rest") ;;
+				deepen-since) deepen+=("--shallow-since=$rest") ;;
+				deepen-not) deepen+=("--shallow-exclude=$rest") ;;
+				esac
+				echo ok
+			fi ;;
 		*) echo unsupported ;;
 		esac ;;
 	list)
@@ -38,8 +47,14 @@ while read -r cmd arg rest; do
 		git --git-dir="$dst" for-each-ref --format='%(objectname) %(refname)'
 		echo ;;
 	fetch)
-		oids=$arg
-		while read -r c2 a2 r2; do [ -n "$c2" ] || break; oids="$oids $a2"; done
+		oids=$arg names=$rest
+		while read -r c2 a2 r2; do [ -n "$c2" ] || break; oids="$oids $a2" names="$names $r2"; done
+		if [ ${#deepen[@]} -gt 0 ]; then
+			# shellcheck disable=SC2086
+			git fetch-pack -q "${deepen[@]}" "$dst" $names >/dev/null
+			echo
+			continue
+		fi
 		git --git-dir="$dst" pack-objects --revs --stdout -q <<<"$(printf '%s\n' $oids)" |
 			git index-pack --stdin >/dev/null
 		echo ;;
@@ -205,5 +220,46 @@ for algo in sha1 sha256; do
 	check "$t: client is fsck --strict clean at the end" fsck_ok "$c"
 	check "$t: the objects pushed are the client's" \
 		test -z "$(comm -23 <(all_objects "$srv") <(all_objects "$c"))"
+	# deepen-since / deepen-not / depth reach a fetch helper
+	t="deepen $algo"
+	sh=$T/sh-$algo
+	git init -q --object-format="$algo" "$sh"
+	git -C "$sh" remote add origin "pwpush::$srv"
+	: >"$PWPUSH_LOG"
+	if pw -C "$sh" fetch -q --shallow-exclude=v0.1 origin main 2>"sh1-$algo.err"; then
+		contains "$t: option deepen-not sent" "$PWPUSH_LOG" "option deepen-not v0.1"
+		check "$t: the branch arrived" test "$(git -C "$sh" rev-parse origin/main)" = "$(git -C "$srv" rev-parse main)"
+		check "$t: the repository is shallow" test -s "$sh/.git/shallow"
+		check "$t: history cut at v0.1" test "$(git -C "$sh" rev-list --count origin/main)" -lt "$(git -C "$srv" rev-list --count main)"
+		check "$t: shallow repository is fsck clean" fsck_ok "$sh"
+	else
+		not_ok "$t: fetch --shallow-exclude"
+		cat "sh1-$algo.err"
+	fi
+	: >"$PWPUSH_LOG"
+	if pw -C "$sh" fetch -q --shallow-since=2000-01-01 origin main 2>"sh2-$algo.err"; then
+		contains "$t: option deepen-since sent" "$PWPUSH_LOG" "option deepen-since 2000-01-01"
+		check "$t: deepened to the whole history" \
+			test "$(git -C "$sh" rev-list --count origin/main)" = "$(git -C "$srv" rev-list --count main)"
+	else
+		not_ok "$t: fetch --shallow-since"
+		cat "sh2-$algo.err"
+	fi
+	git -C "$srv" update-ref refs/heads/later "$(git -C "$srv" rev-parse main)"
+	state "$sh" >before-local
+	PWPUSH_NO_DEEPEN=1 pw -C "$sh" fetch -q --shallow-since=2000-01-01 origin later 2>"sh3-$algo.err" &&
+		not_ok "$t: a helper without deepen-since: fetch fails" ||
+		contains "$t: a helper without deepen-since: Git's error" "sh3-$algo.err" "does not support 'deepen-since'"
+	state "$sh" >after-local
+	same_file "$t: refused deepen-since left the repository as it was" before-local after-local
+	check_fails "$t: refused over a transport that cannot pass it yet" \
+		pw -C "$sh" fetch -q --shallow-since=2000-01-01 "$srv" main
+	if pw -C "$sh" fetch -q --depth=1 origin later 2>"sh4-$algo.err"; then
+		contains "$t: option depth sent" "$PWPUSH_LOG" "option depth 1"
+		check "$t: --depth 1 through the helper" test "$(git -C "$sh" rev-list --count FETCH_HEAD)" = 1
+	else
+		not_ok "$t: fetch --depth"
+		cat "sh4-$algo.err"
+	fi
 done
 finish
