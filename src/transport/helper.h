@@ -41,6 +41,10 @@ struct pw_helper {
 	char *import_marks, *export_marks; /* capabilities: files for fast-export */
 	struct pw_buf line;
 	int status, reaped;
+	/* remote.<name>.helperTimeout, else packwire.helperTimeout (seconds; 0,
+	 * the default, waits as long as Git does: for ever): the longest the
+	 * helper may take to print a line of an answer before it is stopped */
+	int timeout_ms;
 };
 
 /* One line of the answer to "capabilities" (without its newline) into h.
