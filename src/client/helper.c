@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -218,6 +219,32 @@ static int wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255;
 }
 
+/* What an import killed by a signal left in base: packwire-import-<pid>-*
+ * of a process that is gone. */
+static void remove_stale_imports(const char *base)
+{
+	struct dirent *de;
+	DIR *d = opendir(base);
+
+	while (d && (de = readdir(d))) {
+		struct pw_buf path = PW_BUF_INIT;
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "packwire-import-", 16))
+			continue;
+		pid = strtol(de->d_name + 16, &end, 10);
+		if (end == de->d_name + 16 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
+		    !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		if (!pw_buf_addf(&path, "%s/%s", base, de->d_name))
+			pw_fs_remove_tree(path.data, 0);
+		pw_buf_free(&path);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int helper_import(struct pw_session *s, struct pw_helper *h, struct pw_error *err)
 {
 	/* a small import stays a pack (fast-import would loosen it): moved whole */
@@ -242,7 +269,9 @@ static int helper_import(struct pw_session *s, struct pw_helper *h, struct pw_er
 		goto out;
 	if (s->opts.git_dir && pw_fs_is_dir(s->opts.git_dir))
 		base = s->opts.git_dir;
-	if (pw_buf_addf(&dir, "%s/packwire-import-XXXXXX", base) || pw_buf_addch(&cmd, '\n')) {
+	remove_stale_imports(base);
+	if (pw_buf_addf(&dir, "%s/packwire-import-%ld-XXXXXX", base, (long)getpid()) ||
+	    pw_buf_addch(&cmd, '\n')) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}

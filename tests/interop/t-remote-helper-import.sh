@@ -54,6 +54,7 @@ while read -r cmd arg rest; do
 		import) exit 3 ;;
 		garbage) printf 'blob\nmark :1\ndata 999999\nshort\n'; exit 0 ;;
 		nodone) printf 'progress half a stream\n'; exit 0 ;;
+		hang) printf 'progress half a stream\n'; sleep 3; exit 0 ;;
 		esac
 		[ -e "$gitmarks" ] && echo "feature import-marks=$gitmarks"
 		echo "feature export-marks=$gitmarks"
@@ -180,6 +181,22 @@ for algo in sha1 sha256; do
 		check "$t: fetch, helper failing at $how: no import directory left" \
 			test -z "$(find "$c/.git" -maxdepth 1 -name 'packwire-import-*')"
 	done
+	# SIGTERM during an import: nothing half-written in the repository, and
+	# the next fetch removes what the killed one left beside it
+	state "$c" >before-local
+	PWFI_CRASH=hang "$PACKWIRE" -C "$c" fetch -q origin 2>/dev/null &
+	pid=$!
+	sleep 1
+	kill -TERM "$pid"
+	wait "$pid" || true
+	state "$c" >after-local
+	same_file "$t: fetch killed by SIGTERM: local repository as it was" before-local after-local
+	sleep 3
+	check "$t: fetch after the killed one" pw -C "$c" fetch -q origin
+	check "$t: ... removed the killed import's directory" \
+		test -z "$(find "$c/.git" -maxdepth 1 -name 'packwire-import-*')"
+	check "$t: ... and brought the remote's commit" \
+		test "$(git -C "$c" rev-parse origin/main)" = "$(git -C "$srv" rev-parse main)"
 	state "$srv" >before
 	state "$c" >before-local
 	check_fails "$t: push, helper crashing at export" env PWFI_CRASH=export "$PACKWIRE" -C "$c" push origin main
