@@ -10,8 +10,9 @@
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 
-static const char usage_str[] = "packwire fetch [--depth=<n>] [--prune] [--tags] [--no-tags] [-q] "
-                                "[--upload-pack=<cmd>] [<repository> [<refspec>...]]";
+static const char usage_str[] =
+        "packwire fetch [--depth=<n>] [--shallow-since=<date>] [--shallow-exclude=<ref>] "
+        "[--prune] [--tags] [--no-tags] [-q] [--upload-pack=<cmd>] [<repository> [<refspec>...]]";
 
 #define SUMMARY_WIDTH 17 /* 2 * abbrev + 3, as Git with 7-digit ids */
 
@@ -150,7 +151,8 @@ int cmd_fetch(int argc, char **argv)
 	struct pw_fetch_report rep;
 	struct pw_error err = {0};
 	struct pw_repo *repo;
-	const char *depth = NULL;
+	const char *depth = NULL, *deepen_not[64];
+	size_t nr_not = 0;
 	int i, quiet = 0, progress = -1, rc;
 
 	memset(&o, 0, sizeof(o));
@@ -167,9 +169,17 @@ int cmd_fetch(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(a, "--progress"))
 			progress = 1;
-		else if (pw_cli_opt_value(argc, argv, &i, "--depth", NULL, &depth) ||
-		         pw_cli_opt_value(argc, argv, &i, "--upload-pack", NULL,
-		                          &o.client.upload_pack))
+		else if (pw_cli_opt_value(argc, argv, &i, "--shallow-exclude", NULL,
+		                          &deepen_not[nr_not])) {
+			if (++nr_not >= sizeof(deepen_not) / sizeof(deepen_not[0]))
+				return pw_cli_fatal("too many --shallow-exclude options");
+			deepen_not[nr_not] = NULL;
+			o.deepen_not = deepen_not;
+		} else if (pw_cli_opt_value(argc, argv, &i, "--depth", NULL, &depth) ||
+		           pw_cli_opt_value(argc, argv, &i, "--shallow-since", NULL,
+		                            &o.deepen_since) ||
+		           pw_cli_opt_value(argc, argv, &i, "--upload-pack", NULL,
+		                            &o.client.upload_pack))
 			continue;
 		else if (!strcmp(a, "--"))
 			break;

@@ -103,6 +103,9 @@ struct pw_client_opts {
 	const struct pw_http_env *http_env;
 	const struct pw_protocol_env *protocol; /* policy, helpers (pw_transport_opts) */
 	const char *git_dir;                    /* GIT_DIR for remote helpers; may be NULL */
+	/* a remote helper's first argument (its marks and private refs are
+	 * kept under it); NULL: the URL, as for a URL given on the command line */
+	const char *remote_name;
 };
 
 struct pw_session;
@@ -153,6 +156,12 @@ struct pw_fetch_request {
 	const char *filter; /* filter-spec or NULL */
 	int include_tag;
 	int no_haves; /* clone: nothing to negotiate */
+	/* --shallow-since / --shallow-exclude: passed to remote helpers as
+	 * "option deepen-since" / "option deepen-not" (other transports refuse
+	 * them for now: PW_EUNSUPPORTED) */
+	const char *deepen_since;
+	const char *const *deepen_not;
+	size_t nr_deepen_not;
 };
 
 struct pw_fetch_result {
@@ -278,6 +287,8 @@ struct pw_fetch_opts {
 	unsigned depth;
 	int prune, tags, no_tags;
 	struct pw_client_opts client;
+	const char *deepen_since;      /* pw_fetch_request's */
+	const char *const *deepen_not; /* NULL-terminated, or NULL */
 };
 
 struct pw_fetch_report {

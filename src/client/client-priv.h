@@ -23,6 +23,7 @@ struct pw_session {
 	struct pw_bundle *bundle;    /* a bundle file as the remote (bundle.c) */
 	struct pw_dumb_remote *dumb; /* dumb HTTP (dumb.c) instead of conn's stream */
 	struct pw_helper *helper;    /* a fetch helper drives this session (helper.c) */
+	char *import_dir;            /* an import helper's stream, imported (helper.c) */
 };
 
 /* Append a ref named name[0..len) (no limit checked: the caller's) to a. */
@@ -45,6 +46,18 @@ int pw_client__helper_fetch(struct pw_session *s, struct pw_repo *repo,
                             const struct pw_fetch_request *req, struct pw_fetch_result *res,
                             struct pw_error *err);
 int pw_client__helper_close(struct pw_session *s, struct pw_error *err);
+/* Push through a helper's "push" command: "list for-push" into adv (ids of
+ * local unless ":object-format" says otherwise), then the batch of res's
+ * pending refs with the options of o; the answers set each ref's status.
+ * pw_client__helper_end ends the session and frees h. */
+struct pw_push_opts;
+struct pw_push_result;
+int pw_client__helper_push_list(struct pw_helper *h, struct pw_repo *repo,
+                                const struct pw_hash_algo *local, struct pw_adv *adv,
+                                struct pw_error *err);
+int pw_client__helper_push(struct pw_helper *h, struct pw_repo *repo, const struct pw_push_opts *o,
+                           struct pw_push_result *res, struct pw_error *err);
+void pw_client__helper_end(struct pw_helper *h);
 
 /* Local history, newest first, for "have" lines. */
 struct pw_odb;

@@ -564,6 +564,8 @@ int pw_clone(const struct pw_clone_opts *o, struct pw_clone_info *info, struct p
 		}
 		if (git_dir)
 			o2.client.git_dir = git_dir;
+		if (!o2.client.remote_name)
+			o2.client.remote_name = c.origin;
 		c.o = &o2;
 		rc = do_clone(&c, url, info);
 		c.o = o;

@@ -1098,6 +1098,11 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	size_t i;
 	int rc;
 
+	if ((req->deepen_since || req->nr_deepen_not) && !s->helper) {
+		memset(res, 0, sizeof(*res));
+		return pw_error_set(err, PW_EUNSUPPORTED,
+		                    "deepen-since and deepen-not go only through remote helpers");
+	}
 	if (s->bundle)
 		return pw_bundle_remote__fetch(s, repo, req, res, err);
 	if (s->dumb)

@@ -518,7 +518,8 @@ static int collect_wants(struct fstate *f, const struct pw_adv *adv, struct pw_o
 			u->old_oid = cur;
 		free(sym);
 		/* deepening asks again for what we have: the server cuts anew */
-		if (f->o->depth || !pw_odb_exists(odb, &u->new_oid))
+		if (f->o->depth || f->o->deepen_since ||
+		    (f->o->deepen_not && f->o->deepen_not[0]) || !pw_odb_exists(odb, &u->new_oid))
 			(*wants)[nw++] = u->new_oid;
 	}
 	for (i = 0; follow_tags && i < adv->nr; i++) {
@@ -713,8 +714,14 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	if ((rc = pick_remote(&f, &url)) || (rc = collect_specs(&f, &follow_tags)))
 		goto out;
 	/* connect and check the object format before touching anything */
-	if ((rc = pw_session_open(&s, url, &o->client, err)))
-		goto out;
+	{
+		struct pw_client_opts co = o->client;
+
+		if (!co.remote_name)
+			co.remote_name = f.remote_name; /* a remote helper's first argument */
+		if ((rc = pw_session_open(&s, url, &co, err)))
+			goto out;
+	}
 	rep->version = pw_session_version(s);
 	rep->algo = pw_session_algo(s);
 	if ((rc = pw_session_check_algo(s, pw_repo_algo(repo), err)) ||
@@ -729,6 +736,10 @@ int pw_fetch(struct pw_repo *repo, const struct pw_fetch_opts *o, struct pw_fetc
 	req.wants = wants;
 	req.nr_wants = nw;
 	req.depth = o->depth;
+	req.deepen_since = o->deepen_since;
+	req.deepen_not = o->deepen_not;
+	while (o->deepen_not && o->deepen_not[req.nr_deepen_not])
+		req.nr_deepen_not++;
 	req.include_tag = follow_tags;
 	promisor = promisor_filter(&f, &req.filter);
 	if (nw && (rc = pw_session_fetch(s, repo, &req, &res, err)))

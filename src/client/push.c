@@ -23,6 +23,8 @@
 #include "packwire/revlist.h"
 #include "packwire/transport.h"
 #include "packwire/version.h"
+#include "client/client-priv.h"
+#include "transport/transport-priv.h"
 
 struct ps {
 	struct pw_repo *repo;
@@ -41,6 +43,7 @@ struct ps {
 	int sideband;
 	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
+	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -1076,11 +1079,13 @@ static int connect_remote(struct ps *s)
 	to.remote_name = s->res->remote_name;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
-	if (s->conn->in_fd < 0)
-		return pw_error_set(s->err, PW_EUNSUPPORTED,
-		                    "remote helper for '%s' cannot connect to git-receive-pack "
-		                    "(pushing through a helper's push command is not supported)",
-		                    s->res->url);
+	if (s->conn->in_fd < 0) {
+		s->helper = pw_transport__take_helper(s->conn);
+		if (!s->helper)
+			return pw_error_set(s->err, PW_EUNSUPPORTED,
+			                    "remote helper for '%s' cannot push", s->res->url);
+		return pw_client__helper_push_list(s->helper, s->repo, s->algo, &s->adv, s->err);
+	}
 	if ((rc = pw_pkt_reader_init(&s->rd, s->conn->in_fd, PW_PKT_READ_CHOMP | PW_PKT_READ_ERR)))
 		return pw_error_set(s->err, rc, "out of memory");
 	s->rd_init = 1;
@@ -1188,6 +1193,12 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 	if ((rc = read_caps(&s)) || (rc = build_updates(&s, refspecs, nr_refspecs)) ||
 	    (rc = sort_updates(&s)) || (rc = decide(&s)))
 		goto polite;
+	if (s.helper) {
+		if (!(rc = pw_client__helper_push(s.helper, repo, opts, res, err)) &&
+		    !opts->dry_run)
+			update_tracking(&s);
+		goto out;
+	}
 	for (i = 0; i < res->nr; i++)
 		if (res->refs[i].status == PW_PUSH_PENDING)
 			any = 1;
@@ -1215,6 +1226,7 @@ polite:
 out:
 	if (s.rd_init)
 		pw_pkt_reader_free(&s.rd);
+	pw_client__helper_end(s.helper);
 	if (s.conn) {
 		struct pw_error e;
 		int status = 0;

@@ -137,6 +137,7 @@ int pw_session_open(struct pw_session **out, const char *url, const struct pw_cl
 	topts.http_env = s->opts.http_env;
 	topts.protocol = s->opts.protocol;
 	topts.git_dir = s->opts.git_dir;
+	topts.remote_name = s->opts.remote_name;
 	if ((rc = pw_transport_connect(&s->conn, url, &topts, err)))
 		goto fail;
 	if (pw_dumb_is(s->conn)) { /* no service line: the dumb client takes over */

@@ -5,6 +5,7 @@
  * leave a conn without a stream whose helper the client takes over. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "packwire/buf.h"
+#include "packwire/config.h"
 #include "transport/helper.h"
 #include "transport/transport-priv.h"
 
@@ -70,7 +72,16 @@ int pw_helper_parse_capability(struct pw_helper *h, const char *line, size_t len
 		h->refspecs[h->nr_refspecs++] = r;
 		return 0;
 	}
-	/* export-marks, import-marks, get and the like: nothing we rely on */
+	if ((len > 13 && !memcmp(line, "import-marks ", 13)) ||
+	    (len > 13 && !memcmp(line, "export-marks ", 13))) {
+		char **slot = line[0] == 'i' ? &h->import_marks : &h->export_marks;
+
+		free(*slot);
+		if (!(*slot = strndup(line + 13, len - 13)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		return 0;
+	}
+	/* get and the like: nothing we rely on */
 	if (mandatory)
 		return pw_error_set(
 		        err, PW_EUNSUPPORTED,
@@ -229,8 +240,25 @@ int pw_helper_read_line(struct pw_helper *h, struct pw_error *err)
 	pw_buf_reset(&h->line);
 	for (;;) {
 		char ch;
-		ssize_t r = read(h->in_fd, &ch, 1);
+		ssize_t r;
 
+		if (h->timeout_ms > 0 && h->in_fd >= 0) {
+			struct pollfd p = {.fd = h->in_fd, .events = POLLIN};
+			int n = poll(&p, 1, h->timeout_ms);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0) {
+				/* stopped, so that nothing it does later lands half-done */
+				if (h->pid > 0 && !h->reaped)
+					kill(h->pid, SIGTERM);
+				return pw_error_set(err, PW_EIO,
+				                    "remote helper '%s' printed nothing for %d "
+				                    "seconds (helperTimeout): stopped it",
+				                    h->name, h->timeout_ms / 1000);
+			}
+		}
+		r = read(h->in_fd, &ch, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -315,9 +343,31 @@ void pw_helper_free(struct pw_helper *h)
 	for (i = 0; i < h->nr_refspecs; i++)
 		free(h->refspecs[i]);
 	free(h->refspecs);
+	free(h->import_marks);
+	free(h->export_marks);
 	free(h->name);
 	pw_buf_free(&h->line);
 	free(h);
+}
+
+/* Seconds from remote.<name>.helperTimeout or packwire.helperTimeout, in ms. */
+static int helper_timeout(const struct pw_transport_opts *opts)
+{
+	const struct pw_config *cfg;
+	char key[512];
+	int v = 0;
+
+	if (!opts)
+		return 0;
+	cfg = opts->config ? opts->config : opts->git_proxy_config;
+	if (!cfg)
+		return 0;
+	snprintf(key, sizeof(key), "remote.%s.helperTimeout",
+	         opts->remote_name ? opts->remote_name : "");
+	if ((!opts->remote_name || pw_config_get_int(cfg, key, &v, NULL)) &&
+	    pw_config_get_int(cfg, "packwire.helperTimeout", &v, NULL))
+		return 0;
+	return v > 0 && v < 86400 ? v * 1000 : 0;
 }
 
 int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
@@ -366,6 +416,7 @@ int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
 	}
+	h->timeout_ms = helper_timeout(opts);
 	if ((rc = spawn_helper(h, prog.data, search, argv, env, err)))
 		goto fail;
 	if ((rc = pw_helper_write(h, "capabilities\n", 13, err)))

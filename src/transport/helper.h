@@ -27,6 +27,8 @@
 
 /* Longest line a helper may print. */
 #define PW_HELPER_LINE_MAX 65536
+/* Most refs a helper's "list" may name. */
+#define PW_HELPER_MAX_REFS (1 << 22)
 
 struct pw_helper {
 	char *name;
@@ -36,8 +38,13 @@ struct pw_helper {
 	unsigned caps;
 	char **refspecs;
 	size_t nr_refspecs;
+	char *import_marks, *export_marks; /* capabilities: files for fast-export */
 	struct pw_buf line;
 	int status, reaped;
+	/* remote.<name>.helperTimeout, else packwire.helperTimeout (seconds; 0,
+	 * the default, waits as long as Git does: for ever): the longest the
+	 * helper may take to print a line of an answer before it is stopped */
+	int timeout_ms;
 };
 
 /* One line of the answer to "capabilities" (without its newline) into h.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hostile remote helpers: one that crashes, one that prints nonsense (an
 # unknown mandatory capability, a bad answer to connect, an endless line,
-# half a packet), one that serves the other object format; and packwire
+# half a packet), one that hangs (helperTimeout), one that serves the other
+# object format; and packwire
 # remote-http fed malformed commands. Each gets a clear error, and nothing
 # is written (no clone directory, refs and objects unchanged).
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +25,7 @@ garbage) printf 'connect\n\n'; read -r cmd; printf '\nzzzz not a packet\n'; exit
 badlist) printf 'fetch\n\n'; read -r cmd; printf 'this is no ref line\n\n' ;;
 badformat) printf 'fetch\n\n'; read -r cmd; printf ':object-format sha256\n%040d refs/heads/main\n\n' 0 ;;
 nofetch) printf 'fetch\n\n'; read -r cmd; printf '%040d refs/heads/main\n\n' 1; read -r cmd; read -r cmd; echo ;;
+hang) echo $$ >"$BAD_PIDFILE"; printf 'fetch\npush\n\n'; read -r cmd; exec sleep 60 ;;
 *) exit 1 ;;
 esac
 while read -r cmd; do :; done
@@ -58,6 +60,26 @@ contains "longline: the bound is named" err-longline "longer than"
 contains "badlist: the line is shown" err-badlist "malformed sha1 object id: this is no ref line"
 contains "badformat: ids of the wrong length" err-badformat "malformed sha256 object id"
 contains "nofetch: the missing object is named" err-nofetch "did not fetch 0000000000000000000000000000000000000001"
+
+# a helper that hangs: helperTimeout stops it (Git waits for ever)
+export BAD_PIDFILE=$T/hang.pid
+git init -q hang-repo
+git -C hang-repo commit -q --allow-empty -m x
+git -C hang-repo remote add origin bad::hang
+before=$(refs hang-repo)
+start=$SECONDS
+check_fails "hang: ls-remote with packwire.helperTimeout=1 fails" \
+	"$PACKWIRE" -c packwire.helperTimeout=1 ls-remote bad::hang
+check "hang: ... within a few seconds" test $((SECONDS - start)) -lt 20
+pw -c packwire.helperTimeout=1 ls-remote bad::hang 2>err-hang || true
+contains "hang: the message says why" err-hang "printed nothing for 1 seconds"
+sleep 0.5
+check_fails "hang: the helper was stopped" sh -c 'kill -0 "$1" 2>/dev/null' _ "$(cat "$BAD_PIDFILE")"
+check_fails "hang: push with remote.origin.helperTimeout=1 fails" \
+	"$PACKWIRE" -C hang-repo -c remote.origin.helperTimeout=1 push origin main
+check_fails "hang: fetch with remote.origin.helperTimeout=1 fails" \
+	"$PACKWIRE" -C hang-repo -c remote.origin.helperTimeout=1 fetch origin
+check "hang: refs unchanged" test "$(refs hang-repo)" = "$before"
 
 check "unknown helper: Git's message" sh -c '! "$PACKWIRE" ls-remote nosuch::x 2>err-nosuch && grep -q "unable to find remote helper for .nosuch." err-nosuch'
 
