@@ -6,7 +6,7 @@
 
 /* The tables are looked at directly: no curl_* / MHD_* redirections. */
 #define PW_CURL_LOAD_IMPL 1
-#define PW_MHD_LOAD_IMPL 1
+#define PW_MHD_LOAD_IMPL  1
 
 #include "packwire/packwire.h"
 #include "server/mhd-load.h"
