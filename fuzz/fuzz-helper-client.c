@@ -53,5 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < h.nr_refspecs; i++)
 		free(h.refspecs[i]);
 	free(h.refspecs);
+	free(h.import_marks);
+	free(h.export_marks);
 	return 0;
 }
