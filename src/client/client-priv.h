@@ -3,6 +3,7 @@
 #define PW_CLIENT_PRIV_H
 
 #include "packwire/client.h"
+#include "packwire/push.h"
 
 struct pw_bundle;
 
@@ -81,5 +82,17 @@ int pw_fetch__mark_promisor(const struct pw_fetch_result *res, const char *body,
  * a partial clone's checkout must fetch them first. *out is malloc'd. */
 int pw_checkout__missing_blobs(struct pw_repo *repo, const struct pw_oid *commit,
                                struct pw_oid **out, size_t *nr, struct pw_error *err);
+
+/* One line of a push's report (report-status or -v2) read into res, whose
+ * refs name the commands sent; st carries which ref "option" lines belong
+ * to from one line to the next (zeroed before the first). For fuzz-push-report:
+ * push.c reads reports through the same code. */
+struct pw_push_report_state {
+	struct pw_push_ref *hint;
+	int new_report;
+};
+int pw_client__push_report_line(struct pw_push_result *res, const struct pw_hash_algo *algo,
+                                struct pw_push_report_state *st, const char *line, size_t len,
+                                struct pw_error *err);
 
 #endif

@@ -829,6 +829,25 @@ static int report_line(struct ps *s, const char *p, size_t len)
 	return 0;
 }
 
+int pw_client__push_report_line(struct pw_push_result *res, const struct pw_hash_algo *algo,
+                                struct pw_push_report_state *st, const char *line, size_t len,
+                                struct pw_error *err)
+{
+	struct ps s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.algo = algo;
+	s.err = err;
+	s.res = res;
+	s.hint = st->hint;
+	s.new_report = st->new_report;
+	rc = report_line(&s, line, len);
+	st->hint = s.hint;
+	st->new_report = s.new_report;
+	return rc;
+}
+
 static int read_report(struct ps *s)
 {
 	struct pw_buf band1 = PW_BUF_INIT;
