@@ -182,9 +182,19 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		h->filter = value;
 		value = NULL;
 	} else if (!strcmp(name, "push-option")) {
-		const char **n = realloc(h->push_options,
-		                         (h->nr_push_options + 1) * sizeof(*h->push_options));
+		struct pw_error qerr = {0};
+		const char **n;
+		size_t qlen;
+		char *q;
 
+		/* git C-quotes a value with special characters */
+		if (!(q = pw_helper_unquote(value, strlen(value), &qlen, &qerr))) {
+			free(value);
+			return pw_cli_fatal("invalid quoting in push-option value: %s", qerr.msg);
+		}
+		free(value);
+		value = q;
+		n = realloc(h->push_options, (h->nr_push_options + 1) * sizeof(*h->push_options));
 		if (!n) {
 			free(value);
 			return pw_cli_fatal("out of memory");

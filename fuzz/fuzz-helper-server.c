@@ -3,6 +3,7 @@
  * inside the line and a known kind. */
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "packwire/helper.h"
@@ -30,6 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			in_line(c.arg, c.arg_len, p, len);
 			in_line(c.arg2, c.arg2_len, p, len);
+			if (c.arg2) { /* an option's value, unquoted as push-option's */
+				size_t ulen;
+				char *u = pw_helper_unquote(c.arg2, c.arg2_len, &ulen, &err);
+
+				if (u && ulen > c.arg2_len)
+					__builtin_trap();
+				free(u);
+			}
 		}
 		p += len + (nl ? 1 : 0);
 	}

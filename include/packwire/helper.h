@@ -37,4 +37,11 @@ struct pw_helper_cmd {
 PW_API int pw_helper_cmd_parse(const char *line, size_t len, struct pw_helper_cmd *out,
                                struct pw_error *err);
 
+/* An option value as Git's transport writes it: C-quoted ("...", with
+ * backslash escapes and octal bytes) when it holds special characters, else
+ * as is. The value unquoted into a malloc'd string (NUL-terminated; *out_len
+ * its length, which a \000 can make shorter than strlen sees), or NULL when
+ * the quoting is malformed (err: PW_EPROTO) or memory is short (PW_ENOMEM). */
+PW_API char *pw_helper_unquote(const char *s, size_t len, size_t *out_len, struct pw_error *err);
+
 #endif

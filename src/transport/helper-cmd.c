@@ -1,4 +1,5 @@
 /* The commands Git writes to a remote helper, parsed into views. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "packwire/helper.h"
@@ -118,4 +119,51 @@ int pw_helper_cmd_parse(const char *line, size_t len, struct pw_helper_cmd *out,
 	                    line);
 malformed_option:
 	return pw_error_set(err, PW_EPROTO, "malformed 'option' command");
+}
+
+char *pw_helper_unquote(const char *s, size_t len, size_t *out_len, struct pw_error *err)
+{
+	static const char esc[] = "abfnrtv\\\"", val[] = "\a\b\f\n\r\t\v\\\"";
+	char *out = malloc(len + 1), *w = out;
+	size_t i;
+
+	if (!out) {
+		pw_error_set(err, PW_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!len || s[0] != '"') {
+		memcpy(out, s, len);
+		out[len] = 0;
+		*out_len = len;
+		return out;
+	}
+	for (i = 1; i < len && s[i] != '"'; i++) {
+		const char *e;
+
+		if (s[i] != '\\') {
+			*w++ = s[i];
+			continue;
+		}
+		if (++i >= len)
+			break;
+		if ((e = memchr(esc, s[i], sizeof(esc) - 1))) {
+			*w++ = val[e - esc];
+		} else if (s[i] >= '0' && s[i] <= '3' && i + 2 < len && s[i + 1] >= '0' &&
+		           s[i + 1] <= '7' && s[i + 2] >= '0' && s[i + 2] <= '7') {
+			*w++ = (char)(((s[i] - '0') << 6) | ((s[i + 1] - '0') << 3) |
+			              (s[i + 2] - '0'));
+			i += 2;
+		} else {
+			break;
+		}
+	}
+	if (i != len - 1 || s[i] != '"') {
+		free(out);
+		pw_error_set(err, PW_EPROTO, "invalid quoting in '%.*s'",
+		             (int)(len > 200 ? 200 : len), s);
+		return NULL;
+	}
+	*w = 0;
+	*out_len = (size_t)(w - out);
+	return out;
 }

@@ -250,6 +250,25 @@ for algo in sha1 sha256; do
 		cat "$c.lease2"
 	fi
 	own_httpd_root
+	# a push option with quotes: git C-quotes it to the helper, which unquotes
+	git -C "srv/$r" config receive.advertisePushOptions true
+	cat >"srv/$r/hooks/pre-receive" <<'H'
+#!/bin/sh
+cat >/dev/null
+printf '%s\n' "$GIT_PUSH_OPTION_0" >"$GIT_DIR/push-option-seen"
+H
+	chmod +x "srv/$r/hooks/pre-receive"
+	own_httpd_root
+	(cd "$c" && echo "option" >>a.txt && git commit -q -am "push option")
+	if pgit -C "$c" push -q --push-option='"embedded quotes" \ é' "$A/git/$r" main 2>"$c.popt"; then
+		check "$t: a quoted push option reaches the hook intact" \
+			test "$(cat "srv/$r/push-option-seen")" = '"embedded quotes" \ é'
+	else
+		not_ok "$t: push with a quoted push option"
+		cat "$c.popt"
+	fi
+	rm -f "srv/$r/hooks/pre-receive"
+	own_httpd_root
 	# a redirect is followed and told of
 	if pgit ls-remote "$U/moved/$r" >"moved-$algo" 2>"moved-$algo.err"; then
 		contains "$t: the redirect is reported" "moved-$algo.err" "warning: redirecting to $U/git-open/$r/"
