@@ -15,6 +15,7 @@
 #include "cmds.h"
 #include "packwire/config.h"
 #include "trace-curl.h"
+#include "trace-packet.h"
 
 static int trace_fd = -1;
 static int trace_bare;
@@ -64,31 +65,12 @@ static void trace_out(void *ctx, const char *line, size_t len)
 void pw_cli_trace_curl_setup(struct pw_http_env *http)
 {
 	const char *v = getenv("GIT_TRACE_CURL"), *bare = getenv("GIT_TRACE_BARE");
-	int b = 0;
+	int b = 0, own;
 
 	if (getenv("GIT_CURL_VERBOSE"))
 		v = "1";
-	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "false"))
+	if ((trace_fd = pw_cli_trace_dest("GIT_TRACE_CURL", v, &own)) < 0)
 		return;
-	if (!strcmp(v, "1") || !strcasecmp(v, "true")) {
-		trace_fd = 2;
-	} else if (strlen(v) == 1 && v[0] >= '0' && v[0] <= '9') {
-		trace_fd = v[0] - '0';
-	} else if (v[0] == '/') {
-		if ((trace_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-			fprintf(stderr, "warning: could not open '%s' for tracing: %s\n", v,
-			        strerror(errno));
-			return;
-		}
-	} else {
-		fprintf(stderr,
-		        "warning: unknown trace value for 'GIT_TRACE_CURL': %s\n"
-		        "         If you want to trace into a file, then please set "
-		        "GIT_TRACE_CURL\n"
-		        "         to an absolute pathname (starting with /)\n",
-		        v);
-		return;
-	}
 	trace_bare = bare && !pw_config_parse_bool(bare, &b) && b;
 	http->trace = trace_out;
 	http->trace_ctx = NULL;

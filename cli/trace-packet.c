@@ -21,34 +21,40 @@ static int env_true(const char *v)
 	             !strcasecmp(v, "on"));
 }
 
+int pw_cli_trace_dest(const char *var, const char *v, int *own)
+{
+	int fd;
+
+	*own = 0;
+	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "false"))
+		return -1;
+	if (!strcmp(v, "1") || !strcasecmp(v, "true"))
+		return STDERR_FILENO;
+	if (v[0] >= '0' && v[0] <= '9' && !v[1])
+		return v[0] - '0';
+	if (v[0] != '/') {
+		fprintf(stderr,
+		        "warning: unknown trace value for '%s': %s\n"
+		        "         If you want to trace into a file, then please set %s\n"
+		        "         to an absolute pathname (starting with /)\n",
+		        var, v, var);
+		return -1;
+	}
+	if ((fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+		fprintf(stderr, "warning: could not open '%s' for tracing: %m\n", v);
+		return -1;
+	}
+	*own = 1;
+	return fd;
+}
+
 struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who)
 {
-	const char *v = getenv("GIT_TRACE_PACKET");
 	struct pw_cli_trace_packet *t;
-	int fd, own = 0;
+	int own, fd = pw_cli_trace_dest("GIT_TRACE_PACKET", getenv("GIT_TRACE_PACKET"), &own);
 
-	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "false"))
+	if (fd < 0)
 		return NULL;
-	if (!strcmp(v, "1") || !strcasecmp(v, "true")) {
-		fd = STDERR_FILENO;
-	} else if (v[0] >= '0' && v[0] <= '9' && !v[1]) {
-		fd = v[0] - '0';
-	} else if (v[0] == '/') {
-		fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-		if (fd < 0) {
-			fprintf(stderr, "warning: could not open '%s' for tracing: %m\n", v);
-			return NULL;
-		}
-		own = 1;
-	} else {
-		fprintf(stderr,
-		        "warning: unknown trace value for 'GIT_TRACE_PACKET': %s\n"
-		        "         If you want to trace into a file, then please set "
-		        "GIT_TRACE_PACKET\n"
-		        "         to an absolute pathname (starting with /)\n",
-		        v);
-		return NULL;
-	}
 	if (!(t = calloc(1, sizeof(*t)))) {
 		if (own)
 			close(fd);

@@ -16,4 +16,11 @@ struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who);
 void pw_cli_trace_packet(void *ctx, int write, const char *data, size_t len);
 void pw_cli_trace_packet_close(struct pw_cli_trace_packet *t);
 
+/* Where Git's trace variable var (GIT_TRACE_PACKET, GIT_TRACE_CURL) with
+ * value v sends its lines: stderr for "1"/"true", fd N for a digit, a file
+ * opened for appending for an absolute path (*own = 1: the caller closes
+ * it). -1 when tracing is off, or after a warning for a value that is
+ * neither (as Git words it) or a file that cannot be opened. */
+int pw_cli_trace_dest(const char *var, const char *v, int *own);
+
 #endif
