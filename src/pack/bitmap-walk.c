@@ -231,7 +231,8 @@ static int find_raw(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
 	uint64_t key = pw_get_be64(raw);
 	uint32_t ipos;
 
-	if (!w->htab && (w->lookups++ < HASH_AFTER || build_hash(w))) {
+	/* (a table that cannot be had is tried again HASH_AFTER lookups later) */
+	if (!w->htab && (w->lookups++ % HASH_AFTER != HASH_AFTER - 1 || build_hash(w))) {
 		if (!pw_idx_find(idx, raw, &ipos))
 			return 0;
 		*pos = w->idx_to_pack[ipos];
