@@ -42,13 +42,19 @@ struct pw_bitmap_write_opts {
 	int thin;      /* deltas against excluded objects may stay deltas */
 	pw_progress_fn progress;
 	void *progress_data;
+	/* 0: reused entries are checked against the idx CRC before the first
+	 * byte goes out. 1: they are not, as Git does when it streams a pack to
+	 * a client, whose index-pack checks every object anyway; and when the
+	 * result is every object of the bitmapped pack and nothing else, the
+	 * pack file itself is sent, trailer included, without rehashing. */
+	int trust_reused;
 };
 /* Write the pack of the result by copying entries in pack order: deltas
  * whose base is sent (or excluded, when thin) are copied, other deltas are
- * written whole. Reused entries are checked against the idx CRC first; a
- * mismatch is PW_ECORRUPT before any byte is written. fn receives the pack
- * stream; checksum (rawsz bytes, may be NULL) gets its trailing checksum and
- * stats (may be NULL) what was written. */
+ * written whole. Unless opts->trust_reused, reused entries are checked
+ * against the idx CRC first; a mismatch is PW_ECORRUPT before any byte is
+ * written. fn receives the pack stream; checksum (rawsz bytes, may be NULL)
+ * gets its trailing checksum and stats (may be NULL) what was written. */
 PW_API int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
                                 pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
                                 struct pw_pack_write_stats *stats);

@@ -1186,6 +1186,70 @@ static int write_entries(struct out *o, struct libdeflate_compressor **comp,
 	return 0;
 }
 
+/* The pack file itself is the answer when the result is every object of the
+ * pack and nothing else, and every entry can go out as it is stored: OFS
+ * deltas only to a client that takes them, REF delta bases inside the pack.
+ * 1 when so (st counts the deltas), 0 when not. One pass over the entry
+ * headers, in pack order. */
+static int whole_pack_fits(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                           struct pw_pack_write_stats *st)
+{
+	struct pw_pack *pack = w->pack;
+	uint32_t pos;
+
+	if (pw_bitset_count(&w->result) != pack->nr || extras_sent(w))
+		return 0;
+	for (pos = 0; pos < pack->nr; pos++) {
+		uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+		struct pw_pack_entry_hdr h;
+		uint32_t ipos;
+
+		if (end <= off || end > pack->size ||
+		    pw_pack_entry_hdr_decode(pack->data + off, (size_t)(end - off),
+		                             pack->algo->rawsz, off, &h, &w->err))
+			return 0; /* the entry by entry path says what is wrong */
+		if (h.type == PW_OBJ_OFS_DELTA && !opts->ofs_delta)
+			return 0;
+		if (h.type == PW_OBJ_REF_DELTA && !pw_idx_find(pack->idx, h.base_raw, &ipos))
+			return 0;
+		if (h.type == PW_OBJ_OFS_DELTA || h.type == PW_OBJ_REF_DELTA)
+			st->deltas++;
+	}
+	st->reused = pack->nr;
+	st->reused_deltas = st->deltas;
+	return 1;
+}
+
+/* Send the pack file as it is, a chunk at a time; progress by the entries
+ * each chunk ends after. */
+static int write_whole_pack(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
+                            pw_pack_out_fn fn, void *ctx, uint8_t *checksum)
+{
+	struct pw_pack *pack = w->pack;
+	const uint64_t step = RELEASE_STEP / 8;
+	uint64_t off = 0;
+	uint32_t done = 0;
+	int rc;
+
+	while (off < pack->size) {
+		uint64_t n = pack->size - off < step ? pack->size - off : step;
+
+		if ((rc = fn(ctx, pack->data + off, (size_t)n, &w->err)))
+			return rc;
+		off += n;
+		if (off % RELEASE_STEP == 0)
+			pw_pack_release(pack, off - RELEASE_STEP, off);
+		while (done < pack->nr && pack->rev_offsets[done + 1] <= off)
+			done++;
+		if (opts->progress && (done == pack->nr || off % RELEASE_STEP == 0))
+			opts->progress(opts->progress_data, "Writing objects", done, pack->nr,
+			               done == pack->nr);
+	}
+	if (checksum)
+		memcpy(checksum, pack->data + pack->size - pack->algo->rawsz, pack->algo->rawsz);
+	return 0;
+}
+
 int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
                          pw_pack_out_fn fn, void *ctx, uint8_t *checksum,
                          struct pw_pack_write_stats *stats)
@@ -1201,7 +1265,17 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 
 	memset(&st, 0, sizeof(st));
 	memset(&o, 0, sizeof(o));
-	if ((rc = check_reused(w, opts)))
+	if (opts->trust_reused && whole_pack_fits(w, opts, &st)) {
+		if ((rc = write_whole_pack(w, opts, fn, ctx, checksum)))
+			return rc;
+		st.written = total;
+		st.bytes = pack->size;
+		if (stats)
+			*stats = st;
+		return 0;
+	}
+	memset(&st, 0, sizeof(st));
+	if (!opts->trust_reused && (rc = check_reused(w, opts)))
 		return rc;
 	if (!(newoff = malloc(((size_t)pack->nr + 1) * sizeof(*newoff))) ||
 	    !(o.buf = malloc(OUTBUF_SIZE))) {

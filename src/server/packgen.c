@@ -788,6 +788,7 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 	wo.thin = s->args.thin_pack;
 	wo.progress = progress_fn;
 	wo.progress_data = g;
+	wo.trust_reused = 1; /* the client checks every object, as with git */
 	rc = pw_bitmap_walk_write(bw, &wo, out_fn, g, NULL, st);
 	if (rc && !s->pack_started) {
 		/* a damaged entry found before any byte went out */

@@ -53,7 +53,32 @@ for algo in sha1 sha256; do
 		check "$w v$v: clone has the same objects as git's" \
 			diff <(all_objects "$T/pw-$algo-$v.git") <(all_objects "$T/git-$algo-$v.git")
 		check "$w v$v: clone served from the bitmap" grep -q "pack-reused [1-9]" "$T/err"
+		# every object of the pack is wanted: the pack file goes out as it is
+		check "$w v$v: clone got the server's pack file byte for byte" \
+			cmp "$T"/pw-$algo-$v.git/objects/pack/*.pack "$S"/objects/pack/*.pack
 	done
+
+	# a pack that also holds an object no ref reaches: copied entry by entry
+	git clone -q --mirror "$S" "$T/part-$algo.git"
+	P=$T/part-$algo.git
+	git -C "$T/src-$algo" checkout -q -b gone
+	commit_more "$T/src-$algo" 1
+	git -C "$P" fetch -q "$T/src-$algo" gone:gone
+	git -C "$T/src-$algo" checkout -q main
+	git -C "$P" repack -adbq
+	git -C "$P" update-ref -d refs/heads/gone
+	$G clone --bare --progress --upload-pack="$UP" "file://$P" "$T/part-pw-$algo.git" 2>"$T/err" ||
+		{ not_ok "$w: clone of a pack with an unreachable commit"; cat "$T/err"; }
+	git clone -q --bare --no-local "file://$P" "$T/part-git-$algo.git"
+	check "$w: partial pack: fsck --strict" fsck_ok "$T/part-pw-$algo.git"
+	check "$w: partial pack: same objects as git's" \
+		diff <(all_objects "$T/part-pw-$algo.git") <(all_objects "$T/part-git-$algo.git")
+	check "$w: partial pack: served from the bitmap" grep -q "pack-reused [1-9]" "$T/err"
+	if cmp -s "$T"/part-pw-$algo.git/objects/pack/*.pack "$P"/objects/pack/*.pack; then
+		not_ok "$w: partial pack: the unreachable commit was sent"
+	else
+		ok "$w: partial pack: not the server's pack file"
+	fi
 
 	# tag auto-follow (include-tag): fetch main only into an empty repository
 	for srv in pw git; do
