@@ -1,6 +1,7 @@
 /* Pack index v1/v2 for both hash sizes: layout arithmetic, in-memory idx files
  * (with a 64-bit offset past 2 GiB), lookups and malformed input. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "odb/entry.h"
 #include "odb/idx.h"
@@ -204,6 +205,108 @@ static void test_malformed(const struct pw_hash_algo *algo)
 	pw_buf_free(&b);
 }
 
+/* ---- lookups in large buckets ------------------------------------------- */
+
+#define MANY 40000
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static size_t many_rawsz;
+
+static int cmp_name(const void *a, const void *b)
+{
+	return memcmp(a, b, many_rawsz);
+}
+
+/* Every id of a v2 idx with buckets of hundreds is found where it is, and
+ * ids that are not there are not: uniform ids, a dense cluster that puts
+ * the guess of where an id sits far off, and runs that share their first
+ * eight bytes. */
+static void test_find_many(const struct pw_hash_algo *algo)
+{
+	size_t r = algo->rawsz, n = 0, i, j;
+	uint8_t *names = malloc(MANY * PW_MAX_RAWSZ), tmp[8], probe[PW_MAX_RAWSZ];
+	uint32_t fan[256] = {0}, pos;
+	struct pw_buf b = PW_BUF_INIT;
+	struct pw_error err = {0};
+	struct pw_idx *idx = NULL;
+	int k;
+
+	if (!names) {
+		CHECK(0);
+		return;
+	}
+	for (i = 0; i < MANY; i++) {
+		uint8_t *p = names + i * r;
+
+		for (j = 0; j < r; j++)
+			p[j] = (uint8_t)rnd();
+		if (i % 4 == 1) { /* a cluster: bytes 1-3 nearly equal */
+			p[0] = 0x42;
+			p[1] = 0x10;
+			p[2] = (uint8_t)(i & 1);
+		}
+		if (i % 16 == 2 && i > 16) /* the first eight bytes of the one before */
+			memcpy(p, p - r, 8);
+	}
+	many_rawsz = r;
+	qsort(names, MANY, r, cmp_name);
+	for (i = 0; i < MANY; i++)
+		if (!n || memcmp(names + (n - 1) * r, names + i * r, r))
+			memmove(names + n++ * r, names + i * r, r);
+	for (i = 0; i < n; i++)
+		for (k = names[i * r]; k < 256; k++)
+			fan[k]++;
+	pw_put_be32(tmp, PW_IDX_V2_MAGIC);
+	pw_put_be32(tmp + 4, 2);
+	pw_buf_add(&b, tmp, 8);
+	for (k = 0; k < 256; k++) {
+		pw_put_be32(tmp, fan[k]);
+		pw_buf_add(&b, tmp, 4);
+	}
+	pw_buf_add(&b, names, n * r);
+	for (i = 0; i < 2 * n; i++) { /* CRCs, then offsets */
+		pw_put_be32(tmp, (uint32_t)i);
+		pw_buf_add(&b, tmp, 4);
+	}
+	for (i = 0; i < 2 * r; i++)
+		pw_buf_addch(&b, 0);
+	CHECK_EQ_INT(pw_idx_open_memory(&idx, b.data, b.len, "many.idx", algo, &err), 0);
+	if (idx) {
+		size_t bad = 0, wrong = 0;
+
+		for (i = 0; i < n; i++) {
+			if (!pw_idx_find(idx, names + i * r, &pos) || pos != i)
+				bad++;
+			/* a neighbour that is not in the table */
+			memcpy(probe, names + i * r, r);
+			probe[r - 1] ^= 0x01;
+			if (pw_idx_find(idx, probe, &pos) !=
+			    (bsearch(probe, names, n, r, cmp_name) != NULL))
+				wrong++;
+			probe[r - 1] ^= 0x01;
+			probe[3] ^= 0x80;
+			if (pw_idx_find(idx, probe, &pos) !=
+			    (bsearch(probe, names, n, r, cmp_name) != NULL))
+				wrong++;
+		}
+		CHECK_EQ_INT(bad, 0);
+		CHECK_EQ_INT(wrong, 0);
+		CHECK(fan[0x42] - fan[0x41] > 5000); /* the cluster made a big bucket */
+		pw_idx_free(idx);
+	}
+	pw_buf_free(&b);
+	free(names);
+}
+
 int main(void)
 {
 	const struct pw_hash_algo *algos[] = {&pw_hash_sha1, &pw_hash_sha256};
@@ -214,6 +317,7 @@ int main(void)
 		test_parse(algos[a], 1);
 		test_parse(algos[a], 2);
 		test_malformed(algos[a]);
+		test_find_many(algos[a]);
 	}
 	return pw_test_done();
 }
