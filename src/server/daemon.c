@@ -518,6 +518,16 @@ static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_requ
 		valid = enter_repo(dir, o->strict_paths, &used);
 	}
 	if (!valid) {
+		/* "<repository>@sha1": the other algorithm's view of it */
+		size_t bl;
+		char *base;
+
+		if (pw_srv_path_view(dir, strlen(dir), &bl) && (base = strndup(dir, bl))) {
+			valid = enter_repo(base, o->strict_paths, &used);
+			free(base);
+		}
+	}
+	if (!valid) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "'%s' does not appear to be a git repository", dir);
 		pw_buf_free(&b);
 		return NULL;
@@ -793,6 +803,8 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
                  const char *gitdir, int in_fd, int out_fd, struct pw_error *err)
 {
 	struct pw_repo *repo = NULL;
+	const char *view;
+	size_t bl;
 	int rc;
 
 	if (req->service == PW_DAEMON_UPLOAD_ARCHIVE) {
@@ -801,10 +813,14 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 	}
 	if ((rc = pw_repo_open_gitdir(&repo, gitdir, err)))
 		return rc;
+	view = pw_srv_path_view(req->path, strlen(req->path), &bl);
+	if (view && pw_srv_dir_is_view_name(gitdir, view))
+		view = NULL; /* a repository really named so */
 	if (req->service == PW_DAEMON_UPLOAD_PACK) {
 		struct pw_upload_pack_opts uo;
 
 		pw_upload_pack_opts_init(&uo);
+		uo.object_format = view;
 		uo.version = req->version;
 		uo.strict = 1;
 		uo.timeout = o->timeout;

@@ -45,7 +45,8 @@ void pw_http_request_init(struct pw_http_request *req)
 
 struct resp {
 	const struct pw_http_sink *sink;
-	int head_only; /* HEAD: headers, no body */
+	const char *view; /* "sha1"/"sha256": the other algorithm's view, or NULL */
+	int head_only;    /* HEAD: headers, no body */
 	int started, failed;
 	struct pw_http_header h[MAX_HDRS];
 	char vals[MAX_HDRS][96];
@@ -905,6 +906,7 @@ static int get_info_refs_smart(struct resp *r, const struct pw_http_request *req
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-advertisement", s->name);
 	job_init(&j, repo, s, req);
+	j.up.object_format = r->view;
 	j.up.advertise_refs = j.up.stateless_rpc = 1;
 	j.rp.advertise_refs = j.rp.stateless_rpc = 1;
 	if (pw_protocol_version_from_env(req->git_protocol) != 2) {
@@ -950,6 +952,7 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-result", s->name);
 	job_init(&j, repo, s, req);
+	j.up.object_format = r->view;
 	j.up.stateless_rpc = j.rp.stateless_rpc = 1;
 
 	memset(&b, 0, sizeof(b));
@@ -1090,9 +1093,19 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 	name = dir + at + 1;
 	dir[at] = 0;
 	if (pw_repo_open_exact(&repo, dir, NULL)) {
-		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
-		            "Not a git repository: '%s'", dir);
-		goto out;
+		/* "<repository>@sha1": the other algorithm's view of it */
+		size_t bl;
+		const char *view = pw_srv_path_view(dir, strlen(dir), &bl);
+		char *base = view ? strndup(dir, bl) : NULL;
+
+		if (!base || pw_repo_open_exact(&repo, base, NULL)) {
+			free(base);
+			rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+			            "Not a git repository: '%s'", dir);
+			goto out;
+		}
+		free(base);
+		r.view = view;
 	}
 	if (!req->export_all) {
 		char *ok = NULL;
@@ -1122,6 +1135,12 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 
 	if (route == R_INFO_REFS)
 		has_service = !query_param(req->query, "service", service, sizeof(service));
+	if (r.view && route != R_RPC && !has_service) {
+		/* the files on disk are the storage algorithm's */
+		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		            "'%s': the %s view is served over smart HTTP only", dir, r.view);
+		goto out;
+	}
 	if (route != R_RPC && !has_service) {
 		int any;
 

@@ -19,3 +19,46 @@ int pw_srv_namespace_prefix(struct pw_buf *out, const char *ns)
 	}
 	return 0;
 }
+
+const char *pw_srv_path_view(const char *path, size_t len, size_t *base_len)
+{
+	static const char *const views[] = {"sha1", "sha256"};
+	size_t i;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		size_t n = strlen(views[i]);
+
+		/* at least one byte of repository path before the '@' */
+		if (len > n + 2 && path[len - n - 1] == '@' &&
+		    !memcmp(path + len - n, views[i], n) && path[len - n - 2] != '/') {
+			*base_len = len - n - 1;
+			return views[i];
+		}
+	}
+	return NULL;
+}
+
+static int strip(const char *s, size_t *len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	if (*len < n || memcmp(s + *len - n, suffix, n))
+		return 0;
+	*len -= n;
+	return 1;
+}
+
+int pw_srv_dir_is_view_name(const char *dir, const char *view)
+{
+	size_t len = strlen(dir), base;
+	const char *v;
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	strip(dir, &len, "/.git");
+	strip(dir, &len, ".git");
+	v = pw_srv_path_view(dir, len, &base);
+	return v && !strcmp(v, view);
+}

@@ -2,6 +2,8 @@
 #ifndef PW_SERVER_PATHS_H
 #define PW_SERVER_PATHS_H
 
+#include <stddef.h>
+
 /* Git's daemon_avoid_alias: 1 when path does not start with '/' or '~', or
  * holds "//", "/./" or "/../", or ends in "/." or "/.."; else 0. */
 int pw_srv_path_is_aliased(const char *path);
@@ -11,5 +13,15 @@ struct pw_buf;
  * "refs/namespaces/a/refs/namespaces/b/" (empty components are skipped, so
  * an empty namespace adds nothing). 0 or PW_ENOMEM. */
 int pw_srv_namespace_prefix(struct pw_buf *out, const char *ns);
+
+/* The other algorithm's view of a repository is named by its path followed
+ * by "@sha1" or "@sha256" (docs/compat-map.md). When path (len bytes) ends
+ * so: the algorithm's name ("sha1", "sha256"; static) and *base_len the
+ * length of the repository's path before it. NULL otherwise. */
+const char *pw_srv_path_view(const char *path, size_t len, size_t *base_len);
+/* Does the directory a request resolved to carry the view's suffix itself
+ * (a repository really named "x@sha1", or "x@sha1.git", "x@sha1/.git")?
+ * Then it is served as it is, not as a view. */
+int pw_srv_dir_is_view_name(const char *dir, const char *view);
 
 #endif
