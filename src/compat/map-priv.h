@@ -51,4 +51,29 @@ int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_
                              const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
                              struct pw_buf *raw, struct pw_error *err);
 
+/* pw_compat_pack_map_write with a hook before the rename (a test kills the
+ * process there) and the size written. */
+int pw_compat__pack_map_write(const char *idx_path, const struct pw_hash_algo *storage,
+                              pw_compat_lookup_fn lookup, void *lookup_data,
+                              void (*before)(void *, const char *, const char *), void *before_data,
+                              uint64_t *bytes, struct pw_error *err);
+/* Append the lines `add` to loose-object-idx: the whole file rewritten into
+ * its lock file (O_CREAT|O_EXCL), fsynced and renamed over it. */
+int pw_compat__loose_idx_publish(const char *objects_dir, const struct pw_buf *add,
+                                 void (*before)(void *, const char *, const char *),
+                                 void *before_data, uint64_t *bytes, struct pw_error *err);
+/* Remember a pair in the handle only (the files are written by the caller). */
+int pw_compat__map_remember(struct pw_compat_map *map, const struct pw_oid *storage,
+                            const struct pw_oid *compat);
+/* The map's objects directory (borrowed). */
+const char *pw_compat__map_dir(const struct pw_compat_map *map);
+/* pw_compat_map_add_pack / _add_objects with the hook before the rename. */
+int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, const char *idx_path,
+                            void (*before)(void *, const char *, const char *), void *before_data,
+                            struct pw_error *err);
+int pw_compat__map_add_objects(struct pw_compat_map *map, const char *read_dir,
+                               const struct pw_oid *oids, size_t nr,
+                               void (*before)(void *, const char *, const char *),
+                               void *before_data, struct pw_error *err);
+
 #endif
