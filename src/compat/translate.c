@@ -163,6 +163,65 @@ static int record(struct pw_compat_xlate *x, const struct pw_oid *from, int type
 	return 0;
 }
 
+/* Where the tree at the top of the stack sits: the names of the entries
+ * along the chain of frames being expanded (its ancestors), "a/b/". */
+static void tree_path(struct pw_compat_xlate *x, struct pw_buf *path)
+{
+	struct pw_buf t = PW_BUF_INIT;
+	const struct frame *parent = NULL;
+
+	for (size_t i = 0; i < x->sp; i++) {
+		const struct frame *f = &x->stack[i];
+		struct pw_tree_entry e;
+		struct pw_error e2;
+		size_t pos = 0;
+		int type;
+
+		if (!f->expanded)
+			continue;
+		if (parent && !pw_odb_read(x->o.odb, &parent->oid, &type, &t) &&
+		    type == PW_OBJ_TREE)
+			while (pw_tree_next(t.data, t.len, &pos, x->o.from, &e, &e2) == 1)
+				if (pw_oid_equal(&e.oid, &f->oid)) {
+					if (pw_buf_add(path, e.name, e.name_len) ||
+					    pw_buf_addch(path, '/'))
+						goto out;
+					break;
+				}
+		parent = f;
+	}
+out:
+	pw_buf_free(&t);
+}
+
+/* A tree that cannot be translated because of a gitlink: name it with its
+ * whole path (the translation only knows the entry's name). */
+static int gitlink_error(struct pw_compat_xlate *x, const struct pw_oid *tree, struct pw_error *err)
+{
+	struct pw_buf path = PW_BUF_INIT;
+	struct pw_tree_entry e;
+	struct pw_error e2;
+	size_t pos = 0;
+	int rc = 0;
+
+	while (!rc &&
+	       pw_tree_next(x->content.data, x->content.len, &pos, x->o.from, &e, &e2) == 1) {
+		char hex[PW_MAX_HEXSZ + 1], th[PW_MAX_HEXSZ + 1];
+
+		if (e.mode != 0160000 || pw_compat_xlate_lookup(x, &e.oid, NULL) != PW_ENOTFOUND)
+			continue;
+		tree_path(x, &path);
+		rc = pw_error_set(err, PW_ENOTFOUND,
+		                  "gitlink %s%.*s (%s submodule commit %s, in tree %s) has no %s "
+		                  "id: the submodule's commits are not in the compat map",
+		                  path.data, (int)e.name_len, e.name, x->o.from->name,
+		                  pw_oid_to_hex(&e.oid, hex), pw_oid_to_hex(tree, th),
+		                  x->o.to->name);
+	}
+	pw_buf_free(&path);
+	return rc;
+}
+
 int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
                            struct pw_error *err)
 {
@@ -229,6 +288,8 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 		pw_buf_reset(&x->conv);
 		rc = pw_compat_convert(&x->conv, type, x->content.data, x->content.len, x->o.from,
 		                       x->o.to, lookup_cb, x, err);
+		if (rc == PW_ENOTFOUND && type == PW_OBJ_TREE && gitlink_error(x, &oid, err))
+			return PW_ENOTFOUND;
 		if (rc)
 			return pw_error_wrap(err, "%s %s", pw_object_type_name(type),
 			                     pw_oid_to_hex(&oid, hex));

@@ -329,8 +329,18 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		if ((rc = w_add(&w, hdr, sizeof(hdr), err)))
 			goto out;
 	}
-	for (size_t i = 0; i < all.nr && !rc; i++)
-		rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
+	/* commits and tags first: a tree is then reached from its commit, so
+	 * an error names its path */
+	for (int pass = 0; pass < 2 && !rc; pass++)
+		for (size_t i = 0; i < all.nr && !rc; i++) {
+			uint64_t size;
+			int type = 0, first;
+
+			pw_odb_read_header(wodb, &all.v[i], &type, &size);
+			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
+			if (first == !pass)
+				rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
+		}
 	if (rc)
 		goto out;
 	if (w.nr != count) {
