@@ -65,6 +65,8 @@ int pw_compat__loose_idx_publish(const char *objects_dir, const struct pw_buf *a
 /* Remember a pair in the handle only (the files are written by the caller). */
 int pw_compat__map_remember(struct pw_compat_map *map, const struct pw_oid *storage,
                             const struct pw_oid *compat);
+/* Whether a miss reloads the files when they changed (default on). */
+void pw_compat__map_set_reload(struct pw_compat_map *map, int on);
 /* The map's objects directory (borrowed). */
 const char *pw_compat__map_dir(const struct pw_compat_map *map);
 /* pw_compat_map_add_pack / _add_objects with the hook before the rename. */

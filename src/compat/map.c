@@ -310,6 +310,7 @@ struct pw_compat_map {
 	struct pack_map *packs;
 	size_t nr_packs;
 	struct files_stamp stamp;
+	int no_reload; /* misses are expected (a push being translated) */
 	struct pw_error err;
 };
 
@@ -564,6 +565,8 @@ static int reload_if_changed(struct pw_compat_map *m)
 	struct files_stamp now;
 	int rc;
 
+	if (m->no_reload)
+		return 0;
 	take_stamp(m, &now);
 	if (!memcmp(&now.pack_dir, &m->stamp.pack_dir, sizeof(now.pack_dir)) &&
 	    now.loose_exists == m->stamp.loose_exists && now.loose_size == m->stamp.loose_size &&
@@ -576,6 +579,11 @@ static int reload_if_changed(struct pw_compat_map *m)
 int pw_compat__map_remember(struct pw_compat_map *m, const struct pw_oid *s, const struct pw_oid *c)
 {
 	return pw_compat_pairs_add(&m->extra, s, c);
+}
+
+void pw_compat__map_set_reload(struct pw_compat_map *m, int on)
+{
+	m->no_reload = !on;
 }
 
 const char *pw_compat__map_dir(const struct pw_compat_map *m)

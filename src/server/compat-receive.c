@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "compat/map-priv.h"
@@ -18,7 +20,8 @@
 #include "server/receive-cmds.h"
 #include "util/fs.h"
 
-/* zlib level of the translated pack: speed first (gc recompresses it) */
+/* compression level of the translated pack: speed first (a repack
+ * recompresses it with deltas); libdeflate, not zlib: 5x faster here */
 #define IMPORT_ZLIB_LEVEL 1
 #define IMPORT_FLUSH      (1u << 20)
 
@@ -142,6 +145,7 @@ struct writer {
 	struct pw_idx_entry *entries;
 	uint32_t nr, expect;
 	const struct pw_hash_algo *algo;
+	struct libdeflate_compressor *comp;
 };
 
 static int w_flush(struct writer *w, struct pw_error *err)
@@ -173,8 +177,8 @@ static int emit_cb(void *data, const struct pw_oid *from, const struct pw_oid *t
 	uint8_t hdr[16];
 	size_t n = 0;
 	uint64_t size = len;
-	z_stream zs;
-	int zrc, rc;
+	size_t cap, zlen;
+	int rc;
 	uLong crc;
 
 	(void)from;
@@ -191,23 +195,16 @@ static int emit_cb(void *data, const struct pw_oid *from, const struct pw_oid *t
 		size >>= 7;
 	}
 	n++;
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit(&zs, IMPORT_ZLIB_LEVEL) != Z_OK)
+	if (!w->comp && !(w->comp = libdeflate_alloc_compressor(IMPORT_ZLIB_LEVEL)))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	cap = libdeflate_zlib_compress_bound(w->comp, len);
 	pw_buf_reset(&w->z);
-	if (pw_buf_grow(&w->z, deflateBound(&zs, (uLong)len) + 1)) {
-		deflateEnd(&zs);
+	if (pw_buf_grow(&w->z, cap + 1))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	}
-	zs.next_in = (Bytef *)content;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (Bytef *)w->z.data;
-	zs.avail_out = (uInt)(w->z.cap - 1);
-	zrc = deflate(&zs, Z_FINISH);
-	w->z.len = zs.total_out;
-	deflateEnd(&zs);
-	if (zrc != Z_STREAM_END)
-		return pw_error_set(err, PW_ERROR, "zlib: deflate failed");
+	zlen = libdeflate_zlib_compress(w->comp, content, len, w->z.data, cap);
+	if (!zlen)
+		return pw_error_set(err, PW_ERROR, "deflate failed");
+	w->z.len = zlen;
 	crc = crc32(0L, hdr, (uInt)n);
 	crc = crc32(crc, (const Bytef *)w->z.data, (uInt)w->z.len);
 	e->crc32 = (uint32_t)crc;
@@ -272,6 +269,8 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	c->imp = NULL;
 	if ((rc = pw_odb_open(&wodb, wire_dir, c->wire, err)))
 		return rc;
+	/* most look-ups of a push miss: no file checks on each */
+	pw_compat__map_set_reload(c->map, 0);
 	if ((rc = pw_odb_foreach(wodb, collect_cb, &all))) {
 		rc = rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
 		                     : pw_error_copy(err, pw_odb_error(wodb));
@@ -356,7 +355,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	}
 	if ((rc = w_flush(&w, err)))
 		goto out;
-	if (fsync(w.fd)) {
+	if (fsync(w.fd) || fchmod(w.fd, 0444)) {
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", w.tmp_path,
 		                  strerror(errno));
 		goto out;
@@ -387,7 +386,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	if ((rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
 	                          sum, NULL, idx_fd, NULL, err)))
 		goto out;
-	if (fsync(idx_fd) || close(idx_fd)) {
+	if (fsync(idx_fd) || fchmod(idx_fd, 0444) || close(idx_fd)) {
 		idx_fd = -1;
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp.data,
 		                  strerror(errno));
@@ -439,6 +438,8 @@ out:
 		hex_out[0] = '\0';
 	}
 	free(w.tmp_path);
+	if (w.comp)
+		libdeflate_free_compressor(w.comp);
 	free(w.entries);
 	free(sorted);
 	pw_buf_free(&w.out);
