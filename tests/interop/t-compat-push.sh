@@ -27,6 +27,7 @@ fsck_storage() {
 }
 verify_map() { "$PACKWIRE" -C "$1" compat verify >/dev/null; }
 lookup() { "$PACKWIRE" -C "$1" compat lookup "$2"; }
+has_id() { lookup "$@" >/dev/null; }
 # stock git refuses the storage repository (the extension): packwire reads it
 srev() { "$PACKWIRE" -C "$1" rev-parse --verify -q "$2"; }
 
@@ -149,7 +150,18 @@ run_case() {
 	check "$S/$W: native push" \
 		git -C "$d/n" push -q --receive-pack="$PACKWIRE receive-pack" origin main:refs/heads/native
 	nv=$(git -C "$d/n" rev-parse HEAD)
-	check "$S/$W: native push: the new commit has a $W id" lookup "$d/srv.git" "$nv"
+	# killed while publishing a native push's side file: valid map, no ref
+	(cd "$d/n" && echo nk >nk.txt && git add nk.txt && git commit -q -m "native killed")
+	state "$d/srv.git" >"$T/state.before"
+	check_fails "$S/$W: native receive-pack killed at the map's publication" \
+		git -C "$d/n" push -q --receive-pack="env PACKWIRE_TEST_COMPAT_KILL=1 $PACKWIRE receive-pack" \
+		origin HEAD:refs/heads/native-killed 2>/dev/null
+	check "$S/$W: killed native push: the map verifies" verify_map "$d/srv.git"
+	rm -rf "$d/srv.git/objects/tmp_objdir-incoming-"*
+	state "$d/srv.git" >"$T/state.after"
+	same_file "$S/$W: killed native push: nothing changed" "$T/state.before" "$T/state.after"
+	git -C "$d/n" reset -q --hard HEAD~1
+	check "$S/$W: native push: the new commit has a $W id" has_id "$d/srv.git" "$nv"
 	check "$S/$W: native push: the map verifies" verify_map "$d/srv.git"
 	check "$S/$W: the $W view fetches the natively pushed branch" \
 		git -C "$d/w.git" fetch -q --upload-pack="$UP" "file://$d/srv.git" '+refs/*:refs/*'
@@ -162,7 +174,7 @@ run_case() {
 	fv=$(git -C "$d/work" rev-parse HEAD)
 	check "$S/$W: packwire fetch into the compat repository" \
 		"$PACKWIRE" -C "$d/srv.git" fetch -q "file://$d/work" refs/heads/main:refs/heads/fetched
-	check "$S/$W: fetch: the new commit has a $W id" lookup "$d/srv.git" "$fv"
+	check "$S/$W: fetch: the new commit has a $W id" has_id "$d/srv.git" "$fv"
 
 	# packwire index-pack into it too
 	(cd "$d/work" && echo ip >ip.txt && git add ip.txt && git commit -q -m ip)
@@ -171,7 +183,7 @@ run_case() {
 		git -C "$d/work" pack-objects -q --stdout >"$T/ip.pack"
 	check "$S/$W: index-pack --stdin into the compat repository" \
 		sh -c "cd '$d/srv.git' && '$PACKWIRE' index-pack --stdin <'$T/ip.pack' >/dev/null"
-	check "$S/$W: index-pack: the new commit has a $W id" lookup "$d/srv.git" "$iv"
+	check "$S/$W: index-pack: the new commit has a $W id" has_id "$d/srv.git" "$iv"
 	check "$S/$W: map verifies at the end" verify_map "$d/srv.git"
 
 	# a repository without the extension refuses a push of the other algorithm
