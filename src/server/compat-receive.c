@@ -10,6 +10,10 @@
 #include <zlib.h>
 
 #include "compat/map-priv.h"
+#include "hash/oidmap.h"
+#include "odb/idx.h"
+#include "odb/pack.h"
+#include "pack/delta-create.h"
 #include "pack/idx-write.h"
 #include "packwire/compat.h"
 #include "packwire/object.h"
@@ -168,24 +172,21 @@ static int w_add(struct writer *w, const void *data, size_t len, struct pw_error
 	return w->out.len >= IMPORT_FLUSH ? w_flush(w, err) : 0;
 }
 
-/* Each translated object, whole: entry header and zlib stream. */
-static int emit_cb(void *data, const struct pw_oid *from, const struct pw_oid *to, int type,
-                   const void *content, size_t len, struct pw_error *err)
+/* One entry: header (type, inflated size), the base's id for a REF_DELTA,
+ * the zlib stream z. */
+static int w_entry(struct writer *w, const struct pw_oid *oid, int type, uint64_t size,
+                   const struct pw_oid *base, const void *z, size_t zlen, struct pw_error *err)
 {
-	struct writer *w = data;
 	struct pw_idx_entry *e;
 	uint8_t hdr[16];
 	size_t n = 0;
-	uint64_t size = len;
-	size_t cap, zlen;
-	int rc;
 	uLong crc;
+	int rc;
 
-	(void)from;
 	if (w->nr >= w->expect)
 		return pw_error_set(err, PW_ERROR, "compat receive: more objects than counted");
 	e = &w->entries[w->nr++];
-	e->oid = *to;
+	e->oid = *oid;
 	e->offset = w->offset;
 	hdr[n] = (uint8_t)(type << 4 | (size & 0x0f));
 	size >>= 4;
@@ -195,22 +196,57 @@ static int emit_cb(void *data, const struct pw_oid *from, const struct pw_oid *t
 		size >>= 7;
 	}
 	n++;
+	crc = crc32(0L, hdr, (uInt)n);
+	if (base)
+		crc = crc32(crc, base->id, (uInt)w->algo->rawsz);
+	crc = crc32_z(crc, (const Bytef *)z, zlen);
+	e->crc32 = (uint32_t)crc;
+	if ((rc = w_add(w, hdr, n, err)) ||
+	    (base && (rc = w_add(w, base->id, w->algo->rawsz, err))) ||
+	    (rc = w_add(w, z, zlen, err)))
+		return rc;
+	return 0;
+}
+
+/* Compress data into w->z. */
+static int w_deflate(struct writer *w, const void *data, size_t len, struct pw_error *err)
+{
+	size_t cap, zlen;
+
 	if (!w->comp && !(w->comp = libdeflate_alloc_compressor(IMPORT_ZLIB_LEVEL)))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	cap = libdeflate_zlib_compress_bound(w->comp, len);
 	pw_buf_reset(&w->z);
 	if (pw_buf_grow(&w->z, cap + 1))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	zlen = libdeflate_zlib_compress(w->comp, content, len, w->z.data, cap);
+	zlen = libdeflate_zlib_compress(w->comp, data, len, w->z.data, cap);
 	if (!zlen)
 		return pw_error_set(err, PW_ERROR, "deflate failed");
 	w->z.len = zlen;
-	crc = crc32(0L, hdr, (uInt)n);
-	crc = crc32(crc, (const Bytef *)w->z.data, (uInt)w->z.len);
-	e->crc32 = (uint32_t)crc;
-	if ((rc = w_add(w, hdr, n, err)) || (rc = w_add(w, w->z.data, w->z.len, err)))
-		return rc;
 	return 0;
+}
+
+static int xlate_cb(void *data, const struct pw_oid *from, struct pw_oid *out);
+
+/* A wire object's content in the storage algorithm (into out). */
+static int storage_content(struct pw_rp_compat *c, struct pw_odb *wodb, const struct pw_oid *wire,
+                           int *type, struct pw_buf *tmp, struct pw_buf *out, struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	if ((rc = pw_odb_read(wodb, wire, type, tmp))) {
+		pw_error_copy(err, pw_odb_error(wodb));
+		return pw_error_wrap(err, "reading %s", pw_oid_to_hex(wire, hex));
+	}
+	pw_buf_reset(out);
+	if (*type == PW_OBJ_BLOB)
+		return pw_buf_add(out, tmp->data, tmp->len) ? pw_error_set(err, PW_ENOMEM,
+		                                                           "out of "
+		                                                           "memory")
+		                                            : 0;
+	return pw_compat_convert(out, *type, tmp->data, tmp->len, c->wire, c->storage, xlate_cb,
+	                         c->imp, err);
 }
 
 static int collect_cb(const struct pw_oid *oid, void *data)
@@ -224,6 +260,11 @@ static int known_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
 	int rc = pw_compat_to_storage(c->map, from, out);
 
 	return rc == PW_ENOMEM ? rc : rc ? PW_ENOTFOUND : 0;
+}
+
+static int xlate_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	return pw_compat_xlate_lookup(data, from, out);
 }
 
 static int reverse_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
@@ -246,6 +287,128 @@ static int rename_to(const char *from, const char *dir, const char *hex, const c
 	return rc;
 }
 
+/* One new object into the pack: as a REF_DELTA against base (its wire and
+ * storage ids) when there is one (a blob's delta bytes copied as they came,
+ * another type's delta computed between the translated contents), else
+ * whole. */
+static int write_one(struct pw_rp_compat *c, struct writer *w, struct pw_odb *wodb,
+                     const struct pw_oid *wo, const struct pw_oid *so, const struct pw_oid *bw,
+                     const struct pw_oid *bs, const struct pw_pack_raw_entry *raw,
+                     struct pw_buf *bufs, struct pw_error *err)
+{
+	struct pw_buf *tmp = &bufs[0], *a = &bufs[1], *b = &bufs[2], *delta = &bufs[3];
+	uint64_t size;
+	int type = 0, btype, rc;
+
+	if (bw && !pw_odb_read_header(wodb, wo, &type, &size) && type == PW_OBJ_BLOB &&
+	    raw->len > raw->hdr_len)
+		return w_entry(w, so, PW_OBJ_REF_DELTA, raw->size, bs, raw->data + raw->hdr_len,
+		               raw->len - raw->hdr_len, err);
+	if ((rc = storage_content(c, wodb, wo, &type, tmp, a, err)))
+		return rc;
+	if (bw && type != PW_OBJ_BLOB && a->len > 64 &&
+	    !storage_content(c, wodb, bw, &btype, tmp, b, err) && btype == type &&
+	    !pw_delta_create(b->data, b->len, a->data, a->len, a->len / 2, delta)) {
+		if ((rc = w_deflate(w, delta->data, delta->len, err)))
+			return rc;
+		return w_entry(w, so, PW_OBJ_REF_DELTA, delta->len, bs, w->z.data, w->z.len, err);
+	}
+	if ((rc = w_deflate(w, a->data, a->len, err)))
+		return rc;
+	return w_entry(w, so, type, a->len, NULL, w->z.data, w->z.len, err);
+}
+
+/* The received pack's .idx in wire_dir/pack (malloc'd), or NULL. */
+static char *wire_idx(const char *wire_dir)
+{
+	char *dir = pw_path_join(wire_dir, "pack"), *path = NULL;
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	while (d && !path && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 9 && !strncmp(de->d_name, "pack-", 5) &&
+		    !strcmp(de->d_name + n - 4, ".idx"))
+			path = pw_path_join(dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return path;
+}
+
+/* Every new object into the pack: those of the received pack in its order
+ * (a delta's base comes first there), keeping its deltas where the base is
+ * new too; then any other (loose) ones, whole. */
+static int write_objects(struct pw_rp_compat *c, struct writer *w, struct pw_odb *wodb,
+                         const char *wire_dir, const struct pw_oidmap *isnew,
+                         const struct pw_oid_array *all, struct pw_error *err)
+{
+	struct pw_oidmap written = PW_OIDMAP_INIT;
+	struct pw_buf bufs[4] = {PW_BUF_INIT, PW_BUF_INIT, PW_BUF_INIT, PW_BUF_INIT};
+	struct pw_pack *pack = NULL;
+	struct pw_error e2;
+	char *idx = wire_idx(wire_dir);
+	int rc = 0, created;
+
+	memset(&e2, 0, sizeof(e2));
+	if (idx && !pw_pack_open(&pack, idx, c->wire, &e2) && !pw_pack_revindex(pack, &e2)) {
+		for (uint32_t k = 0; k < pack->nr && !rc; k++) {
+			struct pw_pack_raw_entry raw, braw;
+			struct pw_oid wo, so, bw, bs;
+			int has_base = 0;
+
+			pw_idx_nth_oid(pack->idx, pack->rev_pos[k], &wo);
+			if (!pw_oidmap_get(isnew, &wo) || pw_oidmap_get(&written, &wo))
+				continue;
+			if ((rc = pw_pack_entry_raw(pack, pack->rev_offsets[k], &raw, err)))
+				break;
+			if (raw.type == PW_OBJ_OFS_DELTA &&
+			    !pw_pack_entry_raw(pack, raw.base_offset, &braw, &e2)) {
+				pw_idx_nth_oid(pack->idx, braw.idx_pos, &bw);
+				has_base = 1;
+			} else if (raw.type == PW_OBJ_REF_DELTA) {
+				bw = raw.base_oid;
+				has_base = 1;
+			}
+			if (has_base && (!pw_oidmap_get(isnew, &bw) ||
+			                 pw_compat_xlate_lookup(c->imp, &bw, &bs)))
+				has_base = 0;
+			if (pw_compat_xlate_lookup(c->imp, &wo, &so)) {
+				rc = pw_error_set(err, PW_ERROR,
+				                  "compat receive: an object was not "
+				                  "translated");
+				break;
+			}
+			rc = write_one(c, w, wodb, &wo, &so, has_base ? &bw : NULL,
+			               has_base ? &bs : NULL, &raw, bufs, err);
+			if (!rc && !pw_oidmap_put(&written, &wo, &created))
+				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < all->nr && !rc; i++) {
+		struct pw_oid so;
+
+		if (!pw_oidmap_get(isnew, &all->v[i]) || pw_oidmap_get(&written, &all->v[i]))
+			continue;
+		if (pw_compat_xlate_lookup(c->imp, &all->v[i], &so)) {
+			rc = pw_error_set(err, PW_ERROR,
+			                  "compat receive: an object was not translated");
+			break;
+		}
+		rc = write_one(c, w, wodb, &all->v[i], &so, NULL, NULL, NULL, bufs, err);
+		if (!rc && !pw_oidmap_put(&written, &all->v[i], &created))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < 4; i++)
+		pw_buf_free(&bufs[i]);
+	pw_oidmap_free(&written);
+	pw_pack_free(pack);
+	free(idx);
+	return rc;
+}
+
 int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char *pack_dir,
                         pw_rp_publish_fn before, void *before_data, char *hex_out, uint32_t *nr,
                         struct pw_error *err)
@@ -253,6 +416,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	struct pw_compat_xlate_opts xo = {0};
 	struct pw_odb *wodb = NULL;
 	struct pw_oid_array all = {0};
+	struct pw_oidmap isnew = PW_OIDMAP_INIT;
 	struct writer w;
 	struct pw_idx_entry **sorted = NULL;
 	struct pw_buf idx_tmp = PW_BUF_INIT, idx_path = PW_BUF_INIT;
@@ -279,29 +443,50 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	/* what is new: every object the map does not know */
 	for (size_t i = 0; i < all.nr; i++) {
 		struct pw_oid st;
+		int created;
 
-		if (pw_compat_to_storage(c->map, &all.v[i], &st))
-			count++;
+		if (pw_compat_to_storage(c->map, &all.v[i], &st)) {
+			if (!pw_oidmap_put(&isnew, &all.v[i], &created)) {
+				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+				goto out;
+			}
+			count += created;
+		}
 	}
 	xo.from = c->wire;
 	xo.to = c->storage;
 	xo.odb = wodb;
 	xo.known = known_cb;
 	xo.known_data = c;
-	xo.emit = emit_cb;
-	xo.emit_data = &w;
 	xo.max_depth = 2 * all.nr + 64;
 	if ((rc = pw_compat_xlate_new(&c->imp, &xo)) ||
 	    (rc = pw_compat_xlate_reserve(c->imp, all.nr))) {
 		rc = pw_error_set(err, rc, "out of memory");
 		goto out;
 	}
-	if (!count) {
-		/* nothing new: the ids are all known */
-		for (size_t i = 0; i < all.nr && !rc; i++)
-			rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
+	/* everything is translated before a byte is written; commits and
+	 * tags first: a tree is then reached from its commit, so an error
+	 * names its path */
+	for (int pass = 0; pass < 2 && !rc; pass++)
+		for (size_t i = 0; i < all.nr && !rc; i++) {
+			uint64_t size;
+			int type = 0, first;
+
+			pw_odb_read_header(wodb, &all.v[i], &type, &size);
+			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
+			if (first == !pass)
+				rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
+		}
+	if (rc)
+		goto out;
+	if (pw_compat_xlate_count(c->imp) != count) {
+		rc = pw_error_set(err, PW_ERROR,
+		                  "compat receive: %u objects translated, %u counted",
+		                  (unsigned)pw_compat_xlate_count(c->imp), (unsigned)count);
 		goto out;
 	}
+	if (!count)
+		goto out; /* nothing new: the ids are all known */
 	w.expect = count;
 	w.entries = calloc(count, sizeof(*w.entries));
 	sorted = calloc(count, sizeof(*sorted));
@@ -328,19 +513,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		if ((rc = w_add(&w, hdr, sizeof(hdr), err)))
 			goto out;
 	}
-	/* commits and tags first: a tree is then reached from its commit, so
-	 * an error names its path */
-	for (int pass = 0; pass < 2 && !rc; pass++)
-		for (size_t i = 0; i < all.nr && !rc; i++) {
-			uint64_t size;
-			int type = 0, first;
-
-			pw_odb_read_header(wodb, &all.v[i], &type, &size);
-			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
-			if (first == !pass)
-				rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
-		}
-	if (rc)
+	if ((rc = write_objects(c, &w, wodb, wire_dir, &isnew, &all, err)))
 		goto out;
 	if (w.nr != count) {
 		rc = pw_error_set(err, PW_ERROR,
@@ -447,6 +620,7 @@ out:
 	pw_buf_free(&idx_tmp);
 	pw_buf_free(&idx_path);
 	free(all.v);
+	pw_oidmap_free(&isnew);
 	pw_odb_free(wodb);
 	return rc;
 }
