@@ -1135,12 +1135,17 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		return pw_error_set(err, PW_EUNSUPPORTED,
 		                    "deepen-since and deepen-not go only through remote helpers");
 	}
-	if (s->bundle)
-		return pw_bundle_remote__fetch(s, repo, req, res, err);
-	if (s->dumb)
-		return pw_dumb_fetch(s->dumb, repo, req, res, err);
-	if (s->helper)
-		return pw_client__helper_fetch(s, repo, req, res, err);
+	if (s->bundle || s->dumb || s->helper) {
+		if (s->bundle)
+			rc = pw_bundle_remote__fetch(s, repo, req, res, err);
+		else if (s->dumb)
+			rc = pw_dumb_fetch(s->dumb, repo, req, res, err);
+		else
+			rc = pw_client__helper_fetch(s, repo, req, res, err);
+		if (!rc)
+			note_compat(s, repo, res);
+		return rc;
+	}
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;

@@ -176,6 +176,15 @@ run_case() {
 		"$PACKWIRE" -C "$d/srv.git" fetch -q "file://$d/work" refs/heads/main:refs/heads/fetched
 	check "$S/$W: fetch: the new commit has a $W id" has_id "$d/srv.git" "$fv"
 
+	# from a bundle too
+	(cd "$d/work" && echo bundled >bundled.txt && git add bundled.txt && git commit -q -m bundled)
+	bv=$(git -C "$d/work" rev-parse HEAD)
+	git -C "$d/work" bundle create -q "$T/b.bundle" "$fv..main" 2>/dev/null
+	check "$S/$W: packwire fetch from a bundle into the compat repository" \
+		"$PACKWIRE" -C "$d/srv.git" fetch -q "$T/b.bundle" refs/heads/main:refs/heads/bundled
+	check "$S/$W: bundle: the new commit has a $W id" has_id "$d/srv.git" "$bv"
+	fv=$bv
+
 	# packwire index-pack into it too
 	(cd "$d/work" && echo ip >ip.txt && git add ip.txt && git commit -q -m ip)
 	iv=$(git -C "$d/work" rev-parse HEAD)
