@@ -299,67 +299,96 @@ out:
 	return rc;
 }
 
+/* Open the odb and the old map, and translate every object (b->x). */
+static int translate_all(struct builder *b)
+{
+	struct pw_compat_xlate_opts xo = {0};
+	struct pw_compat_build_opts *opts = b->opts;
+	int rc;
+
+	if ((rc = pw_compat_map_open(&b->old, b->objects_dir, b->storage, b->compat, b->err)))
+		return rc;
+	if ((rc = pw_odb_open(&b->odb, b->objects_dir, b->storage, b->err)))
+		return rc;
+	rc = pw_odb_foreach(b->odb, collect_cb, b);
+	if (rc) {
+		if (rc == PW_ENOMEM)
+			return pw_error_set(b->err, rc, "out of memory");
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	}
+	xo.from = b->storage;
+	xo.to = b->compat;
+	xo.odb = b->odb;
+	xo.known = old_lookup;
+	xo.known_data = b->old;
+	/* a stack deeper than the number of objects means a cycle */
+	xo.max_depth = 2 * b->nr_all + 64;
+	if ((rc = pw_compat_xlate_new(&b->x, &xo)) ||
+	    (rc = pw_compat_xlate_reserve(b->x, b->nr_all)))
+		return pw_error_set(b->err, rc,
+		                    rc == PW_ENOMEM ? "out of memory"
+		                                    : "compat build: bad algorithms");
+	for (size_t i = 0; i < b->nr_all; i++) {
+		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))
+			return rc;
+		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b->nr_all) &&
+		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b->nr_all)))
+			return rc;
+	}
+	opts->translated = pw_compat_xlate_count(b->x);
+	opts->objects = pw_compat_xlate_known_count(b->x);
+	return 0;
+}
+
+static void builder_init(struct builder *b, const char *objects_dir,
+                         const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                         struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
+	opts->bytes = 0;
+	b->objects_dir = objects_dir;
+	b->storage = storage;
+	b->compat = compat;
+	b->opts = opts;
+	b->err = err;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->all);
+	pw_compat_xlate_free(b->x);
+	pw_odb_free(b->odb);
+	pw_compat_map_free(b->old);
+}
+
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	struct pw_compat_build_opts dflt = {0};
+	struct builder b;
+	int rc;
+
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!(rc = translate_all(&b)))
+		pw_compat__xlate_take_pairs(b.x, out);
+	builder_free(&b);
+	return rc;
+}
+
 int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
                     const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
                     struct pw_error *err)
 {
 	struct pw_compat_build_opts dflt = {0};
-	struct pw_compat_xlate_opts xo = {0};
-	struct builder b = {0};
+	struct builder b;
 	int rc;
 
-	if (!opts)
-		opts = &dflt;
-	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
-	opts->bytes = 0;
-	b.objects_dir = objects_dir;
-	b.storage = storage;
-	b.compat = compat;
-	b.opts = opts;
-	b.err = err;
-	if ((rc = pw_compat_map_open(&b.old, objects_dir, storage, compat, err)))
-		return rc;
-	if ((rc = pw_odb_open(&b.odb, objects_dir, storage, err)))
-		goto out;
-	rc = pw_odb_foreach(b.odb, collect_cb, &b);
-	if (rc) {
-		if (rc == PW_ENOMEM)
-			pw_error_set(err, rc, "out of memory");
-		else
-			pw_error_copy(err, pw_odb_error(b.odb));
-		goto out;
-	}
-	xo.from = storage;
-	xo.to = compat;
-	xo.odb = b.odb;
-	xo.known = old_lookup;
-	xo.known_data = b.old;
-	/* a stack deeper than the number of objects means a cycle */
-	xo.max_depth = 2 * b.nr_all + 64;
-	if ((rc = pw_compat_xlate_new(&b.x, &xo)) ||
-	    (rc = pw_compat_xlate_reserve(b.x, b.nr_all))) {
-		rc = pw_error_set(err, rc,
-		                  rc == PW_ENOMEM ? "out of memory"
-		                                  : "compat build: bad "
-		                                    "algorithms");
-		goto out;
-	}
-	for (size_t i = 0; i < b.nr_all; i++) {
-		if ((rc = pw_compat_xlate_object(b.x, &b.all[i], err)))
-			goto out;
-		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b.nr_all) &&
-		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b.nr_all)))
-			goto out;
-	}
-	opts->translated = pw_compat_xlate_count(b.x);
-	opts->objects = pw_compat_xlate_known_count(b.x);
-	if ((rc = write_pack_maps(&b)))
-		goto out;
-	rc = write_loose_idx(&b);
-out:
-	free(b.all);
-	pw_compat_xlate_free(b.x);
-	pw_odb_free(b.odb);
-	pw_compat_map_free(b.old);
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!(rc = translate_all(&b)) && !(rc = write_pack_maps(&b)))
+		rc = write_loose_idx(&b);
+	builder_free(&b);
 	return rc;
 }

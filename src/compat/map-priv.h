@@ -33,24 +33,6 @@ const struct pw_compat_pair *pw_compat_pairs_by_storage(const struct pw_compat_p
 const struct pw_compat_pair *pw_compat_pairs_by_compat(const struct pw_compat_pairs *p,
                                                        const struct pw_oid *c);
 
-/* Size of a side file for a pack of nr objects. */
-uint64_t pw_compat_pack_map_size(const struct pw_hash_algo *storage, uint64_t nr);
-/* Append the side file for ids (nr compat ids, raw, in .idx order) to out. */
-int pw_compat_pack_map_encode(struct pw_buf *out, const struct pw_hash_algo *storage,
-                              const uint8_t *pack_checksum, const uint8_t *ids, uint32_t nr,
-                              struct pw_error *err);
-/* Temporary file, fsync, (before), rename, fsync of the directory. */
-int pw_compat_write_durable(const char *path, const void *data, size_t len,
-                            void (*before)(void *, const char *, const char *), void *before_data,
-                            struct pw_error *err);
-/* malloc'd "<objects_dir>/loose-object-idx". */
-char *pw_compat_loose_idx_path(const char *objects_dir);
-/* Load loose-object-idx into pairs (a missing file is empty); raw (optional)
- * gets the file's bytes. */
-int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_dir,
-                             const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
-                             struct pw_buf *raw, struct pw_error *err);
-
 /* pw_compat_pack_map_write with a hook before the rename (a test kills the
  * process there) and the size written. */
 int pw_compat__pack_map_write(const char *idx_path, const struct pw_hash_algo *storage,
@@ -77,5 +59,34 @@ int pw_compat__map_add_objects(struct pw_compat_map *map, const char *read_dir,
                                const struct pw_oid *oids, size_t nr,
                                void (*before)(void *, const char *, const char *),
                                void *before_data, struct pw_error *err);
+
+/* Translate every object of objects_dir (as pw_compat_build does, using the
+ * map already there) into out (the caller's, pw_compat_pairs_free), writing
+ * nothing. opts (may be NULL) gives progress and gets the counts. */
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err);
+/* Hand the translator's pairs (from -> to of every object it translated or
+ * looked up) to out (the caller's); the translator forgets them. */
+void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out);
+
+/* Size of a side file for a pack of nr objects. */
+uint64_t pw_compat_pack_map_size(const struct pw_hash_algo *storage, uint64_t nr);
+/* Append the side file for ids (nr compat ids, raw, in .idx order) to out. */
+int pw_compat_pack_map_encode(struct pw_buf *out, const struct pw_hash_algo *storage,
+                              const uint8_t *pack_checksum, const uint8_t *ids, uint32_t nr,
+                              struct pw_error *err);
+/* Temporary file, fsync, (before), rename, fsync of the directory. */
+int pw_compat_write_durable(const char *path, const void *data, size_t len,
+                            void (*before)(void *, const char *, const char *), void *before_data,
+                            struct pw_error *err);
+/* malloc'd "<objects_dir>/loose-object-idx". */
+char *pw_compat_loose_idx_path(const char *objects_dir);
+/* Load loose-object-idx into pairs (a missing file is empty); raw (optional)
+ * gets the file's bytes. */
+int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_dir,
+                             const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                             struct pw_buf *raw, struct pw_error *err);
 
 #endif

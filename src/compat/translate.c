@@ -299,3 +299,9 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 	}
 	return 0;
 }
+
+void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)
+{
+	*out = x->done;
+	memset(&x->done, 0, sizeof(x->done));
+}
