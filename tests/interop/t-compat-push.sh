@@ -132,6 +132,20 @@ run_case() {
 		"$T/state.before" "$T/state.after"
 	git -C "$d/c" checkout -q keep
 
+	# a pushed commit whose tree nobody has: refused naming it, nothing written
+	z=$(git -C "$d/c" rev-parse HEAD | tr 0-9a-f 3)
+	bad=$(printf 'tree %s\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nno tree\n' "$z" |
+		git -C "$d/c" hash-object -t commit -w --literally --stdin)
+	echo "$bad" | git -C "$d/c" pack-objects -q --stdout >"$T/bad.pack"
+	python3 "$PW_SRC/tests/interop/push-req.py" --cmd "zero $bad refs/heads/broken" \
+		--caps "report-status object-format=$W" --pack "$T/bad.pack" -- \
+		$RP "$d/srv.git" >"$T/missing.out" 2>&1 || true
+	contains "$S/$W: a missing object is named" "$T/missing.out" "$z (referenced by $bad) is missing"
+	contains "$S/$W: missing object: unpack failed" "$T/missing.out" "unpack cannot translate"
+	state "$d/srv.git" >"$T/state.after"
+	same_file "$S/$W: missing object: refs, objects and map files unchanged" \
+		"$T/state.before" "$T/state.after"
+
 	# killed while publishing the pushed pack's side file: a valid map
 	(cd "$d/c" && git checkout -q -b killed keep && echo k >k.txt && git add k.txt && git commit -q -m killed)
 	check_fails "$S/$W: receive-pack killed at the map's publication" \
