@@ -66,6 +66,17 @@ run_case() {
 	done
 	check "$S/$W: the new pack has its side file" verify_map "$d/srv.git"
 
+	# --advertise-refs (the HTTP backend's first request): ids and object-format in $W
+	$RP --advertise-refs "$d/srv.git" >"$T/adv" </dev/null
+	contains "$S/$W: --advertise-refs: object-format=$W" "$T/adv" "object-format=$W"
+	contains "$S/$W: --advertise-refs: main in $W" "$T/adv" "$(git -C "$d/c" rev-parse main) refs/heads/main"
+	# protocol v1 ("version 1" first)
+	(cd "$d/c" && echo v1 >v1.txt && git add v1.txt && git commit -q -m "over v1")
+	check "$S/$W: push over protocol v1" \
+		git -C "$d/c" -c protocol.version=1 push -q --receive-pack="$RP" origin main
+	check "$S/$W: v1 push maps" [ "$(lookup "$d/srv.git" "$(srev "$d/srv.git" main)")" = \
+		"$(git -C "$d/c" rev-parse main)" ]
+
 	check "$S/$W: delete a branch" git -C "$d/c" push -q --receive-pack="$RP" origin --delete topic
 	check_fails "$S/$W: the branch is gone" srev "$d/srv.git" refs/heads/topic
 
