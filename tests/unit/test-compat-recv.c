@@ -9,6 +9,8 @@
 
 #include "compat/map-priv.h"
 #include "packwire/packwire.h"
+#include "server/compat-receive.h"
+#include "server/receive-cmds.h"
 #include "test.h"
 #include "util/fs.h"
 
@@ -236,6 +238,107 @@ static void test_map_update(const struct pw_hash_algo *s)
 	pw_fs_remove_tree(dir, 0);
 }
 
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if ((f = fopen(p, "w"))) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* receive-pack's translation of a command's ids (pw_rp_compat_cmd) and the
+ * refusal of a repository without the extension */
+static void test_commands(const struct pw_hash_algo *s)
+{
+	const struct pw_hash_algo *w = other(s);
+	char dir[] = "/tmp/pw-test-rpc-XXXXXX", objs[256], cfg[256], hex[PW_MAX_HEXSZ + 1];
+	struct pw_repo *repo = NULL;
+	struct pw_rp_compat *c = NULL;
+	struct pw_odb *odb = NULL;
+	struct pw_buf buf = PW_BUF_INIT;
+	struct pw_oid blob, tree, commit, wcommit, unknown;
+	struct pw_receive_cmd cmd;
+	struct pw_error err;
+
+	if (mkdir_tmp(dir))
+		return;
+	snprintf(objs, sizeof(objs), "%s/objects", dir);
+	snprintf(cfg, sizeof(cfg), "%s/refs/heads", dir);
+	CHECK_EQ_INT(pw_fs_mkdir_p(cfg, &err), 0);
+	CHECK_EQ_INT(pw_fs_mkdir_p(objs, &err), 0);
+	write_text(dir, "HEAD", "ref: refs/heads/main\n");
+	snprintf(cfg, sizeof(cfg),
+	         "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
+	         "[extensions]\n\tobjectformat = %s\n",
+	         s->name);
+	write_text(dir, "config", cfg);
+	CHECK_EQ_INT(pw_odb_open(&odb, objs, s, &err), 0);
+	put(odb, PW_OBJ_BLOB, "x\n", 2, &blob);
+	tree1(&buf, "100644", "x", &blob);
+	put(odb, PW_OBJ_TREE, buf.data, buf.len, &tree);
+	commit_of(&buf, &tree);
+	put(odb, PW_OBJ_COMMIT, buf.data, buf.len, &commit);
+	CHECK_EQ_INT(pw_compat_build(objs, s, w, NULL, &err), 0);
+
+	/* no extension: refused, saying what to do */
+	CHECK_EQ_INT(pw_repo_open_gitdir(&repo, dir, &err), 0);
+	memset(&err, 0, sizeof(err));
+	CHECK(pw_rp_compat_open(&c, repo, w->name, &err) != 0);
+	CHECK(strstr(err.msg, "compatObjectFormat") != NULL);
+	CHECK_EQ_INT(pw_rp_compat_open(&c, repo, s->name, &err), 0); /* native */
+	CHECK(c == NULL);
+	CHECK(pw_rp_compat_open(&c, repo, "md5", &err) != 0);
+	pw_repo_free(repo);
+	repo = NULL;
+
+	snprintf(cfg, sizeof(cfg),
+	         "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
+	         "[extensions]\n\tobjectformat = %s\n\tcompatobjectformat = %s\n",
+	         s->name, w->name);
+	write_text(dir, "config", cfg);
+	CHECK_EQ_INT(pw_repo_open_gitdir(&repo, dir, &err), 0);
+	CHECK_EQ_INT(pw_rp_compat_open(&c, repo, w->name, &err), 0);
+	if (!c)
+		goto out;
+	CHECK(pw_rp_compat_wire(c) == w);
+	CHECK_EQ_INT(pw_rp_compat_to_wire(c, &commit, &wcommit), 0);
+	CHECK_EQ_INT(wcommit.algo, w->id);
+	pw_hash_buf(w, "nobody", 6, &unknown);
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.name = "refs/heads/main";
+	pw_oid_zero(&cmd.old_oid, w);
+	cmd.new_oid = wcommit;
+	CHECK(pw_rp_compat_cmd(c, &cmd, &err) == NULL);
+	CHECK(pw_oid_equal(&cmd.new_oid, &commit));
+	CHECK(pw_oid_is_zero(&cmd.old_oid) && cmd.old_oid.algo == s->id);
+
+	cmd.old_oid = wcommit;
+	pw_oid_zero(&cmd.new_oid, w);
+	CHECK(pw_rp_compat_cmd(c, &cmd, &err) == NULL);
+	CHECK(pw_oid_equal(&cmd.old_oid, &commit));
+
+	cmd.old_oid = unknown;
+	cmd.new_oid = wcommit;
+	CHECK_STR(pw_rp_compat_cmd(c, &cmd, &err), "stale info");
+	CHECK(strstr(err.msg, pw_oid_to_hex(&unknown, hex)) != NULL);
+
+	pw_oid_zero(&cmd.old_oid, w);
+	cmd.new_oid = unknown;
+	CHECK_STR(pw_rp_compat_cmd(c, &cmd, &err), "missing necessary objects");
+	CHECK(strstr(err.msg, "refs/heads/main") != NULL);
+out:
+	pw_rp_compat_free(c);
+	pw_repo_free(repo);
+	pw_odb_free(odb);
+	pw_buf_free(&buf);
+	pw_fs_remove_tree(dir, 0);
+}
+
 int main(void)
 {
 	const struct pw_hash_algo *algos[] = {&pw_hash_sha1, &pw_hash_sha256};
@@ -244,6 +347,7 @@ int main(void)
 		test_round_trip(algos[i]);
 		test_errors(algos[i]);
 		test_map_update(algos[i]);
+		test_commands(algos[i]);
 	}
 	return pw_test_done();
 }
