@@ -7,12 +7,14 @@
  * checks the links. Not done: Git's other fsck rules (email format, sorted
  * tree entries, .gitmodules, ...) and the comparison of objects that already
  * exist in the repository with their copy in the pack. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmds.h"
+#include "packwire/compat.h"
 #include "packwire/fs.h"
 #include "packwire/index-pack.h"
 #include "packwire/odb.h"
@@ -196,6 +198,43 @@ static int setup_repo(struct ip_cmd *c)
 	return 0;
 }
 
+/* A pack indexed into a repository with a compat map gets its side file
+ * (docs/compat-map.md); a failure only warns (compat build catches up). */
+static void note_compat(struct ip_cmd *c, const char *hex)
+{
+	const struct pw_hash_algo *compat = c->repo ? pw_repo_compat_algo(c->repo) : NULL;
+	struct pw_error err = {0};
+	char idx[PATH_MAX], real_dir[PATH_MAX], real_pack[PATH_MAX], *slash;
+	char *pack_dir;
+
+	if (!compat || c->args.verify || c->args.opts.algo != pw_repo_algo(c->repo))
+		return;
+	if (c->idx)
+		snprintf(idx, sizeof(idx), "%s", c->idx);
+	else if (c->pack && strlen(c->pack) > 5 && !strcmp(c->pack + strlen(c->pack) - 5, ".pack"))
+		snprintf(idx, sizeof(idx), "%.*s.idx", (int)(strlen(c->pack) - 5), c->pack);
+	else if (c->pack_dir)
+		snprintf(idx, sizeof(idx), "%s/pack-%s.idx", c->pack_dir, hex);
+	else
+		return;
+	/* only a pack of the repository's own pack directory is mapped */
+	if (!(pack_dir = pw_path_join(pw_repo_objects_dir(c->repo), "pack")))
+		return;
+	if (!realpath(idx, real_pack) || !realpath(pack_dir, real_dir) ||
+	    !(slash = strrchr(real_pack, '/')) || (*slash = '\0', strcmp(real_pack, real_dir)) ||
+	    strncmp(slash + 1, "pack-", 5)) {
+		free(pack_dir);
+		return;
+	}
+	free(pack_dir);
+	*slash = '/';
+	if (pw_compat_note_pack(pw_repo_objects_dir(c->repo), pw_repo_algo(c->repo), compat,
+	                        real_pack, &err))
+		fprintf(stderr,
+		        "warning: compat map not updated (run 'packwire compat build'): %s\n",
+		        err.msg);
+}
+
 static int run(struct ip_cmd *c)
 {
 	struct pw_error err = {0};
@@ -220,6 +259,7 @@ static int run(struct ip_cmd *c)
 	}
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
+	note_compat(c, hex);
 	if (!c->args.verify) {
 		if (c->from_stdin)
 			printf("%s\t%s\n", kept ? "keep" : "pack", hex);

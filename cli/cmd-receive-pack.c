@@ -1,8 +1,10 @@
 /* packwire receive-pack [--stateless-rpc] [--advertise-refs]
- * [--http-backend-info-refs] [--timeout=<n>] <directory>: the server side of
- * git push, as git receive-pack (stdin/stdout; GIT_PROTOCOL=version=1 adds
- * "version 1"). Hook output and errors go to the client on side-band 2 when
- * it asked for it, else to stderr. */
+ * [--http-backend-info-refs] [--timeout=<n>] [--object-format=<algo>]
+ * <directory>: the server side of git push, as git receive-pack
+ * (stdin/stdout; GIT_PROTOCOL=version=1 adds "version 1"); with
+ * --object-format naming the other algorithm, a push from a client of that
+ * algorithm into a repository with its compat map (docs/compat-map.md). Hook output and errors go
+ * to the client on side-band 2 when it asked for it, else to stderr. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,23 @@
 #include "packwire/receive.h"
 #include "trace2.h"
 
-static const char usage_str[] = "packwire receive-pack <git-dir>";
+static const char usage_str[] = "packwire receive-pack [--object-format=(sha1|sha256)] <git-dir>";
+
+/* PACKWIRE_TEST_COMPAT_KILL=N: SIGKILL at the Nth compat map publication
+ * (a test of crash safety; as compat build's). */
+struct kill_hook {
+	long at, seen;
+};
+
+static void before_publish(void *data, const char *tmp, const char *final)
+{
+	struct kill_hook *k = data;
+
+	(void)tmp;
+	(void) final;
+	if (k->at > 0 && ++k->seen == k->at)
+		kill(getpid(), SIGKILL);
+}
 
 int cmd_receive_pack(int argc, char **argv)
 {
@@ -29,6 +47,8 @@ int cmd_receive_pack(int argc, char **argv)
 	const char *dir = NULL, *proto = getenv("GIT_PROTOCOL");
 	struct pw_cli_trace2 *trace;
 	char sid[128];
+	const char *kill_env = getenv("PACKWIRE_TEST_COMPAT_KILL");
+	struct kill_hook k = {kill_env ? atol(kill_env) : 0, 0};
 	int i, rc;
 
 	pw_receive_opts_init(&opts);
@@ -41,6 +61,8 @@ int cmd_receive_pack(int argc, char **argv)
 			opts.advertise_refs = 1;
 		else if (!strncmp(a, "--timeout=", 10))
 			opts.timeout_ms = atoi(a + 10) * 1000;
+		else if (!strncmp(a, "--object-format=", 16))
+			opts.object_format = a + 16;
 		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
 			; /* progress is not sent anyway */
 		else if (!strcmp(a, "--"))
@@ -61,6 +83,8 @@ int cmd_receive_pack(int argc, char **argv)
 	opts.committer_email = getenv("GIT_COMMITTER_EMAIL");
 	opts.committer_date = getenv("GIT_COMMITTER_DATE");
 	opts.default_email = getenv("EMAIL");
+	opts.before_map_publish = before_publish;
+	opts.before_map_publish_data = &k;
 	if (proto && strstr(proto, "version=1"))
 		opts.protocol_version = 1;
 	signal(SIGPIPE, SIG_IGN);

@@ -124,6 +124,78 @@ PW_API int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *s
                            const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
                            struct pw_error *err);
 
+/* ---- translating objects, each after what it references -------------- */
+
+struct pw_odb;
+struct pw_compat_xlate;
+
+struct pw_compat_xlate_opts {
+	const struct pw_hash_algo *from, *to;
+	struct pw_odb *odb; /* reads the objects of `from` (borrowed) */
+	/* Ids translated before (a map), or NULL: PW_ENOTFOUND when unknown. */
+	pw_compat_lookup_fn known;
+	void *known_data;
+	/* Called with each object translated (content in `to`); a non-zero
+	 * return stops and is returned. May be NULL. */
+	int (*emit)(void *data, const struct pw_oid *from, const struct pw_oid *to, int type,
+	            const void *content, size_t len, struct pw_error *err);
+	void *emit_data;
+	size_t max_depth; /* references deeper than this are a cycle; 0 = 4M */
+};
+
+/* 0, PW_EINVAL (bad options) or PW_ENOMEM. One thread at a time. */
+PW_API int pw_compat_xlate_new(struct pw_compat_xlate **out,
+                               const struct pw_compat_xlate_opts *opts);
+PW_API void pw_compat_xlate_free(struct pw_compat_xlate *x);
+/* Room for n ids (optional). */
+PW_API int pw_compat_xlate_reserve(struct pw_compat_xlate *x, size_t n);
+/* Translate `from` unless its id is known, and before it whatever it
+ * references that is not known (read through odb). PW_ENOTFOUND (message
+ * naming the object, and the path of a gitlink) when a reference is
+ * neither known nor readable; PW_ECORRUPT for malformed content. */
+PW_API int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *from,
+                                  struct pw_error *err);
+/* The id in `to` of an object translated or known (0), else PW_ENOTFOUND. */
+PW_API int pw_compat_xlate_lookup(struct pw_compat_xlate *x, const struct pw_oid *from,
+                                  struct pw_oid *to);
+/* The `from` id of an object translated or looked up, else PW_ENOTFOUND. */
+PW_API int pw_compat_xlate_reverse(struct pw_compat_xlate *x, const struct pw_oid *to,
+                                   struct pw_oid *from);
+/* Objects translated (emitted) so far; ids known (translated or looked up). */
+PW_API uint64_t pw_compat_xlate_count(const struct pw_compat_xlate *x);
+PW_API size_t pw_compat_xlate_known_count(const struct pw_compat_xlate *x);
+
+/* ---- keeping the map current ---------------------------------------- */
+
+/* Write the side file of the pack whose index is idx_path (beside it,
+ * through a temporary file renamed into place): the compat id of each of
+ * its objects from lookup (storage -> compat). PW_ENOTFOUND naming an
+ * object lookup does not know (nothing written). */
+PW_API int pw_compat_pack_map_write(const char *idx_path, const struct pw_hash_algo *storage,
+                                    pw_compat_lookup_fn lookup, void *lookup_data,
+                                    struct pw_error *err);
+
+/* New objects of the repository whose map is `map`: the objects of one
+ * pack (idx_path, which may sit in a quarantine) or loose objects. Those
+ * without an entry are translated (what they reference is looked up in the
+ * map, else read through read_dir, an objects directory that sees both the
+ * new objects and the repository's; NULL = the map's) and the entries are
+ * written crash-safely: the pack's side file beside its .idx, or
+ * loose-object-idx rewritten under its lock and renamed. A killed update
+ * leaves the old map or the new one. The handle knows the entries after. */
+PW_API int pw_compat_map_add_pack(struct pw_compat_map *map, const char *read_dir,
+                                  const char *idx_path, struct pw_error *err);
+PW_API int pw_compat_map_add_objects(struct pw_compat_map *map, const char *read_dir,
+                                     const struct pw_oid *oids, size_t nr, struct pw_error *err);
+/* Open the map of objects_dir, add the pack, free the map. */
+PW_API int pw_compat_note_pack(const char *objects_dir, const struct pw_hash_algo *storage,
+                               const struct pw_hash_algo *compat, const char *idx_path,
+                               struct pw_error *err);
+/* Forget what the handle has read, so that the next look-up sees the files
+ * as they are now (a look-up that misses does this by itself when the pack
+ * directory or loose-object-idx changed since). */
+PW_API int pw_compat_map_reload(struct pw_compat_map *map);
+
 /* ---- a pack in the compat algorithm --------------------------------- */
 
 struct pw_odb;

@@ -48,6 +48,18 @@ struct pw_receive_opts {
 	 * argument; "." under its daemon and http-backend): push-certificate
 	 * nonces are signed over it. NULL: the git directory. */
 	const char *service_path;
+	/* The client's algorithm when it is not the repository's: "sha1" or
+	 * "sha256" (NULL: the repository's). The repository must have
+	 * extensions.compatObjectFormat = that algorithm and its compat map
+	 * (docs/compat-map.md): the advertisement and the status report are in
+	 * the client's ids, the pushed objects are translated into the storage
+	 * algorithm (with their map entries) before anything else looks at
+	 * them, and hooks see storage ids. */
+	const char *object_format;
+	/* Called before each compat map file is renamed into place (tests kill
+	 * the process there); NULL = none. */
+	void (*before_map_publish)(void *data, const char *tmp_path, const char *final_path);
+	void *before_map_publish_data;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

@@ -16,6 +16,7 @@
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
+#include "packwire/compat.h"
 #include "packwire/hash.h"
 #include "packwire/odb.h"
 #include "packwire/refs.h"
@@ -927,10 +928,41 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 	return rc;
 }
 
+/* A repository with a compat map (extensions.compatObjectFormat) gets the
+ * entries of the new pack: its side file, written crash-safely. Failing to
+ * is not the fetch's failure (compat build catches up later). */
+static void note_compat(const struct pw_session *s, struct pw_repo *repo,
+                        const struct pw_fetch_result *res)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
+	struct pw_error e;
+	char msg[1200];
+
+	if (!compat || !res->idx_path[0])
+		return;
+	memset(&e, 0, sizeof(e));
+	if (!pw_compat_note_pack(pw_repo_objects_dir(repo), pw_repo_algo(repo), compat,
+	                         res->idx_path, &e))
+		return;
+	snprintf(msg, sizeof(msg), "compat map not updated (run 'packwire compat build'): %s",
+	         e.msg);
+	warn(s, msg);
+}
+
 void pw_fetch_result_rollback(struct pw_fetch_result *res)
 {
-	if (res->idx_path[0])
+	if (res->idx_path[0]) {
+		size_t n = strlen(res->idx_path);
+		char map[sizeof(res->idx_path) + 4];
+
+		/* the compat side file, if one was written */
+		if (n > 4 && n + 4 <= sizeof(map) && !strcmp(res->idx_path + n - 4, ".idx")) {
+			memcpy(map, res->idx_path, n - 3);
+			memcpy(map + n - 3, "compat", 7);
+			unlink(map);
+		}
 		unlink(res->idx_path);
+	}
 	if (res->pack_path[0])
 		unlink(res->pack_path);
 	res->idx_path[0] = res->pack_path[0] = 0;
@@ -1103,12 +1135,17 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		return pw_error_set(err, PW_EUNSUPPORTED,
 		                    "deepen-since and deepen-not go only through remote helpers");
 	}
-	if (s->bundle)
-		return pw_bundle_remote__fetch(s, repo, req, res, err);
-	if (s->dumb)
-		return pw_dumb_fetch(s->dumb, repo, req, res, err);
-	if (s->helper)
-		return pw_client__helper_fetch(s, repo, req, res, err);
+	if (s->bundle || s->dumb || s->helper) {
+		if (s->bundle)
+			rc = pw_bundle_remote__fetch(s, repo, req, res, err);
+		else if (s->dumb)
+			rc = pw_dumb_fetch(s->dumb, repo, req, res, err);
+		else
+			rc = pw_client__helper_fetch(s, repo, req, res, err);
+		if (!rc)
+			note_compat(s, repo, res);
+		return rc;
+	}
 	memset(res, 0, sizeof(*res));
 	memset(&n, 0, sizeof(n));
 	n.s = s;
@@ -1162,6 +1199,7 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		}
 	if (need_connectivity(&n) && (rc = check_connected(&n, repo, odb2, req, err)))
 		goto rollback;
+	note_compat(s, repo, res);
 	goto out;
 fail_stream:
 	s->failed = 1;

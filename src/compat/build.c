@@ -17,55 +17,24 @@
 #include "packwire/odb.h"
 #include "util/fs.h"
 
-struct frame {
-	struct pw_oid oid;
-	int expanded;
-};
-
 struct builder {
 	const char *objects_dir;
 	const struct pw_hash_algo *storage, *compat;
 	struct pw_odb *odb;
 	struct pw_compat_map *old;
-	struct pw_compat_pairs done;
+	struct pw_compat_xlate *x;
 	struct pw_oid *all;
 	size_t nr_all, alloc_all;
-	struct frame *stack;
-	size_t sp, alloc_stack;
-	struct pw_oid *deps;
-	size_t nr_deps, alloc_deps;
 	struct pw_compat_build_opts *opts;
 	struct pw_error *err;
 };
 
-static int known(struct builder *b, const struct pw_oid *s, struct pw_oid *c)
+static int old_lookup(void *data, const struct pw_oid *from, struct pw_oid *out)
 {
-	const struct pw_compat_pair *p = pw_compat_pairs_by_storage(&b->done, s);
-	struct pw_oid tmp;
-	int rc;
+	int rc = pw_compat_from_storage(data, from, out);
 
-	if (p) {
-		if (c)
-			*c = p->compat;
-		return 1;
-	}
-	if (!b->old)
-		return 0;
-	rc = pw_compat_from_storage(b->old, s, &tmp);
-	if (rc)
-		return 0;
-	if (pw_compat_pairs_add(&b->done, s, &tmp))
-		return PW_ENOMEM;
-	if (c)
-		*c = tmp;
-	return 1;
-}
-
-static int lookup_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
-{
-	int k = known(data, from, out);
-
-	return k == 1 ? 0 : k < 0 ? k : PW_ENOTFOUND;
+	/* a damaged side file maps nothing: translate again */
+	return rc == PW_ENOMEM ? rc : rc ? PW_ENOTFOUND : 0;
 }
 
 static int collect_cb(const struct pw_oid *oid, void *data)
@@ -85,126 +54,9 @@ static int collect_cb(const struct pw_oid *oid, void *data)
 	return 0;
 }
 
-static int dep_cb(void *data, const struct pw_oid *oid)
+static int xlate_lookup(void *data, const struct pw_oid *from, struct pw_oid *out)
 {
-	struct builder *b = data;
-	int k = known(b, oid, NULL);
-
-	if (k < 0)
-		return k;
-	if (k)
-		return 0;
-	if (b->nr_deps == b->alloc_deps) {
-		size_t n = b->alloc_deps ? b->alloc_deps * 2 : 64;
-		struct pw_oid *nd = realloc(b->deps, n * sizeof(*nd));
-
-		if (!nd)
-			return PW_ENOMEM;
-		b->deps = nd;
-		b->alloc_deps = n;
-	}
-	b->deps[b->nr_deps++] = *oid;
-	return 0;
-}
-
-static int push(struct builder *b, const struct pw_oid *oid)
-{
-	if (b->sp == b->alloc_stack) {
-		size_t n = b->alloc_stack ? b->alloc_stack * 2 : 256;
-		struct frame *ns = realloc(b->stack, n * sizeof(*ns));
-
-		if (!ns)
-			return PW_ENOMEM;
-		b->stack = ns;
-		b->alloc_stack = n;
-	}
-	b->stack[b->sp].oid = *oid;
-	b->stack[b->sp].expanded = 0;
-	b->sp++;
-	return 0;
-}
-
-static int record(struct builder *b, const struct pw_oid *s, int type, const void *data, size_t len)
-{
-	struct pw_oid c;
-
-	pw_object_hash(b->compat, type, data, len, &c);
-	if (pw_compat_pairs_add(&b->done, s, &c))
-		return pw_error_set(b->err, PW_ENOMEM, "out of memory");
-	b->opts->translated++;
-	return 0;
-}
-
-/* Translate root and whatever it needs that has no compat id yet. */
-static int translate_from(struct builder *b, const struct pw_oid *root, struct pw_buf *content,
-                          struct pw_buf *conv)
-{
-	char hex[PW_MAX_HEXSZ + 1], hex2[PW_MAX_HEXSZ + 1];
-	int rc;
-
-	b->sp = 0;
-	if ((rc = push(b, root)))
-		return pw_error_set(b->err, rc, "out of memory");
-	while (b->sp) {
-		struct frame *f = &b->stack[b->sp - 1];
-		struct pw_oid oid = f->oid;
-		int type, k = known(b, &oid, NULL);
-
-		if (k < 0)
-			return pw_error_set(b->err, k, "out of memory");
-		if (k) {
-			b->sp--;
-			continue;
-		}
-		rc = pw_odb_read(b->odb, &oid, &type, content);
-		if (rc) {
-			pw_oid_to_hex(&oid, hex);
-			if (rc == PW_ENOTFOUND && b->sp > 1)
-				return pw_error_set(b->err, rc,
-				                    "object %s (referenced by %s) is missing", hex,
-				                    pw_oid_to_hex(&b->stack[b->sp - 2].oid, hex2));
-			pw_error_copy(b->err, pw_odb_error(b->odb));
-			return pw_error_wrap(b->err, "reading %s", hex);
-		}
-		if (type == PW_OBJ_BLOB) {
-			if ((rc = record(b, &oid, type, content->data, content->len)))
-				return rc;
-			b->sp--;
-			continue;
-		}
-		if (!f->expanded) {
-			f->expanded = 1;
-			b->nr_deps = 0;
-			rc = pw_compat_references(type, content->data, content->len, b->storage,
-			                          dep_cb, b, b->err);
-			if (rc) {
-				if (rc == PW_ENOMEM)
-					return pw_error_set(b->err, rc, "out of memory");
-				return pw_error_wrap(b->err, "%s", pw_oid_to_hex(&oid, hex));
-			}
-			if (b->nr_deps) {
-				/* a stack deeper than the number of objects means a cycle */
-				if (b->sp + b->nr_deps > 2 * b->nr_all + 64)
-					return pw_error_set(b->err, PW_ECORRUPT,
-					                    "object %s: references form a cycle",
-					                    pw_oid_to_hex(&oid, hex));
-				for (size_t i = b->nr_deps; i-- > 0;)
-					if ((rc = push(b, &b->deps[i])))
-						return pw_error_set(b->err, rc, "out of memory");
-				continue;
-			}
-		}
-		pw_buf_reset(conv);
-		rc = pw_compat_convert(conv, type, content->data, content->len, b->storage,
-		                       b->compat, lookup_cb, b, b->err);
-		if (rc)
-			return pw_error_wrap(b->err, "%s %s", pw_object_type_name(type),
-			                     pw_oid_to_hex(&oid, hex));
-		if ((rc = record(b, &oid, type, conv->data, conv->len)))
-			return rc;
-		b->sp--;
-	}
-	return 0;
+	return pw_compat_xlate_lookup(data, from, out);
 }
 
 /* Side files whose pack is gone (git repack -d removes only the files it
@@ -235,7 +87,6 @@ static void remove_orphans(const char *dir)
 static int write_pack_maps(struct builder *b)
 {
 	char *dir = pw_path_join(b->objects_dir, "pack");
-	struct pw_buf file = PW_BUF_INIT;
 	DIR *d;
 	struct dirent *de;
 	int rc = 0;
@@ -250,7 +101,7 @@ static int write_pack_maps(struct builder *b)
 		size_t n = strlen(de->d_name);
 		char *idx_path, *map_path;
 		struct pw_idx *idx = NULL;
-		uint8_t *ids;
+		uint64_t bytes = 0;
 
 		if (n < 10 || strncmp(de->d_name, "pack-", 5) || strcmp(de->d_name + n - 4, ".idx"))
 			continue;
@@ -285,39 +136,18 @@ static int write_pack_maps(struct builder *b)
 			}
 			pw_buf_free(&cur);
 		}
-		ids = malloc((size_t)idx->nr * b->compat->rawsz + 1);
-		if (!ids)
-			rc = pw_error_set(b->err, PW_ENOMEM, "out of memory");
-		for (uint32_t i = 0; !rc && i < idx->nr; i++) {
-			struct pw_oid s;
-			const struct pw_compat_pair *p;
-			char hex[PW_MAX_HEXSZ + 1];
-
-			pw_idx_nth_oid(idx, i, &s);
-			if (!(p = pw_compat_pairs_by_storage(&b->done, &s)))
-				rc = pw_error_set(b->err, PW_ENOTFOUND,
-				                  "%s: object %s was not translated", idx_path,
-				                  pw_oid_to_hex(&s, hex));
-			else
-				memcpy(ids + (size_t)i * b->compat->rawsz, p->compat.id,
-				       b->compat->rawsz);
-		}
-		pw_buf_reset(&file);
-		if (!rc)
-			rc = pw_compat_pack_map_encode(&file, b->storage, idx->pack_checksum, ids,
-			                               idx->nr, b->err);
-		if (!rc)
-			rc = pw_compat_write_durable(map_path, file.data, file.len,
-			                             b->opts->before_publish,
-			                             b->opts->before_publish_data, b->err);
+		pw_idx_free(idx);
+		idx = NULL;
+		rc = pw_compat__pack_map_write(idx_path, b->storage, xlate_lookup, b->x,
+		                               b->opts->before_publish,
+		                               b->opts->before_publish_data, &bytes, b->err);
 		if (!rc) {
 			b->opts->packs_written++;
-			b->opts->bytes += file.len;
+			b->opts->bytes += bytes;
 			if (b->opts->progress)
 				rc = b->opts->progress(b->opts->progress_data, "wrote",
 				                       b->opts->packs_written, 0);
 		}
-		free(ids);
 		pw_idx_free(idx);
 		free(idx_path);
 		free(map_path);
@@ -326,7 +156,6 @@ static int write_pack_maps(struct builder *b)
 	if (!rc)
 		remove_orphans(dir);
 	free(dir);
-	pw_buf_free(&file);
 	return rc;
 }
 
@@ -335,10 +164,10 @@ static int write_pack_maps(struct builder *b)
 static int write_loose_idx(struct builder *b)
 {
 	struct pw_compat_pairs have = {0};
-	struct pw_buf raw = PW_BUF_INIT, add = PW_BUF_INIT, lockp = PW_BUF_INIT;
+	struct pw_buf raw = PW_BUF_INIT, add = PW_BUF_INIT;
 	char *path = pw_compat_loose_idx_path(b->objects_dir);
 	size_t hexsz = b->storage->hexsz;
-	int rc, fd = -1;
+	int rc;
 
 	if (!path)
 		return pw_error_set(b->err, PW_ENOMEM, "out of memory");
@@ -359,8 +188,7 @@ static int write_loose_idx(struct builder *b)
 		if (!d)
 			continue;
 		while (!rc && (de = readdir(d))) {
-			const struct pw_compat_pair *p;
-			struct pw_oid s;
+			struct pw_oid s, c;
 
 			if (strlen(de->d_name) != hexsz - 2)
 				continue;
@@ -371,72 +199,182 @@ static int write_loose_idx(struct builder *b)
 				continue;
 			if (pw_compat_pairs_by_storage(&have, &s))
 				continue;
-			if (!(p = pw_compat_pairs_by_storage(&b->done, &s))) {
+			if (pw_compat_xlate_lookup(b->x, &s, &c)) {
 				rc = pw_error_set(b->err, PW_ENOTFOUND,
 				                  "loose object %s was not translated", hex);
 				break;
 			}
-			if (pw_buf_addf(&add, "%s %s\n", hex, pw_oid_to_hex(&p->compat, ch)) ||
-			    pw_compat_pairs_add(&have, &s, &p->compat))
+			if (pw_buf_addf(&add, "%s %s\n", hex, pw_oid_to_hex(&c, ch)) ||
+			    pw_compat_pairs_add(&have, &s, &c))
 				rc = pw_error_set(b->err, PW_ENOMEM, "out of memory");
 			else
 				b->opts->loose_written++;
 		}
 		closedir(d);
 	}
-	if (rc || !add.len)
-		goto out;
-	if (pw_buf_addf(&lockp, "%s.lock", path)) {
-		rc = pw_error_set(b->err, PW_ENOMEM, "out of memory");
-		goto out;
+	if (!rc && add.len) {
+		uint64_t bytes = 0;
+
+		rc = pw_compat__loose_idx_publish(b->objects_dir, &add, b->opts->before_publish,
+		                                  b->opts->before_publish_data, &bytes, b->err);
+		b->opts->bytes += bytes;
+	}
+	pw_compat_pairs_free(&have);
+	pw_buf_free(&raw);
+	pw_buf_free(&add);
+	free(path);
+	return rc;
+}
+
+int pw_compat__loose_idx_publish(const char *objects_dir, const struct pw_buf *add,
+                                 void (*before)(void *, const char *, const char *),
+                                 void *before_data, uint64_t *bytes, struct pw_error *err)
+{
+	struct pw_buf raw = PW_BUF_INIT, lockp = PW_BUF_INIT;
+	char *path = pw_compat_loose_idx_path(objects_dir);
+	int rc = 0, fd = -1;
+
+	if (!path || pw_buf_addf(&lockp, "%s.lock", path)) {
+		free(path);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	fd = open(lockp.data, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		rc = pw_error_set(b->err, errno == EEXIST ? PW_ELOCKED : PW_EIO,
+		rc = pw_error_set(err, errno == EEXIST ? PW_ELOCKED : PW_EIO,
 		                  "unable to create '%s': %s", lockp.data, strerror(errno));
+		pw_buf_reset(&lockp); /* not ours: never removed */
 		goto out;
 	}
 	/* re-read under the lock: a line appended meanwhile is kept */
-	pw_buf_reset(&raw);
 	{
 		struct pw_error e2;
 		int r2 = pw_fs_read_file(path, &raw, PW_COMPAT_LOOSE_IDX_MAX, &e2);
 
-		if (r2 == PW_ENOTFOUND || (!r2 && !raw.len))
+		if (r2 == PW_ENOTFOUND || (!r2 && !raw.len)) {
+			pw_buf_reset(&raw);
 			r2 = pw_buf_adds(&raw, PW_LOOSE_IDX_HEADER);
+		}
 		if (!r2 && raw.len && raw.data[raw.len - 1] != '\n')
 			r2 = pw_buf_addch(&raw, '\n');
 		if (r2) {
-			rc = pw_error_set(b->err, r2, "%s: cannot read", path);
+			rc = pw_error_set(err, r2, "%s: cannot read", path);
 			goto out;
 		}
 	}
-	if (pw_fs_write_all(fd, raw.data, raw.len) || pw_fs_write_all(fd, add.data, add.len) ||
+	if (pw_fs_write_all(fd, raw.data, raw.len) || pw_fs_write_all(fd, add->data, add->len) ||
 	    fsync(fd)) {
-		rc = pw_error_set(b->err, PW_EIO, "unable to write %s: %s", lockp.data,
+		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", lockp.data,
 		                  strerror(errno));
 		goto out;
 	}
 	close(fd);
 	fd = -1;
-	if (b->opts->before_publish)
-		b->opts->before_publish(b->opts->before_publish_data, lockp.data, path);
+	if (before)
+		before(before_data, lockp.data, path);
 	if (rename(lockp.data, path)) {
-		rc = pw_error_set(b->err, PW_EIO, "unable to rename %s: %s", lockp.data,
+		rc = pw_error_set(err, PW_EIO, "unable to rename %s: %s", lockp.data,
 		                  strerror(errno));
 		goto out;
 	}
-	b->opts->bytes += raw.len + add.len;
+	pw_buf_reset(&lockp); /* renamed: nothing to remove */
+	{
+		/* the rename is durable once the directory is synced */
+		int dfd = open(objects_dir, O_RDONLY | O_DIRECTORY);
+
+		if (dfd >= 0) {
+			(void)fsync(dfd);
+			close(dfd);
+		}
+	}
+	if (bytes)
+		*bytes = raw.len + add->len;
 out:
 	if (fd >= 0)
 		close(fd);
-	if (rc && lockp.len && fd != -2)
+	if (lockp.len)
 		unlink(lockp.data);
-	pw_compat_pairs_free(&have);
 	pw_buf_free(&raw);
-	pw_buf_free(&add);
 	pw_buf_free(&lockp);
 	free(path);
+	return rc;
+}
+
+/* Open the odb and the old map, and translate every object (b->x). */
+static int translate_all(struct builder *b)
+{
+	struct pw_compat_xlate_opts xo = {0};
+	struct pw_compat_build_opts *opts = b->opts;
+	int rc;
+
+	if ((rc = pw_compat_map_open(&b->old, b->objects_dir, b->storage, b->compat, b->err)))
+		return rc;
+	if ((rc = pw_odb_open(&b->odb, b->objects_dir, b->storage, b->err)))
+		return rc;
+	rc = pw_odb_foreach(b->odb, collect_cb, b);
+	if (rc) {
+		if (rc == PW_ENOMEM)
+			return pw_error_set(b->err, rc, "out of memory");
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	}
+	xo.from = b->storage;
+	xo.to = b->compat;
+	xo.odb = b->odb;
+	xo.known = old_lookup;
+	xo.known_data = b->old;
+	/* a stack deeper than the number of objects means a cycle */
+	xo.max_depth = 2 * b->nr_all + 64;
+	if ((rc = pw_compat_xlate_new(&b->x, &xo)) ||
+	    (rc = pw_compat_xlate_reserve(b->x, b->nr_all)))
+		return pw_error_set(b->err, rc,
+		                    rc == PW_ENOMEM ? "out of memory"
+		                                    : "compat build: bad algorithms");
+	for (size_t i = 0; i < b->nr_all; i++) {
+		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))
+			return rc;
+		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b->nr_all) &&
+		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b->nr_all)))
+			return rc;
+	}
+	opts->translated = pw_compat_xlate_count(b->x);
+	opts->objects = pw_compat_xlate_known_count(b->x);
+	return 0;
+}
+
+static void builder_init(struct builder *b, const char *objects_dir,
+                         const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                         struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
+	opts->bytes = 0;
+	b->objects_dir = objects_dir;
+	b->storage = storage;
+	b->compat = compat;
+	b->opts = opts;
+	b->err = err;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->all);
+	pw_compat_xlate_free(b->x);
+	pw_odb_free(b->odb);
+	pw_compat_map_free(b->old);
+}
+
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	struct pw_compat_build_opts dflt = {0};
+	struct builder b;
+	int rc;
+
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!(rc = translate_all(&b)))
+		pw_compat__xlate_take_pairs(b.x, out);
+	builder_free(&b);
 	return rc;
 }
 
@@ -445,55 +383,12 @@ int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
                     struct pw_error *err)
 {
 	struct pw_compat_build_opts dflt = {0};
-	struct builder b = {0};
-	struct pw_buf content = PW_BUF_INIT, conv = PW_BUF_INIT;
+	struct builder b;
 	int rc;
 
-	if (!opts)
-		opts = &dflt;
-	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
-	opts->bytes = 0;
-	b.objects_dir = objects_dir;
-	b.storage = storage;
-	b.compat = compat;
-	b.opts = opts;
-	b.err = err;
-	if ((rc = pw_compat_map_open(&b.old, objects_dir, storage, compat, err)))
-		return rc;
-	if ((rc = pw_odb_open(&b.odb, objects_dir, storage, err)))
-		goto out;
-	rc = pw_odb_foreach(b.odb, collect_cb, &b);
-	if (rc) {
-		if (rc == PW_ENOMEM)
-			pw_error_set(err, rc, "out of memory");
-		else
-			pw_error_copy(err, pw_odb_error(b.odb));
-		goto out;
-	}
-	if (pw_oidmap_reserve(&b.done.by_storage, b.nr_all) ||
-	    pw_oidmap_reserve(&b.done.by_compat, b.nr_all)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < b.nr_all; i++) {
-		if ((rc = translate_from(&b, &b.all[i], &content, &conv)))
-			goto out;
-		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b.nr_all) &&
-		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b.nr_all)))
-			goto out;
-	}
-	opts->objects = b.done.nr;
-	if ((rc = write_pack_maps(&b)))
-		goto out;
-	rc = write_loose_idx(&b);
-out:
-	pw_buf_free(&content);
-	pw_buf_free(&conv);
-	free(b.all);
-	free(b.stack);
-	free(b.deps);
-	pw_compat_pairs_free(&b.done);
-	pw_odb_free(b.odb);
-	pw_compat_map_free(b.old);
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!(rc = translate_all(&b)) && !(rc = write_pack_maps(&b)))
+		rc = write_loose_idx(&b);
+	builder_free(&b);
 	return rc;
 }

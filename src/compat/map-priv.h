@@ -33,6 +33,44 @@ const struct pw_compat_pair *pw_compat_pairs_by_storage(const struct pw_compat_p
 const struct pw_compat_pair *pw_compat_pairs_by_compat(const struct pw_compat_pairs *p,
                                                        const struct pw_oid *c);
 
+/* pw_compat_pack_map_write with a hook before the rename (a test kills the
+ * process there) and the size written. */
+int pw_compat__pack_map_write(const char *idx_path, const struct pw_hash_algo *storage,
+                              pw_compat_lookup_fn lookup, void *lookup_data,
+                              void (*before)(void *, const char *, const char *), void *before_data,
+                              uint64_t *bytes, struct pw_error *err);
+/* Append the lines `add` to loose-object-idx: the whole file rewritten into
+ * its lock file (O_CREAT|O_EXCL), fsynced and renamed over it. */
+int pw_compat__loose_idx_publish(const char *objects_dir, const struct pw_buf *add,
+                                 void (*before)(void *, const char *, const char *),
+                                 void *before_data, uint64_t *bytes, struct pw_error *err);
+/* Remember a pair in the handle only (the files are written by the caller). */
+int pw_compat__map_remember(struct pw_compat_map *map, const struct pw_oid *storage,
+                            const struct pw_oid *compat);
+/* Whether a miss reloads the files when they changed (default on). */
+void pw_compat__map_set_reload(struct pw_compat_map *map, int on);
+/* The map's objects directory (borrowed). */
+const char *pw_compat__map_dir(const struct pw_compat_map *map);
+/* pw_compat_map_add_pack / _add_objects with the hook before the rename. */
+int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, const char *idx_path,
+                            void (*before)(void *, const char *, const char *), void *before_data,
+                            struct pw_error *err);
+int pw_compat__map_add_objects(struct pw_compat_map *map, const char *read_dir,
+                               const struct pw_oid *oids, size_t nr,
+                               void (*before)(void *, const char *, const char *),
+                               void *before_data, struct pw_error *err);
+
+/* Translate every object of objects_dir (as pw_compat_build does, using the
+ * map already there) into out (the caller's, pw_compat_pairs_free), writing
+ * nothing. opts (may be NULL) gives progress and gets the counts. */
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err);
+/* Hand the translator's pairs (from -> to of every object it translated or
+ * looked up) to out (the caller's); the translator forgets them. */
+void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out);
+
 /* Size of a side file for a pack of nr objects. */
 uint64_t pw_compat_pack_map_size(const struct pw_hash_algo *storage, uint64_t nr);
 /* Append the side file for ids (nr compat ids, raw, in .idx order) to out. */

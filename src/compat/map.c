@@ -294,12 +294,23 @@ struct pack_map {
 	uint32_t nr;
 };
 
+/* What the files looked like when the handle read them: a miss reloads
+ * only when they changed (new packs, side files or loose entries). */
+struct files_stamp {
+	struct timespec pack_dir, loose;
+	off_t loose_size;
+	int loose_exists;
+};
+
 struct pw_compat_map {
 	char *objects_dir;
 	const struct pw_hash_algo *storage, *compat;
 	struct pw_compat_pairs loose;
+	struct pw_compat_pairs extra; /* remembered by this handle, not read */
 	struct pack_map *packs;
 	size_t nr_packs;
+	struct files_stamp stamp;
+	int no_reload; /* misses are expected (a push being translated) */
 	struct pw_error err;
 };
 
@@ -454,6 +465,24 @@ static int list_packs(struct pw_compat_map *m)
 	return rc ? pw_error_set(&m->err, rc, "out of memory") : 0;
 }
 
+static void take_stamp(const struct pw_compat_map *m, struct files_stamp *st)
+{
+	char *pack = pw_path_join(m->objects_dir, "pack");
+	char *loose = pw_compat_loose_idx_path(m->objects_dir);
+	struct stat sb;
+
+	memset(st, 0, sizeof(*st));
+	if (pack && !stat(pack, &sb))
+		st->pack_dir = sb.st_mtim;
+	if (loose && !stat(loose, &sb)) {
+		st->loose = sb.st_mtim;
+		st->loose_size = sb.st_size;
+		st->loose_exists = 1;
+	}
+	free(pack);
+	free(loose);
+}
+
 int pw_compat_map_open(struct pw_compat_map **out, const char *objects_dir,
                        const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
                        struct pw_error *err)
@@ -472,6 +501,7 @@ int pw_compat_map_open(struct pw_compat_map **out, const char *objects_dir,
 	}
 	m->storage = storage;
 	m->compat = compat;
+	take_stamp(m, &m->stamp);
 	if ((rc = pw_compat_loose_idx_load(&m->loose, objects_dir, storage, compat, NULL, err)) ||
 	    (rc = list_packs(m))) {
 		if (rc && m->err.code)
@@ -492,19 +522,73 @@ static void pack_map_close(struct pack_map *pm)
 	pm->idx = NULL;
 }
 
-void pw_compat_map_free(struct pw_compat_map *m)
+static void drop_files(struct pw_compat_map *m)
 {
-	if (!m)
-		return;
 	for (size_t i = 0; i < m->nr_packs; i++) {
 		pack_map_close(&m->packs[i]);
 		free(m->packs[i].idx_path);
 		free(m->packs[i].map_path);
 	}
 	free(m->packs);
+	m->packs = NULL;
+	m->nr_packs = 0;
 	pw_compat_pairs_free(&m->loose);
+}
+
+void pw_compat_map_free(struct pw_compat_map *m)
+{
+	if (!m)
+		return;
+	drop_files(m);
+	pw_compat_pairs_free(&m->extra);
 	free(m->objects_dir);
 	free(m);
+}
+
+int pw_compat_map_reload(struct pw_compat_map *m)
+{
+	int rc;
+
+	drop_files(m);
+	take_stamp(m, &m->stamp);
+	if ((rc = pw_compat_loose_idx_load(&m->loose, m->objects_dir, m->storage, m->compat, NULL,
+	                                   &m->err)) ||
+	    (rc = list_packs(m)))
+		return rc;
+	return 0;
+}
+
+/* After a miss: reload when the files changed since they were read
+ * (1 = reloaded, look again; 0 = nothing new; < 0 error). */
+static int reload_if_changed(struct pw_compat_map *m)
+{
+	struct files_stamp now;
+	int rc;
+
+	if (m->no_reload)
+		return 0;
+	take_stamp(m, &now);
+	if (!memcmp(&now.pack_dir, &m->stamp.pack_dir, sizeof(now.pack_dir)) &&
+	    now.loose_exists == m->stamp.loose_exists && now.loose_size == m->stamp.loose_size &&
+	    !memcmp(&now.loose, &m->stamp.loose, sizeof(now.loose)))
+		return 0;
+	rc = pw_compat_map_reload(m);
+	return rc ? rc : 1;
+}
+
+int pw_compat__map_remember(struct pw_compat_map *m, const struct pw_oid *s, const struct pw_oid *c)
+{
+	return pw_compat_pairs_add(&m->extra, s, c);
+}
+
+void pw_compat__map_set_reload(struct pw_compat_map *m, int on)
+{
+	m->no_reload = !on;
+}
+
+const char *pw_compat__map_dir(const struct pw_compat_map *m)
+{
+	return m->objects_dir;
 }
 
 const struct pw_error *pw_compat_map_error(const struct pw_compat_map *m)
@@ -561,13 +645,12 @@ static int pack_map_load(struct pw_compat_map *m, struct pack_map *pm)
 	return 0;
 }
 
-int pw_compat_from_storage(struct pw_compat_map *m, const struct pw_oid *s, struct pw_oid *c)
+static int from_storage_once(struct pw_compat_map *m, const struct pw_oid *s, struct pw_oid *c)
 {
 	const struct pw_compat_pair *pr;
 
-	if (s->algo != m->storage->id)
-		return pw_error_set(&m->err, PW_EINVAL, "compat map: id of the wrong algorithm");
-	if ((pr = pw_compat_pairs_by_storage(&m->loose, s))) {
+	if ((pr = pw_compat_pairs_by_storage(&m->loose, s)) ||
+	    (pr = pw_compat_pairs_by_storage(&m->extra, s))) {
 		*c = pr->compat;
 		return 0;
 	}
@@ -588,14 +671,13 @@ int pw_compat_from_storage(struct pw_compat_map *m, const struct pw_oid *s, stru
 	return PW_ENOTFOUND;
 }
 
-int pw_compat_to_storage(struct pw_compat_map *m, const struct pw_oid *c, struct pw_oid *s)
+static int to_storage_once(struct pw_compat_map *m, const struct pw_oid *c, struct pw_oid *s)
 {
 	const struct pw_compat_pair *pr;
 	size_t rawsz = m->compat->rawsz;
 
-	if (c->algo != m->compat->id)
-		return pw_error_set(&m->err, PW_EINVAL, "compat map: id of the wrong algorithm");
-	if ((pr = pw_compat_pairs_by_compat(&m->loose, c))) {
+	if ((pr = pw_compat_pairs_by_compat(&m->loose, c)) ||
+	    (pr = pw_compat_pairs_by_compat(&m->extra, c))) {
 		*s = pr->storage;
 		return 0;
 	}
@@ -631,6 +713,42 @@ int pw_compat_to_storage(struct pw_compat_map *m, const struct pw_oid *c, struct
 		}
 	}
 	return PW_ENOTFOUND;
+}
+
+int pw_compat_from_storage(struct pw_compat_map *m, const struct pw_oid *s, struct pw_oid *c)
+{
+	int rc;
+
+	if (s->algo != m->storage->id)
+		return pw_error_set(&m->err, PW_EINVAL, "compat map: id of the wrong algorithm");
+	rc = from_storage_once(m, s, c);
+	if (rc == PW_ENOTFOUND) {
+		int r = reload_if_changed(m);
+
+		if (r == 1)
+			rc = from_storage_once(m, s, c);
+		else if (r < 0)
+			rc = r;
+	}
+	return rc;
+}
+
+int pw_compat_to_storage(struct pw_compat_map *m, const struct pw_oid *c, struct pw_oid *s)
+{
+	int rc;
+
+	if (c->algo != m->compat->id)
+		return pw_error_set(&m->err, PW_EINVAL, "compat map: id of the wrong algorithm");
+	rc = to_storage_once(m, c, s);
+	if (rc == PW_ENOTFOUND) {
+		int r = reload_if_changed(m);
+
+		if (r == 1)
+			rc = to_storage_once(m, c, s);
+		else if (r < 0)
+			rc = r;
+	}
+	return rc;
 }
 
 int pw_compat_map_add_loose(struct pw_compat_map *m, const struct pw_oid *s, const struct pw_oid *c)

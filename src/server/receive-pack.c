@@ -37,6 +37,7 @@
 #include "packwire/version.h"
 #include "refs/hide.h"
 #include "refs/reflog.h"
+#include "server/compat-receive.h"
 #include "server/fsck.h"
 #include "server/hook.h"
 #include "server/proc-receive.h"
@@ -105,6 +106,11 @@ struct rp {
 	int io_failed;        /* writing to the client failed: stop talking */
 	int64_t unpack_limit; /* fewer objects than this: loose objects */
 	uint32_t pack_nr;     /* objects in the pushed pack */
+
+	/* a client of the other algorithm (opts->object_format): ids on the
+	 * wire are wire's, translated at the edge (compat-receive.h) */
+	struct pw_rp_compat *compat;
+	const struct pw_hash_algo *wire; /* the client's algorithm (= algo natively) */
 };
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
@@ -382,12 +388,36 @@ struct adv_state {
 	struct pw_oidmap seen; /* advertised values: one ".have" per object */
 };
 
+/* The hex of a storage id in the client's algorithm: 0, or PW_ENOTFOUND
+ * when the compat map does not know it. */
+static int wire_hex(struct rp *s, const struct pw_oid *oid, char *hex)
+{
+	struct pw_oid w;
+
+	if (!s->compat) {
+		pw_oid_to_hex(oid, hex);
+		return 0;
+	}
+	if (pw_rp_compat_to_wire(s->compat, oid, &w))
+		return PW_ENOTFOUND;
+	pw_oid_to_hex(&w, hex);
+	return 0;
+}
+
 static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *name)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
-	pw_oid_to_hex(oid, hex);
+	if (wire_hex(a->s, oid, hex)) {
+		if (!strcmp(name, ".have"))
+			return 0; /* only a hint */
+		return pw_error_set(a->s->err, PW_ENOTFOUND,
+		                    "ref %s: object %s has no %s id: run 'packwire compat build "
+		                    "--object-format=%s'",
+		                    name, pw_oid_to_hex(oid, hex), a->s->wire->name,
+		                    a->s->wire->name);
+	}
 	if (a->first)
 		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, name, '\0', a->caps);
 	else
@@ -516,7 +546,9 @@ static int adv_shallow_one(struct rp *s, const struct pw_oid *oid, void *data)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 
-	if (pw_pkt_writef(data, "shallow %s\n", pw_oid_to_hex(oid, hex)))
+	if (wire_hex(s, oid, hex))
+		return 0; /* the client cannot name it either */
+	if (pw_pkt_writef(data, "shallow %s\n", hex))
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
 	return 0;
 }
@@ -545,7 +577,7 @@ static int advertise(struct rp *s, int collect_only)
 	    (s->cert_nonce && pw_caps_add(&caps, "push-cert", s->cert_nonce)) ||
 	    (s->adv_push_options && pw_caps_add(&caps, "push-options", NULL)) ||
 	    (s->adv_sid && pw_caps_add(&caps, "session-id", s->opts->session_id)) ||
-	    pw_caps_add(&caps, "object-format", s->algo->name) ||
+	    pw_caps_add(&caps, "object-format", s->wire->name) ||
 	    pw_caps_add(&caps, "agent", agent)) {
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
 		goto out;
@@ -569,7 +601,7 @@ static int advertise(struct rp *s, int collect_only)
 		char zero[PW_MAX_HEXSZ + 1];
 		struct pw_oid z;
 
-		pw_oid_zero(&z, s->algo);
+		pw_oid_zero(&z, s->wire);
 		pw_oid_to_hex(&z, zero);
 		if (pw_pkt_writef(&out, "%s capabilities^{}%c%s\n", zero, '\0', caps.data)) {
 			rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
@@ -614,9 +646,9 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	/* side-band first, so that a refusal below reaches the user */
 	s->sideband = pw_caps_has(caps.p, caps.len, "side-band-64k");
 	if (pw_caps_get(caps.p, caps.len, "object-format", &v))
-		rc = pw_object_format_server_check(s->algo, NULL, &client, s->err);
+		rc = pw_object_format_server_check(s->wire, NULL, &client, s->err);
 	else
-		rc = pw_object_format_server_check(s->algo, &v, &client, s->err);
+		rc = pw_object_format_server_check(s->wire, &v, &client, s->err);
 	if (rc)
 		return rc;
 	s->report_v2 = pw_caps_has(caps.p, caps.len, "report-status-v2");
@@ -643,6 +675,11 @@ static int add_shallow_line(struct rp *s, const char *p, size_t len)
 
 	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
 		len--;
+	if (s->compat)
+		return pw_error_set(s->err, PW_EUNSUPPORTED,
+		                    "a shallow push is not supported across object formats (%s "
+		                    "client, %s repository)",
+		                    s->wire->name, s->algo->name);
 	if (s->nshallow >= PW_RECEIVE_MAX_CMDS)
 		return pw_error_set(s->err, PW_ETOOBIG, "too many shallow lines");
 	v = realloc(s->shallow, (s->nshallow + 1) * sizeof(*v));
@@ -878,6 +915,54 @@ out:
 	return rc;
 }
 
+/* A client of the other algorithm: its pack is indexed in its algorithm
+ * in <quarantine>/wire (never migrated), then translated into a storage
+ * pack in <quarantine>/pack with its side file; hex gets that pack's name
+ * ("" when every pushed object was known). */
+static int receive_compat_pack(struct rp *s, const char *pack_dir, char *hex, struct pw_error *e)
+{
+	struct pw_index_pack_args args;
+	char wire_hex[PW_MAX_HEXSZ + 1], *wire_dir = pw_path_join(s->qdir, "wire"), *wire_pack;
+	int kept = 0, rc;
+
+	hex[0] = '\0';
+	if (!wire_dir || !(wire_pack = pw_path_join(wire_dir, "pack"))) {
+		free(wire_dir);
+		set_unpack_error(s, "out of memory");
+		return PW_ENOMEM;
+	}
+	if ((rc = pw_fs_mkdir_p(wire_pack, e))) {
+		set_unpack_error(s, e->msg);
+		goto out;
+	}
+	memset(&args, 0, sizeof(args));
+	args.opts.algo = s->wire;
+	args.opts.fix_thin = 1;
+	args.opts.read_object = pw_rp_compat_read_base;
+	args.opts.has_object = pw_rp_compat_has_base;
+	args.opts.odb_ctx = s->compat;
+	args.opts.max_input = (uint64_t)s->max_input;
+	rc = pw_index_pack_stream(&args, s->in_fd, wire_pack, NULL, NULL, wire_hex, &kept, e);
+	if (rc) {
+		rp_error(s, "%s", e->msg);
+		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
+		                                     : "index-pack failed");
+		goto out;
+	}
+	rc = pw_rp_compat_import(s->compat, wire_dir, pack_dir, s->opts->before_map_publish,
+	                         s->opts->before_map_publish_data, hex, &s->pack_nr, e);
+	if (rc) {
+		rp_error(s, "cannot translate the pushed %s objects into %s: %s", s->wire->name,
+		         s->algo->name, e->msg);
+		set_unpack_error(s, "cannot translate the pushed objects");
+	}
+out:
+	pw_fs_remove_tree(wire_dir, 0);
+	free(wire_pack);
+	free(wire_dir);
+	return rc;
+}
+
 /* Receive and index the pack into the quarantine; fsck when configured. */
 static int receive_pack_data(struct rp *s)
 {
@@ -890,6 +975,33 @@ static int receive_pack_data(struct rp *s)
 	if ((rc = pw_quarantine_create(&s->qdir, pw_repo_objects_dir(s->repo), &e))) {
 		set_unpack_error(s, e.msg);
 		return rc;
+	}
+	if (s->compat) {
+		if (!(pack_dir = pw_path_join(s->qdir, "pack"))) {
+			set_unpack_error(s, "out of memory");
+			return PW_ENOMEM;
+		}
+		if ((rc = receive_compat_pack(s, pack_dir, hex, &e)))
+			goto out;
+		if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
+			set_unpack_error(s, e.msg);
+			goto out;
+		}
+		if (s->fsck && hex[0]) {
+			size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
+
+			if (!(idx = malloc(n))) {
+				rc = PW_ENOMEM;
+				set_unpack_error(s, "out of memory");
+				goto out;
+			}
+			snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
+			if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
+				rp_error(s, "%s", e.msg);
+				set_unpack_error(s, "fsck error in the pushed objects");
+			}
+		}
+		goto out;
 	}
 	memset(&args, 0, sizeof(args));
 	args.opts.algo = s->algo;
@@ -972,8 +1084,16 @@ static int receive_pack_data(struct rp *s)
 			goto out;
 		}
 	}
-	if (s->pack_nr < s->unpack_limit && pw_fs_exists(idx) &&
-	    (rc = explode_pack(s, pack_dir, hex, &e))) {
+	if (pw_repo_compat_algo(s->repo) && pw_fs_exists(idx)) {
+		/* the map follows the objects in: their side file migrates with
+		 * the pack (a repository with a compat map keeps pushes packed) */
+		if (pw_rp_compat_note_quarantine(s->repo, s->qdir, pack_dir,
+		                                 s->opts->before_map_publish,
+		                                 s->opts->before_map_publish_data, &e))
+			rp_warning(s, "compat map not updated (run 'packwire compat build'): %s",
+			           e.msg);
+	} else if (s->pack_nr < s->unpack_limit && pw_fs_exists(idx) &&
+	           (rc = explode_pack(s, pack_dir, hex, &e))) {
 		rp_error(s, "%s", e.msg);
 		set_unpack_error(s, "unpack-objects abnormal exit");
 		goto out;
@@ -1846,8 +1966,10 @@ static void auto_gc(struct rp *s)
 	static const char *const args[] = {"gc", "--auto", "--quiet", NULL};
 	char *git;
 
-	/* "git" is found in PATH when it runs; without one nothing happens */
-	if (!s->auto_gc || s->io_failed || !(git = strdup("git")))
+	/* "git" is found in PATH when it runs; without one nothing happens.
+	 * Stock git refuses a repository with extensions.compatObjectFormat
+	 * (and would not keep its map): no gc there. */
+	if (!s->auto_gc || s->io_failed || pw_repo_compat_algo(s->repo) || !(git = strdup("git")))
 		return;
 	s->no_cert_env = 1;
 	run_program(s, git, args, NULL, 0, 0);
@@ -2098,12 +2220,10 @@ static int send_report(struct rp *s)
 				rc = pw_pkt_writef(&r, "ok %s\n", c->name);
 			if (!rc && rr->ref_name)
 				rc = pw_pkt_writef(&r, "option refname %s\n", rr->ref_name);
-			if (!rc && rr->has_old)
-				rc = pw_pkt_writef(&r, "option old-oid %s\n",
-				                   pw_oid_to_hex(&rr->old_oid, hex));
-			if (!rc && rr->has_new)
-				rc = pw_pkt_writef(&r, "option new-oid %s\n",
-				                   pw_oid_to_hex(&rr->new_oid, hex));
+			if (!rc && rr->has_old && !wire_hex(s, &rr->old_oid, hex))
+				rc = pw_pkt_writef(&r, "option old-oid %s\n", hex);
+			if (!rc && rr->has_new && !wire_hex(s, &rr->new_oid, hex))
+				rc = pw_pkt_writef(&r, "option new-oid %s\n", hex);
 			if (!rc && rr->forced_update)
 				rc = pw_pkt_writes(&r, "option forced-update\n");
 		}
@@ -2156,6 +2276,17 @@ static void execute(struct rp *s)
 	if (need_pack && receive_pack_data(s)) {
 		fail_all(s, "unpacker error");
 		return;
+	}
+	/* from here on every id is a storage id (hooks see those) */
+	for (i = 0; i < s->cmds.nr && s->compat; i++) {
+		struct pw_receive_cmd *c = &s->cmds.v[i];
+		const char *why;
+
+		memset(&e, 0, sizeof(e));
+		if (!c->error && (why = pw_rp_compat_cmd(s->compat, c, &e))) {
+			rp_error(s, "%s", e.msg);
+			c->error = why;
+		}
 	}
 	if (s->nshallow && find_theirs(s)) {
 		fail_all(s, "out of memory");
@@ -2243,6 +2374,7 @@ static void session_free(struct rp *s)
 	free(s->shallow);
 	pw_oidmap_free(&s->theirs);
 	free(s->new_shallow.v);
+	pw_rp_compat_free(s->compat);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
 	pw_proc_refs_free(&s->proc_refs);
@@ -2272,9 +2404,18 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	s.err = err;
 	s.in_fd = in_fd;
 	s.out_fd = out_fd;
-	pw_receive_cmds_init(&s.cmds, s.algo);
+	s.wire = s.algo;
+	if ((rc = pw_rp_compat_open(&s.compat, repo, opts->object_format, err)))
+		goto out;
+	if (s.compat) {
+		s.wire = pw_rp_compat_wire(s.compat);
+		s.cert_seed = NULL; /* a certificate would sign ids the hooks never see */
+	}
+	pw_receive_cmds_init(&s.cmds, s.wire);
 	if ((rc = load_config(&s)))
 		goto out;
+	if (s.compat)
+		s.cert_seed = NULL;
 	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
 	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");

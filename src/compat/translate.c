@@ -1,0 +1,307 @@
+/* Translating objects from one algorithm to the other, each after
+ * everything it references (an explicit stack, never recursion), so that
+ * each look-up of a reference finds its id: the engine of `compat build`,
+ * of the map's updates and of a push received in the other algorithm. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat/map-priv.h"
+#include "packwire/object.h"
+#include "packwire/odb.h"
+
+struct frame {
+	struct pw_oid oid;
+	int expanded;
+};
+
+struct pw_compat_xlate {
+	struct pw_compat_xlate_opts o;
+	struct pw_compat_pairs done; /* from -> to of every object seen */
+	struct frame *stack;
+	size_t sp, alloc_stack;
+	struct pw_oid *deps;
+	size_t nr_deps, alloc_deps;
+	struct pw_buf content, conv;
+	uint64_t translated;
+};
+
+int pw_compat_xlate_new(struct pw_compat_xlate **out, const struct pw_compat_xlate_opts *opts)
+{
+	struct pw_compat_xlate *x;
+
+	*out = NULL;
+	if (!opts || !opts->from || !opts->to || opts->from->id == opts->to->id || !opts->odb ||
+	    pw_odb_algo(opts->odb) != opts->from)
+		return PW_EINVAL;
+	if (!(x = calloc(1, sizeof(*x))))
+		return PW_ENOMEM;
+	x->o = *opts;
+	if (!x->o.max_depth)
+		x->o.max_depth = (size_t)1 << 22;
+	pw_buf_init(&x->content, 0);
+	pw_buf_init(&x->conv, 0);
+	*out = x;
+	return 0;
+}
+
+void pw_compat_xlate_free(struct pw_compat_xlate *x)
+{
+	if (!x)
+		return;
+	pw_compat_pairs_free(&x->done);
+	free(x->stack);
+	free(x->deps);
+	pw_buf_free(&x->content);
+	pw_buf_free(&x->conv);
+	free(x);
+}
+
+int pw_compat_xlate_reserve(struct pw_compat_xlate *x, size_t n)
+{
+	if (pw_oidmap_reserve(&x->done.by_storage, n) || pw_oidmap_reserve(&x->done.by_compat, n))
+		return PW_ENOMEM;
+	return 0;
+}
+
+uint64_t pw_compat_xlate_count(const struct pw_compat_xlate *x)
+{
+	return x->translated;
+}
+
+size_t pw_compat_xlate_known_count(const struct pw_compat_xlate *x)
+{
+	return x->done.nr;
+}
+
+int pw_compat_xlate_lookup(struct pw_compat_xlate *x, const struct pw_oid *from, struct pw_oid *to)
+{
+	const struct pw_compat_pair *p = pw_compat_pairs_by_storage(&x->done, from);
+	struct pw_oid tmp;
+	int rc;
+
+	if (p) {
+		if (to)
+			*to = p->compat;
+		return 0;
+	}
+	if (!x->o.known)
+		return PW_ENOTFOUND;
+	rc = x->o.known(x->o.known_data, from, &tmp);
+	if (rc)
+		return rc;
+	if (pw_compat_pairs_add(&x->done, from, &tmp))
+		return PW_ENOMEM;
+	if (to)
+		*to = tmp;
+	return 0;
+}
+
+int pw_compat_xlate_reverse(struct pw_compat_xlate *x, const struct pw_oid *to, struct pw_oid *from)
+{
+	const struct pw_compat_pair *p = pw_compat_pairs_by_compat(&x->done, to);
+
+	if (!p)
+		return PW_ENOTFOUND;
+	*from = p->storage;
+	return 0;
+}
+
+static int lookup_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	return pw_compat_xlate_lookup(data, from, out);
+}
+
+static int dep_cb(void *data, const struct pw_oid *oid)
+{
+	struct pw_compat_xlate *x = data;
+	int rc = pw_compat_xlate_lookup(x, oid, NULL);
+
+	if (rc != PW_ENOTFOUND)
+		return rc;
+	if (x->nr_deps == x->alloc_deps) {
+		size_t n = x->alloc_deps ? x->alloc_deps * 2 : 64;
+		struct pw_oid *nd = realloc(x->deps, n * sizeof(*nd));
+
+		if (!nd)
+			return PW_ENOMEM;
+		x->deps = nd;
+		x->alloc_deps = n;
+	}
+	x->deps[x->nr_deps++] = *oid;
+	return 0;
+}
+
+static int push(struct pw_compat_xlate *x, const struct pw_oid *oid)
+{
+	if (x->sp == x->alloc_stack) {
+		size_t n = x->alloc_stack ? x->alloc_stack * 2 : 256;
+		struct frame *ns = realloc(x->stack, n * sizeof(*ns));
+
+		if (!ns)
+			return PW_ENOMEM;
+		x->stack = ns;
+		x->alloc_stack = n;
+	}
+	x->stack[x->sp].oid = *oid;
+	x->stack[x->sp].expanded = 0;
+	x->sp++;
+	return 0;
+}
+
+static int record(struct pw_compat_xlate *x, const struct pw_oid *from, int type, const void *data,
+                  size_t len, struct pw_error *err)
+{
+	struct pw_oid to;
+	int rc;
+
+	pw_object_hash(x->o.to, type, data, len, &to);
+	if (pw_compat_pairs_add(&x->done, from, &to))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	x->translated++;
+	if (x->o.emit && (rc = x->o.emit(x->o.emit_data, from, &to, type, data, len, err)))
+		return rc;
+	return 0;
+}
+
+/* Where the tree at the top of the stack sits: the names of the entries
+ * along the chain of frames being expanded (its ancestors), "a/b/". */
+static void tree_path(struct pw_compat_xlate *x, struct pw_buf *path)
+{
+	struct pw_buf t = PW_BUF_INIT;
+	const struct frame *parent = NULL;
+
+	for (size_t i = 0; i < x->sp; i++) {
+		const struct frame *f = &x->stack[i];
+		struct pw_tree_entry e;
+		struct pw_error e2;
+		size_t pos = 0;
+		int type;
+
+		if (!f->expanded)
+			continue;
+		if (parent && !pw_odb_read(x->o.odb, &parent->oid, &type, &t) &&
+		    type == PW_OBJ_TREE)
+			while (pw_tree_next(t.data, t.len, &pos, x->o.from, &e, &e2) == 1)
+				if (pw_oid_equal(&e.oid, &f->oid)) {
+					if (pw_buf_add(path, e.name, e.name_len) ||
+					    pw_buf_addch(path, '/'))
+						goto out;
+					break;
+				}
+		parent = f;
+	}
+out:
+	pw_buf_free(&t);
+}
+
+/* A tree that cannot be translated because of a gitlink: name it with its
+ * whole path (the translation only knows the entry's name). */
+static int gitlink_error(struct pw_compat_xlate *x, const struct pw_oid *tree, struct pw_error *err)
+{
+	struct pw_buf path = PW_BUF_INIT;
+	struct pw_tree_entry e;
+	struct pw_error e2;
+	size_t pos = 0;
+	int rc = 0;
+
+	while (!rc &&
+	       pw_tree_next(x->content.data, x->content.len, &pos, x->o.from, &e, &e2) == 1) {
+		char hex[PW_MAX_HEXSZ + 1], th[PW_MAX_HEXSZ + 1];
+
+		if (e.mode != 0160000 || pw_compat_xlate_lookup(x, &e.oid, NULL) != PW_ENOTFOUND)
+			continue;
+		tree_path(x, &path);
+		rc = pw_error_set(err, PW_ENOTFOUND,
+		                  "gitlink %s%.*s (%s submodule commit %s, in tree %s) has no %s "
+		                  "id: the submodule's commits are not in the compat map",
+		                  path.data, (int)e.name_len, e.name, x->o.from->name,
+		                  pw_oid_to_hex(&e.oid, hex), pw_oid_to_hex(tree, th),
+		                  x->o.to->name);
+	}
+	pw_buf_free(&path);
+	return rc;
+}
+
+int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
+                           struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1], hex2[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	x->sp = 0;
+	if ((rc = push(x, root)))
+		return pw_error_set(err, rc, "out of memory");
+	while (x->sp) {
+		struct frame *f = &x->stack[x->sp - 1];
+		struct pw_oid oid = f->oid;
+		int type;
+
+		rc = pw_compat_xlate_lookup(x, &oid, NULL);
+		if (!rc) {
+			x->sp--;
+			continue;
+		}
+		if (rc != PW_ENOTFOUND)
+			return rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
+			                       : pw_error_set(err, rc, "looking up %s failed",
+			                                      pw_oid_to_hex(&oid, hex));
+		rc = pw_odb_read(x->o.odb, &oid, &type, &x->content);
+		if (rc) {
+			pw_oid_to_hex(&oid, hex);
+			if (rc == PW_ENOTFOUND && x->sp > 1)
+				return pw_error_set(err, rc,
+				                    "object %s (referenced by %s) is missing", hex,
+				                    pw_oid_to_hex(&x->stack[x->sp - 2].oid, hex2));
+			if (rc == PW_ENOTFOUND)
+				return pw_error_set(err, rc, "object %s is missing", hex);
+			pw_error_copy(err, pw_odb_error(x->o.odb));
+			return pw_error_wrap(err, "reading %s", hex);
+		}
+		if (type == PW_OBJ_BLOB) {
+			if ((rc = record(x, &oid, type, x->content.data, x->content.len, err)))
+				return rc;
+			x->sp--;
+			continue;
+		}
+		if (!f->expanded) {
+			f->expanded = 1;
+			x->nr_deps = 0;
+			rc = pw_compat_references(type, x->content.data, x->content.len, x->o.from,
+			                          dep_cb, x, err);
+			if (rc) {
+				if (rc == PW_ENOMEM)
+					return pw_error_set(err, rc, "out of memory");
+				return pw_error_wrap(err, "%s", pw_oid_to_hex(&oid, hex));
+			}
+			if (x->nr_deps) {
+				/* a stack deeper than any history means a cycle */
+				if (x->sp + x->nr_deps > x->o.max_depth)
+					return pw_error_set(err, PW_ECORRUPT,
+					                    "object %s: references form a cycle",
+					                    pw_oid_to_hex(&oid, hex));
+				for (size_t i = x->nr_deps; i-- > 0;)
+					if ((rc = push(x, &x->deps[i])))
+						return pw_error_set(err, rc, "out of memory");
+				continue;
+			}
+		}
+		pw_buf_reset(&x->conv);
+		rc = pw_compat_convert(&x->conv, type, x->content.data, x->content.len, x->o.from,
+		                       x->o.to, lookup_cb, x, err);
+		if (rc == PW_ENOTFOUND && type == PW_OBJ_TREE && gitlink_error(x, &oid, err))
+			return PW_ENOTFOUND;
+		if (rc)
+			return pw_error_wrap(err, "%s %s", pw_object_type_name(type),
+			                     pw_oid_to_hex(&oid, hex));
+		if ((rc = record(x, &oid, type, x->conv.data, x->conv.len, err)))
+			return rc;
+		x->sp--;
+	}
+	return 0;
+}
+
+void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)
+{
+	*out = x->done;
+	memset(&x->done, 0, sizeof(x->done));
+}

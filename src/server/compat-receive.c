@@ -1,0 +1,689 @@
+/* receive-pack for a client of the other algorithm: see compat-receive.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "compat/map-priv.h"
+#include "hash/oidmap.h"
+#include "odb/idx.h"
+#include "odb/pack.h"
+#include "pack/delta-create.h"
+#include "pack/idx-write.h"
+#include "packwire/compat.h"
+#include "packwire/object.h"
+#include "packwire/odb.h"
+#include "packwire/proto.h"
+#include "packwire/repo.h"
+#include "server/compat-receive.h"
+#include "server/receive-cmds.h"
+#include "util/fs.h"
+
+/* compression level of the translated pack: speed first (a repack
+ * recompresses it with deltas); libdeflate, not zlib: 5x faster here */
+#define IMPORT_ZLIB_LEVEL 1
+#define IMPORT_FLUSH      (1u << 20)
+
+struct pw_rp_compat {
+	struct pw_repo *repo;
+	const struct pw_hash_algo *storage, *wire;
+	struct pw_compat_map *map;
+	struct pw_odb *odb;          /* the repository's, for thin-pack bases */
+	struct pw_compat_xlate *imp; /* the pushed objects, wire -> storage */
+	struct pw_buf conv;
+};
+
+int pw_rp_compat_open(struct pw_rp_compat **out, struct pw_repo *repo, const char *object_format,
+                      struct pw_error *err)
+{
+	const struct pw_hash_algo *storage = pw_repo_algo(repo), *wire, *compat;
+	struct pw_rp_compat *c;
+	int rc;
+
+	*out = NULL;
+	if (!object_format || !*object_format)
+		return 0;
+	if (!(wire = pw_hash_by_name(object_format, strlen(object_format))))
+		return pw_error_set(err, PW_EINVAL, "unknown object format '%s'", object_format);
+	if (wire == storage)
+		return 0;
+	compat = pw_repo_compat_algo(repo);
+	if (compat != wire)
+		return pw_error_set(err, PW_EUNSUPPORTED,
+		                    "cannot receive %s objects: the repository is stored in %s and "
+		                    "extensions.compatObjectFormat is not %s (run 'packwire compat "
+		                    "build --object-format=%s')",
+		                    wire->name, storage->name, wire->name, wire->name);
+	if (!(c = calloc(1, sizeof(*c))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	c->repo = repo;
+	c->storage = storage;
+	c->wire = wire;
+	pw_buf_init(&c->conv, 0);
+	if ((rc = pw_compat_map_open(&c->map, pw_repo_objects_dir(repo), storage, wire, err)) ||
+	    (rc = pw_odb_open(&c->odb, pw_repo_objects_dir(repo), storage, err))) {
+		pw_rp_compat_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void pw_rp_compat_free(struct pw_rp_compat *c)
+{
+	if (!c)
+		return;
+	pw_compat_xlate_free(c->imp);
+	pw_odb_free(c->odb);
+	pw_compat_map_free(c->map);
+	pw_buf_free(&c->conv);
+	free(c);
+}
+
+const struct pw_hash_algo *pw_rp_compat_wire(const struct pw_rp_compat *c)
+{
+	return c->wire;
+}
+
+int pw_rp_compat_to_wire(struct pw_rp_compat *c, const struct pw_oid *storage, struct pw_oid *wire)
+{
+	if (c->imp && !pw_compat_xlate_reverse(c->imp, storage, wire))
+		return 0;
+	return pw_compat_from_storage(c->map, storage, wire) ? PW_ENOTFOUND : 0;
+}
+
+int pw_rp_compat_to_storage(struct pw_rp_compat *c, const struct pw_oid *wire,
+                            struct pw_oid *storage)
+{
+	if (c->imp)
+		return pw_compat_xlate_lookup(c->imp, wire, storage) ? PW_ENOTFOUND : 0;
+	return pw_compat_to_storage(c->map, wire, storage) ? PW_ENOTFOUND : 0;
+}
+
+static int from_storage_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	struct pw_rp_compat *c = data;
+
+	return pw_compat_from_storage(c->map, from, out) ? PW_ENOTFOUND : 0;
+}
+
+int pw_rp_compat_read_base(void *ctx, const struct pw_oid *wire, int *type, struct pw_buf *out)
+{
+	struct pw_rp_compat *c = ctx;
+	struct pw_oid st;
+	struct pw_error e;
+
+	if (pw_compat_to_storage(c->map, wire, &st) || pw_odb_read(c->odb, &st, type, &c->conv))
+		return PW_ENOTFOUND;
+	pw_buf_reset(out);
+	if (*type == PW_OBJ_BLOB)
+		return pw_buf_add(out, c->conv.data, c->conv.len) ? PW_ENOMEM : 0;
+	memset(&e, 0, sizeof(e));
+	if (pw_compat_convert(out, *type, c->conv.data, c->conv.len, c->storage, c->wire,
+	                      from_storage_cb, c, &e))
+		return PW_ENOTFOUND;
+	return 0;
+}
+
+int pw_rp_compat_has_base(void *ctx, const struct pw_oid *wire)
+{
+	struct pw_rp_compat *c = ctx;
+	struct pw_oid st;
+
+	return !pw_compat_to_storage(c->map, wire, &st) && pw_odb_exists(c->odb, &st);
+}
+
+/* ---- the translated pack ------------------------------------------------- */
+
+struct writer {
+	int fd;
+	char *tmp_path;
+	uint64_t offset;
+	struct pw_hash_ctx hash;
+	struct pw_buf out, z;
+	struct pw_idx_entry *entries;
+	uint32_t nr, expect;
+	const struct pw_hash_algo *algo;
+	struct libdeflate_compressor *comp;
+};
+
+static int w_flush(struct writer *w, struct pw_error *err)
+{
+	if (!w->out.len)
+		return 0;
+	if (pw_fs_write_all(w->fd, w->out.data, w->out.len))
+		return pw_error_set(err, PW_EIO, "unable to write %s: %s", w->tmp_path,
+		                    strerror(errno));
+	pw_buf_reset(&w->out);
+	return 0;
+}
+
+static int w_add(struct writer *w, const void *data, size_t len, struct pw_error *err)
+{
+	pw_hash_update(&w->hash, data, len);
+	if (pw_buf_add(&w->out, data, len))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	w->offset += len;
+	return w->out.len >= IMPORT_FLUSH ? w_flush(w, err) : 0;
+}
+
+/* One entry: header (type, inflated size), the base's id for a REF_DELTA,
+ * the zlib stream z. */
+static int w_entry(struct writer *w, const struct pw_oid *oid, int type, uint64_t size,
+                   const struct pw_oid *base, const void *z, size_t zlen, struct pw_error *err)
+{
+	struct pw_idx_entry *e;
+	uint8_t hdr[16];
+	size_t n = 0;
+	uLong crc;
+	int rc;
+
+	if (w->nr >= w->expect)
+		return pw_error_set(err, PW_ERROR, "compat receive: more objects than counted");
+	e = &w->entries[w->nr++];
+	e->oid = *oid;
+	e->offset = w->offset;
+	hdr[n] = (uint8_t)(type << 4 | (size & 0x0f));
+	size >>= 4;
+	while (size) {
+		hdr[n++] |= 0x80;
+		hdr[n] = size & 0x7f;
+		size >>= 7;
+	}
+	n++;
+	crc = crc32(0L, hdr, (uInt)n);
+	if (base)
+		crc = crc32(crc, base->id, (uInt)w->algo->rawsz);
+	crc = crc32_z(crc, (const Bytef *)z, zlen);
+	e->crc32 = (uint32_t)crc;
+	if ((rc = w_add(w, hdr, n, err)) ||
+	    (base && (rc = w_add(w, base->id, w->algo->rawsz, err))) ||
+	    (rc = w_add(w, z, zlen, err)))
+		return rc;
+	return 0;
+}
+
+/* Compress data into w->z. */
+static int w_deflate(struct writer *w, const void *data, size_t len, struct pw_error *err)
+{
+	size_t cap, zlen;
+
+	if (!w->comp && !(w->comp = libdeflate_alloc_compressor(IMPORT_ZLIB_LEVEL)))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	cap = libdeflate_zlib_compress_bound(w->comp, len);
+	pw_buf_reset(&w->z);
+	if (pw_buf_grow(&w->z, cap + 1))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	zlen = libdeflate_zlib_compress(w->comp, data, len, w->z.data, cap);
+	if (!zlen)
+		return pw_error_set(err, PW_ERROR, "deflate failed");
+	w->z.len = zlen;
+	return 0;
+}
+
+static int xlate_cb(void *data, const struct pw_oid *from, struct pw_oid *out);
+
+/* A wire object's content in the storage algorithm (into out). */
+static int storage_content(struct pw_rp_compat *c, struct pw_odb *wodb, const struct pw_oid *wire,
+                           int *type, struct pw_buf *tmp, struct pw_buf *out, struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	if ((rc = pw_odb_read(wodb, wire, type, tmp))) {
+		pw_error_copy(err, pw_odb_error(wodb));
+		return pw_error_wrap(err, "reading %s", pw_oid_to_hex(wire, hex));
+	}
+	pw_buf_reset(out);
+	if (*type == PW_OBJ_BLOB)
+		return pw_buf_add(out, tmp->data, tmp->len) ? pw_error_set(err, PW_ENOMEM,
+		                                                           "out of "
+		                                                           "memory")
+		                                            : 0;
+	return pw_compat_convert(out, *type, tmp->data, tmp->len, c->wire, c->storage, xlate_cb,
+	                         c->imp, err);
+}
+
+static int collect_cb(const struct pw_oid *oid, void *data)
+{
+	return pw_oid_array_push(data, oid);
+}
+
+static int known_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	struct pw_rp_compat *c = data;
+	int rc = pw_compat_to_storage(c->map, from, out);
+
+	return rc == PW_ENOMEM ? rc : rc ? PW_ENOTFOUND : 0;
+}
+
+static int xlate_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	return pw_compat_xlate_lookup(data, from, out);
+}
+
+static int reverse_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	return pw_compat_xlate_reverse(data, from, out);
+}
+
+static int rename_to(const char *from, const char *dir, const char *hex, const char *ext,
+                     struct pw_error *err)
+{
+	struct pw_buf p = PW_BUF_INIT;
+	int rc = 0;
+
+	if (pw_buf_addf(&p, "%s/pack-%s.%s", dir, hex, ext))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (rename(from, p.data))
+		rc = pw_error_set(err, PW_EIO, "unable to rename %s to %s: %s", from, p.data,
+		                  strerror(errno));
+	pw_buf_free(&p);
+	return rc;
+}
+
+/* One new object into the pack: as a REF_DELTA against base (its wire and
+ * storage ids) when there is one (a blob's delta bytes copied as they came,
+ * another type's delta computed between the translated contents), else
+ * whole. */
+static int write_one(struct pw_rp_compat *c, struct writer *w, struct pw_odb *wodb,
+                     const struct pw_oid *wo, const struct pw_oid *so, const struct pw_oid *bw,
+                     const struct pw_oid *bs, const struct pw_pack_raw_entry *raw,
+                     struct pw_buf *bufs, struct pw_error *err)
+{
+	struct pw_buf *tmp = &bufs[0], *a = &bufs[1], *b = &bufs[2], *delta = &bufs[3];
+	uint64_t size;
+	int type = 0, btype, rc;
+
+	if (bw && !pw_odb_read_header(wodb, wo, &type, &size) && type == PW_OBJ_BLOB &&
+	    raw->len > raw->hdr_len)
+		return w_entry(w, so, PW_OBJ_REF_DELTA, raw->size, bs, raw->data + raw->hdr_len,
+		               raw->len - raw->hdr_len, err);
+	if ((rc = storage_content(c, wodb, wo, &type, tmp, a, err)))
+		return rc;
+	if (bw && type != PW_OBJ_BLOB && a->len > 64 &&
+	    !storage_content(c, wodb, bw, &btype, tmp, b, err) && btype == type &&
+	    !pw_delta_create(b->data, b->len, a->data, a->len, a->len / 2, delta)) {
+		if ((rc = w_deflate(w, delta->data, delta->len, err)))
+			return rc;
+		return w_entry(w, so, PW_OBJ_REF_DELTA, delta->len, bs, w->z.data, w->z.len, err);
+	}
+	if ((rc = w_deflate(w, a->data, a->len, err)))
+		return rc;
+	return w_entry(w, so, type, a->len, NULL, w->z.data, w->z.len, err);
+}
+
+/* The received pack's .idx in wire_dir/pack (malloc'd), or NULL. */
+static char *wire_idx(const char *wire_dir)
+{
+	char *dir = pw_path_join(wire_dir, "pack"), *path = NULL;
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	while (d && !path && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 9 && !strncmp(de->d_name, "pack-", 5) &&
+		    !strcmp(de->d_name + n - 4, ".idx"))
+			path = pw_path_join(dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return path;
+}
+
+/* Every new object into the pack: those of the received pack in its order
+ * (a delta's base comes first there), keeping its deltas where the base is
+ * new too; then any other (loose) ones, whole. */
+static int write_objects(struct pw_rp_compat *c, struct writer *w, struct pw_odb *wodb,
+                         const char *wire_dir, const struct pw_oidmap *isnew,
+                         const struct pw_oid_array *all, struct pw_error *err)
+{
+	struct pw_oidmap written = PW_OIDMAP_INIT;
+	struct pw_buf bufs[4] = {PW_BUF_INIT, PW_BUF_INIT, PW_BUF_INIT, PW_BUF_INIT};
+	struct pw_pack *pack = NULL;
+	struct pw_error e2;
+	char *idx = wire_idx(wire_dir);
+	int rc = 0, created;
+
+	memset(&e2, 0, sizeof(e2));
+	if (idx && !pw_pack_open(&pack, idx, c->wire, &e2) && !pw_pack_revindex(pack, &e2)) {
+		for (uint32_t k = 0; k < pack->nr && !rc; k++) {
+			struct pw_pack_raw_entry raw, braw;
+			struct pw_oid wo, so, bw, bs;
+			int has_base = 0;
+
+			pw_idx_nth_oid(pack->idx, pack->rev_pos[k], &wo);
+			if (!pw_oidmap_get(isnew, &wo) || pw_oidmap_get(&written, &wo))
+				continue;
+			if ((rc = pw_pack_entry_raw(pack, pack->rev_offsets[k], &raw, err)))
+				break;
+			if (raw.type == PW_OBJ_OFS_DELTA &&
+			    !pw_pack_entry_raw(pack, raw.base_offset, &braw, &e2)) {
+				pw_idx_nth_oid(pack->idx, braw.idx_pos, &bw);
+				has_base = 1;
+			} else if (raw.type == PW_OBJ_REF_DELTA) {
+				bw = raw.base_oid;
+				has_base = 1;
+			}
+			if (has_base && (!pw_oidmap_get(isnew, &bw) ||
+			                 pw_compat_xlate_lookup(c->imp, &bw, &bs)))
+				has_base = 0;
+			if (pw_compat_xlate_lookup(c->imp, &wo, &so)) {
+				rc = pw_error_set(err, PW_ERROR,
+				                  "compat receive: an object was not "
+				                  "translated");
+				break;
+			}
+			rc = write_one(c, w, wodb, &wo, &so, has_base ? &bw : NULL,
+			               has_base ? &bs : NULL, &raw, bufs, err);
+			if (!rc && !pw_oidmap_put(&written, &wo, &created))
+				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < all->nr && !rc; i++) {
+		struct pw_oid so;
+
+		if (!pw_oidmap_get(isnew, &all->v[i]) || pw_oidmap_get(&written, &all->v[i]))
+			continue;
+		if (pw_compat_xlate_lookup(c->imp, &all->v[i], &so)) {
+			rc = pw_error_set(err, PW_ERROR,
+			                  "compat receive: an object was not translated");
+			break;
+		}
+		rc = write_one(c, w, wodb, &all->v[i], &so, NULL, NULL, NULL, bufs, err);
+		if (!rc && !pw_oidmap_put(&written, &all->v[i], &created))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < 4; i++)
+		pw_buf_free(&bufs[i]);
+	pw_oidmap_free(&written);
+	pw_pack_free(pack);
+	free(idx);
+	return rc;
+}
+
+int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char *pack_dir,
+                        pw_rp_publish_fn before, void *before_data, char *hex_out, uint32_t *nr,
+                        struct pw_error *err)
+{
+	struct pw_compat_xlate_opts xo = {0};
+	struct pw_odb *wodb = NULL;
+	struct pw_oid_array all = {0};
+	struct pw_oidmap isnew = PW_OIDMAP_INIT;
+	struct writer w;
+	struct pw_idx_entry **sorted = NULL;
+	struct pw_buf idx_tmp = PW_BUF_INIT, idx_path = PW_BUF_INIT;
+	uint8_t sum[PW_MAX_RAWSZ];
+	uint32_t count = 0;
+	int rc, idx_fd = -1;
+
+	memset(&w, 0, sizeof(w));
+	w.fd = -1;
+	w.algo = c->storage;
+	hex_out[0] = '\0';
+	*nr = 0;
+	pw_compat_xlate_free(c->imp);
+	c->imp = NULL;
+	if ((rc = pw_odb_open(&wodb, wire_dir, c->wire, err)))
+		return rc;
+	/* most look-ups of a push miss: no file checks on each */
+	pw_compat__map_set_reload(c->map, 0);
+	if ((rc = pw_odb_foreach(wodb, collect_cb, &all))) {
+		rc = rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
+		                     : pw_error_copy(err, pw_odb_error(wodb));
+		goto out;
+	}
+	/* what is new: every object the map does not know */
+	for (size_t i = 0; i < all.nr; i++) {
+		struct pw_oid st;
+		int created;
+
+		if (pw_compat_to_storage(c->map, &all.v[i], &st)) {
+			if (!pw_oidmap_put(&isnew, &all.v[i], &created)) {
+				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+				goto out;
+			}
+			count += created;
+		}
+	}
+	xo.from = c->wire;
+	xo.to = c->storage;
+	xo.odb = wodb;
+	xo.known = known_cb;
+	xo.known_data = c;
+	xo.max_depth = 2 * all.nr + 64;
+	if ((rc = pw_compat_xlate_new(&c->imp, &xo)) ||
+	    (rc = pw_compat_xlate_reserve(c->imp, all.nr))) {
+		rc = pw_error_set(err, rc, "out of memory");
+		goto out;
+	}
+	/* everything is translated before a byte is written; commits and
+	 * tags first: a tree is then reached from its commit, so an error
+	 * names its path */
+	for (int pass = 0; pass < 2 && !rc; pass++)
+		for (size_t i = 0; i < all.nr && !rc; i++) {
+			uint64_t size;
+			int type = 0, first;
+
+			pw_odb_read_header(wodb, &all.v[i], &type, &size);
+			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
+			if (first == !pass)
+				rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
+		}
+	if (rc)
+		goto out;
+	if (pw_compat_xlate_count(c->imp) != count) {
+		rc = pw_error_set(err, PW_ERROR,
+		                  "compat receive: %u objects translated, %u counted",
+		                  (unsigned)pw_compat_xlate_count(c->imp), (unsigned)count);
+		goto out;
+	}
+	if (!count)
+		goto out; /* nothing new: the ids are all known */
+	w.expect = count;
+	w.entries = calloc(count, sizeof(*w.entries));
+	sorted = calloc(count, sizeof(*sorted));
+	pw_buf_init(&w.out, 0);
+	pw_buf_init(&w.z, 0);
+	if (!w.entries || !sorted || pw_buf_addf(&idx_tmp, "%s/tmp_pack_XXXXXX", pack_dir) ||
+	    !(w.tmp_path = strdup(idx_tmp.data))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((w.fd = mkstemp(w.tmp_path)) < 0) {
+		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", w.tmp_path,
+		                  strerror(errno));
+		goto out;
+	}
+	pw_hash_init(&w.hash, c->storage);
+	{
+		uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
+
+		hdr[8] = (uint8_t)(count >> 24);
+		hdr[9] = (uint8_t)(count >> 16);
+		hdr[10] = (uint8_t)(count >> 8);
+		hdr[11] = (uint8_t)count;
+		if ((rc = w_add(&w, hdr, sizeof(hdr), err)))
+			goto out;
+	}
+	if ((rc = write_objects(c, &w, wodb, wire_dir, &isnew, &all, err)))
+		goto out;
+	if (w.nr != count) {
+		rc = pw_error_set(err, PW_ERROR,
+		                  "compat receive: %u objects translated, %u counted",
+		                  (unsigned)w.nr, (unsigned)count);
+		goto out;
+	}
+	pw_hash_final_raw(&w.hash, sum);
+	if (pw_buf_add(&w.out, sum, c->storage->rawsz)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = w_flush(&w, err)))
+		goto out;
+	if (fsync(w.fd) || fchmod(w.fd, 0444)) {
+		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", w.tmp_path,
+		                  strerror(errno));
+		goto out;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		sorted[i] = &w.entries[i];
+	qsort(sorted, count, sizeof(*sorted), pw_idx_entry_cmp);
+	for (uint32_t i = 1; i < count; i++)
+		if (pw_oid_equal(&sorted[i - 1]->oid, &sorted[i]->oid)) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(err, PW_ECORRUPT,
+			                  "two pushed objects translate to the same %s object %s",
+			                  c->storage->name, pw_oid_to_hex(&sorted[i]->oid, hex));
+			goto out;
+		}
+	pw_buf_reset(&idx_tmp);
+	if (pw_buf_addf(&idx_tmp, "%s/tmp_idx_XXXXXX", pack_dir)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((idx_fd = mkstemp(idx_tmp.data)) < 0) {
+		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", idx_tmp.data,
+		                  strerror(errno));
+		pw_buf_reset(&idx_tmp);
+		goto out;
+	}
+	if ((rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
+	                          sum, NULL, idx_fd, NULL, err)))
+		goto out;
+	if (fsync(idx_fd) || fchmod(idx_fd, 0444) || close(idx_fd)) {
+		idx_fd = -1;
+		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp.data,
+		                  strerror(errno));
+		goto out;
+	}
+	idx_fd = -1;
+	for (size_t i = 0; i < c->storage->rawsz; i++)
+		snprintf(hex_out + 2 * i, 3, "%02x", sum[i]);
+	/* the .pack, then the side file (it reads the .idx at its temporary
+	 * name), then the .idx: a reader never sees an .idx without its pack */
+	if ((rc = rename_to(w.tmp_path, pack_dir, hex_out, "pack", err)))
+		goto out;
+	free(w.tmp_path);
+	w.tmp_path = NULL;
+	if (pw_buf_addf(&idx_path, "%s/pack-%s.idx", pack_dir, hex_out)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* the side file is named after the .idx: write it at the final name's
+	 * place, the .idx renamed first inside the quarantine */
+	if (rename(idx_tmp.data, idx_path.data)) {
+		rc = pw_error_set(err, PW_EIO, "unable to rename %s: %s", idx_tmp.data,
+		                  strerror(errno));
+		goto out;
+	}
+	pw_buf_reset(&idx_tmp);
+	if ((rc = pw_compat__pack_map_write(idx_path.data, c->storage, reverse_cb, c->imp, before,
+	                                    before_data, NULL, err)))
+		goto out;
+	*nr = count;
+out:
+	if (w.fd >= 0)
+		close(w.fd);
+	if (w.tmp_path)
+		unlink(w.tmp_path);
+	if (idx_fd >= 0)
+		close(idx_fd);
+	if (idx_tmp.len)
+		unlink(idx_tmp.data);
+	if (rc && hex_out[0]) {
+		/* leave nothing half-made behind (the quarantine goes anyway) */
+		static const char *const exts[] = {"idx", "compat", "pack"};
+
+		for (size_t k = 0; k < 3; k++) {
+			pw_buf_reset(&idx_path);
+			if (!pw_buf_addf(&idx_path, "%s/pack-%s.%s", pack_dir, hex_out, exts[k]))
+				unlink(idx_path.data);
+		}
+		hex_out[0] = '\0';
+	}
+	free(w.tmp_path);
+	if (w.comp)
+		libdeflate_free_compressor(w.comp);
+	free(w.entries);
+	free(sorted);
+	pw_buf_free(&w.out);
+	pw_buf_free(&w.z);
+	pw_buf_free(&idx_tmp);
+	pw_buf_free(&idx_path);
+	free(all.v);
+	pw_oidmap_free(&isnew);
+	pw_odb_free(wodb);
+	return rc;
+}
+
+const char *pw_rp_compat_cmd(struct pw_rp_compat *c, struct pw_receive_cmd *cmd,
+                             struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_oid st;
+
+	if (pw_oid_is_zero(&cmd->old_oid)) {
+		pw_oid_zero(&cmd->old_oid, c->storage);
+	} else if (pw_rp_compat_to_storage(c, &cmd->old_oid, &st)) {
+		pw_error_set(err, PW_ENOTFOUND, "%s: old value %s is not a known %s id", cmd->name,
+		             pw_oid_to_hex(&cmd->old_oid, hex), c->wire->name);
+		return "stale info";
+	} else {
+		cmd->old_oid = st;
+	}
+	if (pw_oid_is_zero(&cmd->new_oid)) {
+		pw_oid_zero(&cmd->new_oid, c->storage);
+	} else if (pw_rp_compat_to_storage(c, &cmd->new_oid, &st)) {
+		pw_error_set(err, PW_ENOTFOUND, "%s: %s object %s was neither pushed nor known",
+		             cmd->name, c->wire->name, pw_oid_to_hex(&cmd->new_oid, hex));
+		return "missing necessary objects";
+	} else {
+		cmd->new_oid = st;
+	}
+	return NULL;
+}
+
+/* ---- native pushes into a repository with a compat map ------------------- */
+
+int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, const char *pack_dir,
+                                 pw_rp_publish_fn before, void *before_data, struct pw_error *err)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
+	struct pw_compat_map *map = NULL;
+	DIR *d;
+	struct dirent *de;
+	int rc;
+
+	if (!compat || !(d = opendir(pack_dir)))
+		return 0;
+	if ((rc = pw_compat_map_open(&map, pw_repo_objects_dir(repo), pw_repo_algo(repo), compat,
+	                             err))) {
+		closedir(d);
+		return rc;
+	}
+	while (!rc && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char *p;
+
+		if (n < 10 || strncmp(de->d_name, "pack-", 5) || strcmp(de->d_name + n - 4, ".idx"))
+			continue;
+		if (!(p = pw_path_join(pack_dir, de->d_name))) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		rc = pw_compat__map_add_pack(map, read_dir, p, before, before_data, err);
+		free(p);
+	}
+	closedir(d);
+	pw_compat_map_free(map);
+	return rc;
+}
