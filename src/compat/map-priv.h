@@ -51,4 +51,10 @@ int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_
                              const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
                              struct pw_buf *raw, struct pw_error *err);
 
+/* A struct pw_compat_pack whose ids come from pairs (complete, borrowed,
+ * read-only: both search threads share it). */
+int pw_compat_pack__from_pairs(struct pw_compat_pack **out, const struct pw_compat_pairs *pairs,
+                               const struct pw_hash_algo *storage,
+                               const struct pw_hash_algo *compat, struct pw_error *err);
+
 #endif

@@ -55,6 +55,7 @@ enum {
 	W_VISIT = 16,
 	W_DEPTH = 32, /* depth of a reused delta is final */
 	W_SEARCHED = 64,
+	W_TSIZE = 128, /* size is the translated content's */
 };
 
 struct wobj {
@@ -83,8 +84,12 @@ struct wobj {
 
 struct pw_pack_writer {
 	struct pw_odb *odb;
-	const struct pw_hash_algo *algo;
+	const struct pw_hash_algo *algo;     /* of the odb */
+	const struct pw_hash_algo *out_algo; /* of the pack: translate.algo or algo */
 	struct pw_pack_write_opts opts;
+	int translating;
+	struct pw_pack_translate translate;
+	struct pw_buf tr_buf; /* translated content on the writing thread */
 	struct pw_error err;
 	struct wobj *objs;
 	size_t nr, alloc, nr_send;
@@ -145,6 +150,8 @@ int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
 		return PW_ENOMEM;
 	w->odb = odb;
 	w->algo = pw_odb_algo(odb);
+	w->out_algo = w->algo;
+	pw_buf_init(&w->tr_buf, 0);
 	if (opts)
 		w->opts = *opts;
 	else
@@ -174,6 +181,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 		free(w->objs[i].zdata);
 	free(w->objs);
 	free(w->outbuf);
+	pw_buf_free(&w->tr_buf);
 	pw_oidmap_free(&w->map);
 	pthread_mutex_destroy(&w->progress_lock);
 	free(w);
@@ -197,6 +205,39 @@ void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_s
 static int nomem(struct pw_pack_writer *w)
 {
 	return pw_error_set(&w->err, PW_ENOMEM, "pack-objects: out of memory");
+}
+
+int pw_pack_writer_set_translate(struct pw_pack_writer *w, const struct pw_pack_translate *t)
+{
+	if (w->nr || w->written)
+		return pw_error_set(&w->err, PW_EINVAL, "translation set after objects were added");
+	if (!t || !t->algo || !t->oid || !t->content)
+		return pw_error_set(&w->err, PW_EINVAL,
+		                    "translation without algorithm or callbacks");
+	w->translate = *t;
+	w->translating = t->algo != w->algo;
+	w->out_algo = t->algo;
+	return 0;
+}
+
+/* The content of a non-blob in the pack's algorithm, in place of buf's. */
+static int translate_content(struct pw_pack_writer *w, void *data, int type, struct pw_buf *buf,
+                             struct pw_buf *tmp, const struct pw_oid *oid, struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_buf t;
+	int rc;
+
+	if (!w->translating || type == PW_OBJ_BLOB)
+		return 0;
+	pw_buf_reset(tmp);
+	if ((rc = w->translate.content(data, type, buf->data, buf->len, tmp, err)))
+		return pw_error_wrap(err, "%s %s", pw_object_type_name(type),
+		                     pw_oid_to_hex(oid, hex));
+	t = *buf;
+	*buf = *tmp;
+	*tmp = t;
+	return 0;
 }
 
 static void progress(struct pw_pack_writer *w, const char *title, uint64_t n, uint64_t total,
@@ -311,6 +352,14 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 	}
 	if (rc)
 		return pw_error_copy(&w->err, pw_odb_error(w->odb));
+	if (w->translating && !o->type) {
+		/* only blobs are reused as they are: the type decides */
+		uint64_t size;
+
+		if ((rc = pw_odb_read_header(w->odb, &o->oid, &type, &size)))
+			return pw_error_copy(&w->err, pw_odb_error(w->odb));
+		o->type = (uint8_t)type;
+	}
 	if (loc.kind == PW_ODB_LOC_PACK && !(o->flags & W_BASE_ONLY) &&
 	    (w->opts.reuse_object || w->opts.reuse_delta)) {
 		rc = pw_pack_entry_raw(loc.pack, loc.offset, &raw, &w->err);
@@ -332,9 +381,9 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 			o->type = (uint8_t)raw.type;
 			o->size = raw.size;
 			size_known = 1;
-			if (w->opts.reuse_object)
+			if (w->opts.reuse_object && (!w->translating || o->type == PW_OBJ_BLOB))
 				o->flags |= W_REUSE;
-		} else if (w->opts.reuse_delta) {
+		} else if (w->opts.reuse_delta && (!w->translating || o->type == PW_OBJ_BLOB)) {
 			struct pw_oid base_oid = raw.base_oid;
 			int32_t b;
 
@@ -517,6 +566,8 @@ struct worker {
 	size_t nsegs;
 	atomic_size_t *next_seg;
 	struct libdeflate_compressor *comp;
+	void *tr_data;        /* the translation's data for this thread */
+	struct pw_buf tr_buf; /* its scratch */
 	struct pw_error err;
 	int rc;
 };
@@ -551,6 +602,11 @@ static void search_progress(struct pw_pack_writer *w)
 	pthread_mutex_unlock(&w->progress_lock);
 }
 
+static int w_translates(const struct pw_pack_writer *w, int type)
+{
+	return w->translating && type != PW_OBJ_BLOB;
+}
+
 /* Read a slot's object on first use. 0, 1 when unusable (a base we cannot
  * read), or an error. */
 static int load_slot(struct worker *wk, struct slot *s)
@@ -569,10 +625,18 @@ static int load_slot(struct worker *wk, struct slot *s)
 		}
 		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
 	}
-	if (type != o->type || s->data.len != o->size)
+	if (type != o->type || (!(o->flags & W_TSIZE) && s->data.len != o->size))
 		return pw_error_set(&wk->err, PW_ECORRUPT,
 		                    "object %s: type or size differ from its header",
 		                    pw_oid_to_hex(&o->oid, hex));
+	if (w_translates(wk->w, type)) {
+		if ((rc = translate_content(wk->w, wk->tr_data, type, &s->data, &wk->tr_buf,
+		                            &o->oid, &wk->err)))
+			return rc;
+		/* only this thread touches the objects of its segment */
+		o->size = s->data.len;
+		o->flags |= W_TSIZE;
+	}
 	s->loaded = 1;
 	return 0;
 }
@@ -604,7 +668,11 @@ static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, 
 		if (t->flags & W_BASE_ONLY)
 			continue;
 		search_progress(w);
-		max_size = t->size / 2 - w->algo->rawsz;
+		/* a translated object's size is known once it is read */
+		if (w_translates(w, t->type) && (rc = load_slot(wk, s)) < 0)
+			return rc;
+		rc = 0;
+		max_size = t->size / 2 - w->out_algo->rawsz;
 		if (t->child_depth >= max_depth)
 			max_size = 0;
 		for (k = 1; k <= window && k <= pos && max_size; k++) {
@@ -706,6 +774,7 @@ static void *worker_main(void *arg)
 	}
 	for (i = 0; i < nslots; i++)
 		pw_buf_init(&slots[i].data, 0);
+	pw_buf_init(&wk->tr_buf, 0);
 	while (!wk->rc && (seg = atomic_fetch_add(wk->next_seg, 1)) < wk->nsegs)
 		wk->rc = search_segment(wk, slots, nslots, wk->segs[seg].start, wk->segs[seg].end,
 		                        &delta, &best);
@@ -714,6 +783,7 @@ static void *worker_main(void *arg)
 		pw_buf_free(&slots[i].data);
 	}
 	free(slots);
+	pw_buf_free(&wk->tr_buf);
 	pw_buf_free(&delta);
 	pw_buf_free(&best);
 	return NULL;
@@ -760,7 +830,8 @@ static int search_deltas(struct pw_pack_writer *w)
 	if (nthreads > 2)
 		nthreads = 2;
 	/* a second thread pays off only on longer lists, unless asked for */
-	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256))
+	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256) ||
+	    (w->translating && !w->translate.data2))
 		nthreads = 1;
 	/* Segments of about n/32 objects (at least a few windows), cut where the
 	 * name hash changes so that files of one name share a window. */
@@ -790,6 +861,7 @@ static int search_deltas(struct pw_pack_writer *w)
 		wk[i].segs = segs;
 		wk[i].nsegs = nsegs;
 		wk[i].next_seg = &next_seg;
+		wk[i].tr_data = i ? w->translate.data2 : w->translate.data;
 		wk[i].comp = libdeflate_alloc_compressor(w->opts.compression);
 		if (!wk[i].comp)
 			rc = nomem(w);
@@ -945,6 +1017,9 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 		if (type != o->type)
 			return pw_error_set(&w->err, PW_ECORRUPT, "object %s changed type",
 			                    pw_oid_to_hex(&o->oid, hex));
+		if ((rc = translate_content(w, w->translate.data, type, scratch, &w->tr_buf,
+		                            &o->oid, &w->err)))
+			return rc;
 		size = scratch->len;
 		if ((rc = compress_into(c, scratch->data, scratch->len, &owned, &len)))
 			return pw_error_set(&w->err, rc, "compressing %s failed",
@@ -959,9 +1034,16 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, size);
 			hlen += pw_pack_ofs_encode(hdr + hlen, o->offset - b->offset);
 		} else {
+			struct pw_oid base = b->oid;
+
+			if (w->translating &&
+			    (rc = w->translate.oid(w->translate.data, &b->oid, &base, &w->err))) {
+				free(owned);
+				return rc;
+			}
 			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, size);
-			memcpy(hdr + hlen, b->oid.id, w->algo->rawsz);
-			hlen += w->algo->rawsz;
+			memcpy(hdr + hlen, base.id, w->out_algo->rawsz);
+			hlen += w->out_algo->rawsz;
 			if (b->flags & W_BASE_ONLY)
 				w->stats.thin_deltas++;
 		}
@@ -1013,7 +1095,7 @@ static int write_all(struct pw_pack_writer *w)
 		free(stack);
 		return nomem(w);
 	}
-	pw_hash_init(&w->hash, w->algo);
+	pw_hash_init(&w->hash, w->out_algo);
 	pw_pack_header_encode(head, (uint32_t)w->nr_send);
 	rc = out_write(w, head, sizeof(head));
 	progress(w, "Writing objects", 0, w->nr_send, 0);
@@ -1053,8 +1135,8 @@ static int write_all(struct pw_pack_writer *w)
 		rc = out_flush(w);
 	if (!rc) {
 		pw_hash_final_raw(&w->hash, w->checksum);
-		rc = w->out_fn(w->out_ctx, w->checksum, w->algo->rawsz, &w->err);
-		w->pos += w->algo->rawsz;
+		rc = w->out_fn(w->out_ctx, w->checksum, w->out_algo->rawsz, &w->err);
+		w->pos += w->out_algo->rawsz;
 		w->stats.bytes = w->pos;
 	}
 	if (!rc)
@@ -1095,7 +1177,7 @@ int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx,
 	if ((rc = write_all(w)))
 		return rc;
 	if (checksum)
-		memcpy(checksum, w->checksum, w->algo->rawsz);
+		memcpy(checksum, w->checksum, w->out_algo->rawsz);
 	return 0;
 }
 
@@ -1133,6 +1215,12 @@ int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
 		if (!(o->flags & W_WRITTEN))
 			continue;
 		entries[n].oid = o->oid;
+		if (w->translating &&
+		    (rc = w->translate.oid(w->translate.data, &o->oid, &entries[n].oid, &w->err))) {
+			free(entries);
+			free(ptrs);
+			return rc;
+		}
 		entries[n].offset = o->offset;
 		entries[n].crc32 = o->crc;
 		ptrs[n] = &entries[n];
@@ -1141,7 +1229,7 @@ int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
 	qsort(ptrs, n, sizeof(*ptrs), pw_idx_entry_cmp);
 	memset(&opts, 0, sizeof(opts));
 	opts.version = version ? version : 2;
-	rc = pw_idx_write_fd(w->algo, (const struct pw_idx_entry *const *)ptrs, n, w->checksum,
+	rc = pw_idx_write_fd(w->out_algo, (const struct pw_idx_entry *const *)ptrs, n, w->checksum,
 	                     &opts, fd, NULL, &w->err);
 	free(entries);
 	free(ptrs);
@@ -1199,7 +1287,7 @@ int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, 
 		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp_idx, strerror(errno));
 	if (rc)
 		goto fail;
-	pw_oid_from_raw(&sum, w->checksum, w->algo);
+	pw_oid_from_raw(&sum, w->checksum, w->out_algo);
 	pw_oid_to_hex(&sum, hex);
 	final = malloc(blen + 1 + PW_MAX_HEXSZ + 8);
 	if (!final) {
@@ -1223,7 +1311,7 @@ int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, 
 	free(tmp_idx);
 	free(final);
 	if (hex_out)
-		memcpy(hex_out, hex, w->algo->hexsz + 1);
+		memcpy(hex_out, hex, w->out_algo->hexsz + 1);
 	return 0;
 fail:
 	if (tmp_pack)
@@ -1259,6 +1347,8 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 
 	if (!w->written || !w->stats.bytes)
 		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
+	if (w->translating)
+		return pw_error_set(&w->err, PW_EINVAL, "no bitmap for a translated pack");
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
 	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
 	if (!objs || !order) {
