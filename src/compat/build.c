@@ -440,60 +440,93 @@ out:
 	return rc;
 }
 
+/* Open the odb and the old map, and translate every object into b->done. */
+static int translate_all(struct builder *b)
+{
+	struct pw_buf content = PW_BUF_INIT, conv = PW_BUF_INIT;
+	struct pw_compat_build_opts *opts = b->opts;
+	int rc;
+
+	if ((rc = pw_compat_map_open(&b->old, b->objects_dir, b->storage, b->compat, b->err)))
+		return rc;
+	if ((rc = pw_odb_open(&b->odb, b->objects_dir, b->storage, b->err)))
+		return rc;
+	rc = pw_odb_foreach(b->odb, collect_cb, b);
+	if (rc) {
+		if (rc == PW_ENOMEM)
+			return pw_error_set(b->err, rc, "out of memory");
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	}
+	if (pw_oidmap_reserve(&b->done.by_storage, b->nr_all) ||
+	    pw_oidmap_reserve(&b->done.by_compat, b->nr_all))
+		return pw_error_set(b->err, PW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < b->nr_all; i++) {
+		if ((rc = translate_from(b, &b->all[i], &content, &conv)))
+			break;
+		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b->nr_all) &&
+		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b->nr_all)))
+			break;
+	}
+	pw_buf_free(&content);
+	pw_buf_free(&conv);
+	opts->objects = b->done.nr;
+	return rc;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->all);
+	free(b->stack);
+	free(b->deps);
+	pw_compat_pairs_free(&b->done);
+	pw_odb_free(b->odb);
+	pw_compat_map_free(b->old);
+}
+
+static void builder_init(struct builder *b, const char *objects_dir,
+                         const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                         struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
+	opts->bytes = 0;
+	b->objects_dir = objects_dir;
+	b->storage = storage;
+	b->compat = compat;
+	b->opts = opts;
+	b->err = err;
+}
+
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err)
+{
+	struct pw_compat_build_opts dflt = {0};
+	struct builder b;
+	int rc;
+
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	rc = translate_all(&b);
+	if (!rc) {
+		*out = b.done;
+		memset(&b.done, 0, sizeof(b.done));
+	}
+	builder_free(&b);
+	return rc;
+}
+
 int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
                     const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
                     struct pw_error *err)
 {
 	struct pw_compat_build_opts dflt = {0};
-	struct builder b = {0};
-	struct pw_buf content = PW_BUF_INIT, conv = PW_BUF_INIT;
+	struct builder b;
 	int rc;
 
-	if (!opts)
-		opts = &dflt;
-	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
-	opts->bytes = 0;
-	b.objects_dir = objects_dir;
-	b.storage = storage;
-	b.compat = compat;
-	b.opts = opts;
-	b.err = err;
-	if ((rc = pw_compat_map_open(&b.old, objects_dir, storage, compat, err)))
-		return rc;
-	if ((rc = pw_odb_open(&b.odb, objects_dir, storage, err)))
-		goto out;
-	rc = pw_odb_foreach(b.odb, collect_cb, &b);
-	if (rc) {
-		if (rc == PW_ENOMEM)
-			pw_error_set(err, rc, "out of memory");
-		else
-			pw_error_copy(err, pw_odb_error(b.odb));
-		goto out;
-	}
-	if (pw_oidmap_reserve(&b.done.by_storage, b.nr_all) ||
-	    pw_oidmap_reserve(&b.done.by_compat, b.nr_all)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < b.nr_all; i++) {
-		if ((rc = translate_from(&b, &b.all[i], &content, &conv)))
-			goto out;
-		if (opts->progress && ((i + 1) % 1024 == 0 || i + 1 == b.nr_all) &&
-		    (rc = opts->progress(opts->progress_data, "translated", i + 1, b.nr_all)))
-			goto out;
-	}
-	opts->objects = b.done.nr;
-	if ((rc = write_pack_maps(&b)))
-		goto out;
-	rc = write_loose_idx(&b);
-out:
-	pw_buf_free(&content);
-	pw_buf_free(&conv);
-	free(b.all);
-	free(b.stack);
-	free(b.deps);
-	pw_compat_pairs_free(&b.done);
-	pw_odb_free(b.odb);
-	pw_compat_map_free(b.old);
+	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!(rc = translate_all(&b)) && !(rc = write_pack_maps(&b)))
+		rc = write_loose_idx(&b);
+	builder_free(&b);
 	return rc;
 }

@@ -57,4 +57,12 @@ int pw_compat_pack__from_pairs(struct pw_compat_pack **out, const struct pw_comp
                                const struct pw_hash_algo *storage,
                                const struct pw_hash_algo *compat, struct pw_error *err);
 
+/* Translate every object of objects_dir (as pw_compat_build does, using the
+ * map already there) into out (the caller's, pw_compat_pairs_free), writing
+ * nothing. opts (may be NULL) gives progress and gets the counts. */
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err);
+
 #endif

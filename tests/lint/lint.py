@@ -38,7 +38,7 @@ PUBLIC = {
     "hash": "hash", "object": "hash",
     "config": "repo", "repo": "repo",
     "refs": "refs",
-    "odb": "odb", "idx": "odb", "compat": "compat",
+    "odb": "odb", "idx": "odb", "compat": "compat", "convert": "compat",
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack", "repack": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport", "helper": "transport",
