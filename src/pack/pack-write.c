@@ -56,6 +56,10 @@ enum {
 	W_DEPTH = 32, /* depth of a reused delta is final */
 	W_SEARCHED = 64,
 	W_TSIZE = 128, /* size is the translated content's */
+	/* translated, stored as a delta whose base is sent too: its delta is
+	 * computed against that base's translation (the stored pack's choice,
+	 * found by a wider search than ours), not searched */
+	W_MIRROR = 256,
 };
 
 struct wobj {
@@ -318,10 +322,21 @@ static int is_delta_type(int t)
 	return t == PW_OBJ_OFS_DELTA || t == PW_OBJ_REF_DELTA;
 }
 
+static int w_translates(const struct pw_pack_writer *w, int type)
+{
+	return w->translating && type != PW_OBJ_BLOB;
+}
+
 /* A reused delta: copied verbatim, base known. */
 static int reused_delta(const struct wobj *o)
 {
 	return (o->flags & W_REUSE) && is_delta_type(o->raw_type);
+}
+
+/* Its base is decided before the search: a reused or a mirrored delta. */
+static int chained(const struct wobj *o)
+{
+	return reused_delta(o) || (o->flags & W_MIRROR);
 }
 
 static int32_t lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
@@ -383,7 +398,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 			size_known = 1;
 			if (w->opts.reuse_object && (!w->translating || o->type == PW_OBJ_BLOB))
 				o->flags |= W_REUSE;
-		} else if (w->opts.reuse_delta && (!w->translating || o->type == PW_OBJ_BLOB)) {
+		} else if (w->opts.reuse_delta) {
 			struct pw_oid base_oid = raw.base_oid;
 			int32_t b;
 
@@ -398,7 +413,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 			b = lookup(w, &base_oid);
 			if (b >= 0 && !(w->objs[b].flags & W_MISSING) && b != (int32_t)i) {
 				o->base = b;
-				o->flags |= W_REUSE;
+				o->flags |= w_translates(w, o->type) ? W_MIRROR : W_REUSE;
 			}
 		}
 	}
@@ -427,7 +442,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 
 static void drop_reuse(struct wobj *o)
 {
-	o->flags &= ~(uint32_t)W_REUSE;
+	o->flags &= ~(uint32_t)(W_REUSE | W_MIRROR);
 	o->base = -1;
 }
 
@@ -447,7 +462,7 @@ static int check_reused_chains(struct pw_pack_writer *w)
 		struct wobj *o;
 
 		n = 0;
-		while (reused_delta(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
+		while (chained(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
 			if (n == cap) {
 				int32_t *p = realloc(stack, 2 * cap * sizeof(*stack));
 
@@ -462,13 +477,13 @@ static int check_reused_chains(struct pw_pack_writer *w)
 			stack[n++] = j;
 			j = w->objs[j].base;
 		}
-		if (reused_delta(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
+		if (chained(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
 			drop_reuse(&w->objs[j]); /* closes a cycle */
 		while (n) {
 			o = &w->objs[stack[--n]];
 			o->flags &= ~(uint32_t)W_VISIT;
 			o->flags |= W_DEPTH;
-			if (!reused_delta(o)) {
+			if (!chained(o)) {
 				o->depth = 0;
 				continue;
 			}
@@ -487,9 +502,9 @@ static int check_reused_chains(struct pw_pack_writer *w)
 		struct wobj *o = &w->objs[i];
 		int32_t root = (int32_t)i;
 
-		if (!reused_delta(o))
+		if (!chained(o))
 			continue;
-		while (reused_delta(&w->objs[root]))
+		while (chained(&w->objs[root]))
 			root = w->objs[root].base;
 		if (w->objs[root].child_depth < o->depth)
 			w->objs[root].child_depth = o->depth;
@@ -566,8 +581,9 @@ struct worker {
 	size_t nsegs;
 	atomic_size_t *next_seg;
 	struct libdeflate_compressor *comp;
-	void *tr_data;        /* the translation's data for this thread */
-	struct pw_buf tr_buf; /* its scratch */
+	void *tr_data;          /* the translation's data for this thread */
+	struct pw_buf tr_buf;   /* its scratch */
+	struct pw_buf base_buf; /* a mirrored delta's base */
 	struct pw_error err;
 	int rc;
 };
@@ -600,11 +616,6 @@ static void search_progress(struct pw_pack_writer *w)
 	pthread_mutex_lock(&w->progress_lock);
 	progress(w, "Compressing objects", n, w->search_total, 0);
 	pthread_mutex_unlock(&w->progress_lock);
-}
-
-static int w_translates(const struct pw_pack_writer *w, int type)
-{
-	return w->translating && type != PW_OBJ_BLOB;
 }
 
 /* Read a slot's object on first use. 0, 1 when unusable (a base we cannot
@@ -641,6 +652,41 @@ static int load_slot(struct worker *wk, struct slot *s)
 	return 0;
 }
 
+/* A mirrored delta (W_MIRROR): t (in slot s) against its base's
+ * translation. Without a delta worth it, t is written whole (what is based
+ * on it stays so). */
+static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struct pw_buf *delta)
+{
+	struct pw_pack_writer *w = wk->w;
+	struct wobj *b = &w->objs[t->base];
+	int rc, type;
+
+	if ((rc = load_slot(wk, s)))
+		return rc < 0 ? rc : 0;
+	rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
+	if (rc)
+		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
+	if ((rc = translate_content(w, wk->tr_data, type, &wk->base_buf, &wk->tr_buf, &b->oid,
+	                            &wk->err)))
+		return rc;
+	rc = pw_delta_create(wk->base_buf.data, wk->base_buf.len, s->data.data, s->data.len,
+	                     s->data.len, delta);
+	if (rc && rc != PW_ETOOBIG)
+		return pw_error_set(&wk->err, rc, "delta search: out of memory");
+	free(t->zdata);
+	t->zdata = NULL;
+	t->zdelta = !rc;
+	if (rc) {
+		t->flags &= ~(uint32_t)W_MIRROR;
+		t->base = -1;
+		delta = &s->data;
+	}
+	if ((rc = compress_into(wk->comp, delta->data, delta->len, &t->zdata, &t->zlen)))
+		return pw_error_set(&wk->err, rc, "delta search: compression failed");
+	t->zsize = delta->len;
+	return 0;
+}
+
 static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, size_t start,
                           size_t end, struct pw_buf *delta, struct pw_buf *best)
 {
@@ -667,6 +713,12 @@ static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, 
 		s->obj = (int32_t)wk->list[i].idx;
 		if (t->flags & W_BASE_ONLY)
 			continue;
+		if (t->flags & W_MIRROR) {
+			search_progress(w);
+			if ((rc = mirror_delta(wk, s, t, delta)))
+				return rc;
+			continue;
+		}
 		search_progress(w);
 		/* a translated object's size is known once it is read */
 		if (w_translates(w, t->type) && (rc = load_slot(wk, s)) < 0)
@@ -775,6 +827,7 @@ static void *worker_main(void *arg)
 	for (i = 0; i < nslots; i++)
 		pw_buf_init(&slots[i].data, 0);
 	pw_buf_init(&wk->tr_buf, 0);
+	pw_buf_init(&wk->base_buf, 0);
 	while (!wk->rc && (seg = atomic_fetch_add(wk->next_seg, 1)) < wk->nsegs)
 		wk->rc = search_segment(wk, slots, nslots, wk->segs[seg].start, wk->segs[seg].end,
 		                        &delta, &best);
@@ -784,6 +837,7 @@ static void *worker_main(void *arg)
 	}
 	free(slots);
 	pw_buf_free(&wk->tr_buf);
+	pw_buf_free(&wk->base_buf);
 	pw_buf_free(&delta);
 	pw_buf_free(&best);
 	return NULL;
@@ -802,6 +856,7 @@ static int search_deltas(struct pw_pack_writer *w)
 
 	if (!w->opts.window)
 		return 0;
+	/* one entry and at most one segment per object */
 	list = malloc((w->nr ? w->nr : 1) * sizeof(*list));
 	segs = malloc((w->nr ? w->nr : 1) * sizeof(*segs));
 	if (!list || !segs) {
@@ -812,7 +867,7 @@ static int search_deltas(struct pw_pack_writer *w)
 	for (i = 0; i < w->nr; i++) {
 		struct wobj *o = &w->objs[i];
 
-		if (reused_delta(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
+		if (chained(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
 		    o->size < MIN_DELTA_SIZE || !o->type)
 			continue;
 		list[n].idx = (uint32_t)i;
@@ -852,6 +907,27 @@ static int search_deltas(struct pw_pack_writer *w)
 		segs[nsegs].end = end;
 		nsegs++;
 		start = end;
+	}
+	/* then the mirrored deltas, in segments of their own */
+	for (i = 0; i < w->nr; i++) {
+		if (!(w->objs[i].flags & W_MIRROR))
+			continue;
+		if (n == start || n - start == 256) {
+			if (n > start) {
+				segs[nsegs].start = start;
+				segs[nsegs].end = n;
+				nsegs++;
+			}
+			start = n;
+		}
+		memset(&list[n], 0, sizeof(list[n]));
+		list[n++].idx = (uint32_t)i;
+		w->search_total++;
+	}
+	if (n > start) {
+		segs[nsegs].start = start;
+		segs[nsegs].end = n;
+		nsegs++;
 	}
 	memset(wk, 0, sizeof(wk));
 	atomic_init(&next_seg, 0);
