@@ -9,6 +9,87 @@
 #include "packwire/odb.h"
 #include "packwire/pack-write.h"
 
+/* The ids met, both of them in one slot (one cache line: a look-up costs
+ * one memory access), open addressing on the storage id's first bytes. A
+ * slot whose storage id is all zero is free (that id is never cached). */
+struct cache_slot {
+	uint8_t storage[32], compat[32];
+};
+struct cache {
+	struct cache_slot *slots;
+	size_t cap, count; /* cap: a power of two, or 0 */
+};
+
+static size_t slot_of(const uint8_t *id, size_t mask)
+{
+	uint64_t h;
+
+	memcpy(&h, id, sizeof(h)); /* ids are uniformly distributed */
+	return (size_t)h & mask;
+}
+
+static int is_free(const struct cache_slot *e)
+{
+	static const uint8_t zero[32];
+
+	return !memcmp(e->storage, zero, sizeof(zero));
+}
+
+static struct cache_slot *cache_find(const struct cache *c, const struct pw_oid *s)
+{
+	size_t mask = c->cap - 1;
+
+	if (!c->cap)
+		return NULL;
+	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
+		struct cache_slot *e = &c->slots[i];
+
+		if (!memcmp(e->storage, s->id, 32))
+			return e;
+		if (is_free(e))
+			return NULL;
+	}
+}
+
+static int cache_add(struct cache *c, const struct pw_oid *s, const struct pw_oid *comp)
+{
+	struct cache_slot *e;
+	size_t mask;
+
+	if (pw_oid_is_zero(s))
+		return 0;
+	if ((c->count + 1) * 4 > c->cap * 3) {
+		size_t ncap = c->cap ? 2 * c->cap : 4096;
+		struct cache_slot *old = c->slots, *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return PW_ENOMEM;
+		for (size_t i = 0; i < c->cap; i++) {
+			size_t j;
+
+			if (is_free(&old[i]))
+				continue;
+			for (j = slot_of(old[i].storage, ncap - 1); !is_free(&n[j]);
+			     j = (j + 1) & (ncap - 1))
+				;
+			n[j] = old[i];
+		}
+		free(old);
+		c->slots = n;
+		c->cap = ncap;
+	}
+	mask = c->cap - 1;
+	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
+		e = &c->slots[i];
+		if (is_free(e))
+			break;
+	}
+	memcpy(e->storage, s->id, 32);
+	memcpy(e->compat, comp->id, 32);
+	c->count++;
+	return 0;
+}
+
 /* What one thread of the writer looks ids up in: a complete set of pairs
  * (read-only, shared), or a map handle of its own with a cache of the ids
  * met (a tree's entries are met again in the next version of that tree). */
@@ -17,7 +98,7 @@ struct side {
 	const struct pw_compat_pairs *pairs;
 	struct pw_compat_map *map;
 	int own_map;
-	struct pw_compat_pairs cache;
+	struct cache cache;
 };
 
 struct pw_compat_pack {
@@ -29,6 +110,7 @@ struct pw_compat_pack {
 static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
 {
 	const struct pw_compat_pair *p;
+	const struct cache_slot *e;
 	int rc;
 
 	if (sd->pairs) {
@@ -37,13 +119,13 @@ static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c
 		*c = p->compat;
 		return 0;
 	}
-	if ((p = pw_compat_pairs_by_storage(&sd->cache, s))) {
-		*c = p->compat;
+	if ((e = cache_find(&sd->cache, s))) {
+		pw_oid_from_raw(c, e->compat, sd->cp->compat);
 		return 0;
 	}
 	if ((rc = pw_compat_from_storage(sd->map, s, c)))
 		return rc;
-	return pw_compat_pairs_add(&sd->cache, s, c);
+	return cache_add(&sd->cache, s, c);
 }
 
 static int lookup_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
@@ -146,7 +228,7 @@ void pw_compat_pack_free(struct pw_compat_pack *cp)
 	for (int i = 0; i < 2; i++) {
 		if (cp->side[i].own_map)
 			pw_compat_map_free(cp->side[i].map);
-		pw_compat_pairs_free(&cp->side[i].cache);
+		free(cp->side[i].cache.slots);
 	}
 	free(cp);
 }
