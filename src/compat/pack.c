@@ -15,9 +15,14 @@
 struct cache_slot {
 	uint8_t storage[32], compat[32];
 };
+/* In front of it, a small direct-mapped table that stays in the CPU's cache:
+ * the base of a delta is translated right after its target, and their
+ * entries are mostly the same ids. */
+#define FRONT_SLOTS 4096
 struct cache {
 	struct cache_slot *slots;
 	size_t cap, count; /* cap: a power of two, or 0 */
+	struct cache_slot *front;
 };
 
 static size_t slot_of(const uint8_t *id, size_t mask)
@@ -110,7 +115,7 @@ struct pw_compat_pack {
 static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
 {
 	const struct pw_compat_pair *p;
-	const struct cache_slot *e;
+	struct cache_slot *e, *f;
 	int rc;
 
 	if (sd->pairs) {
@@ -119,13 +124,26 @@ static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c
 		*c = p->compat;
 		return 0;
 	}
-	if ((e = cache_find(&sd->cache, s))) {
-		pw_oid_from_raw(c, e->compat, sd->cp->compat);
+	if (pw_oid_is_zero(s)) /* free slots look like it: never cached */
+		return pw_compat_from_storage(sd->map, s, c);
+	if (!sd->cache.front && !(sd->cache.front = calloc(FRONT_SLOTS, sizeof(*e))))
+		return PW_ENOMEM;
+	f = &sd->cache.front[slot_of(s->id, FRONT_SLOTS - 1)];
+	if (!memcmp(f->storage, s->id, 32)) {
+		pw_oid_from_raw(c, f->compat, sd->cp->compat);
 		return 0;
 	}
-	if ((rc = pw_compat_from_storage(sd->map, s, c)))
-		return rc;
-	return cache_add(&sd->cache, s, c);
+	if ((e = cache_find(&sd->cache, s))) {
+		pw_oid_from_raw(c, e->compat, sd->cp->compat);
+	} else {
+		if ((rc = pw_compat_from_storage(sd->map, s, c)))
+			return rc;
+		if ((rc = cache_add(&sd->cache, s, c)))
+			return rc;
+	}
+	memcpy(f->storage, s->id, 32);
+	memcpy(f->compat, c->id, 32);
+	return 0;
 }
 
 static int lookup_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
@@ -229,6 +247,7 @@ void pw_compat_pack_free(struct pw_compat_pack *cp)
 		if (cp->side[i].own_map)
 			pw_compat_map_free(cp->side[i].map);
 		free(cp->side[i].cache.slots);
+		free(cp->side[i].cache.front);
 	}
 	free(cp);
 }
