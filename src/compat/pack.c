@@ -112,10 +112,11 @@ struct pw_compat_pack {
 	int nsides;
 };
 
-static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
+/* The id without the front table: the pairs, or the cache then the map. */
+static int side_lookup_slow(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
 {
 	const struct pw_compat_pair *p;
-	struct cache_slot *e, *f;
+	struct cache_slot *e;
 	int rc;
 
 	if (sd->pairs) {
@@ -124,23 +125,31 @@ static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c
 		*c = p->compat;
 		return 0;
 	}
+	if (!pw_oid_is_zero(s) && (e = cache_find(&sd->cache, s))) {
+		pw_oid_from_raw(c, e->compat, sd->cp->compat);
+		return 0;
+	}
+	if ((rc = pw_compat_from_storage(sd->map, s, c)))
+		return rc;
+	return cache_add(&sd->cache, s, c);
+}
+
+static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
+{
+	struct cache_slot *f;
+	int rc;
+
 	if (pw_oid_is_zero(s)) /* free slots look like it: never cached */
-		return pw_compat_from_storage(sd->map, s, c);
-	if (!sd->cache.front && !(sd->cache.front = calloc(FRONT_SLOTS, sizeof(*e))))
+		return side_lookup_slow(sd, s, c);
+	if (!sd->cache.front && !(sd->cache.front = calloc(FRONT_SLOTS, sizeof(*f))))
 		return PW_ENOMEM;
 	f = &sd->cache.front[slot_of(s->id, FRONT_SLOTS - 1)];
 	if (!memcmp(f->storage, s->id, 32)) {
 		pw_oid_from_raw(c, f->compat, sd->cp->compat);
 		return 0;
 	}
-	if ((e = cache_find(&sd->cache, s))) {
-		pw_oid_from_raw(c, e->compat, sd->cp->compat);
-	} else {
-		if ((rc = pw_compat_from_storage(sd->map, s, c)))
-			return rc;
-		if ((rc = cache_add(&sd->cache, s, c)))
-			return rc;
-	}
+	if ((rc = side_lookup_slow(sd, s, c)))
+		return rc;
 	memcpy(f->storage, s->id, 32);
 	memcpy(f->compat, c->id, 32);
 	return 0;
