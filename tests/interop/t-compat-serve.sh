@@ -104,6 +104,26 @@ for v in 2 0; do
 	sort "$T/sh$v.ref/shallow" >"$T/sh.b"
 	same_file "v$v deepen: the shallow commits" "$T/sh.b" "$T/sh.a"
 	same_copy "v$v deepen" "$T/sh$v" "$T/sh$v.ref"
+	# unshallow: the unshallow lines come in sha1, the history is whole
+	check "v$v: fetch --unshallow" git -C "$T/sh$v" -c protocol.version=$v fetch -q --unshallow \
+		--upload-pack="$UP" "file://$T/s256" '+refs/*:refs/*'
+	check "v$v unshallow: no shallow file left" [ ! -e "$T/sh$v/shallow" ]
+	same_copy "v$v unshallow" "$T/sh$v" "$T/s1"
+done
+# --shallow-exclude: the same boundary as stock git's of the copy (every
+# commit here has the same date: --shallow-since cannot cut this history)
+for opt in "--shallow-exclude=v0.1"; do
+	rm -rf "$T/se" "$T/se.ref"
+	git -c protocol.version=2 clone -q --mirror $opt --upload-pack="$UP" "file://$T/s256" "$T/se" 2>"$T/se.err" || true
+	git -c protocol.version=2 clone -q --mirror $opt "file://$T/s1" "$T/se.ref" 2>/dev/null || true
+	if [ -e "$T/se.ref/shallow" ]; then
+		sort "$T/se/shallow" >"$T/sh.a" 2>/dev/null || : >"$T/sh.a"
+		sort "$T/se.ref/shallow" >"$T/sh.b"
+		same_file "clone $opt: the shallow commits" "$T/sh.b" "$T/sh.a"
+		same_copy "clone $opt" "$T/se" "$T/se.ref"
+	else
+		skip "clone $opt: stock git made no shallow clone of the copy"
+	fi
 done
 
 # ---- SHA-1 storage, SHA-256 clients ----------------------------------
