@@ -584,6 +584,12 @@ struct worker {
 	void *tr_data;          /* the translation's data for this thread */
 	struct pw_buf tr_buf;   /* its scratch */
 	struct pw_buf base_buf; /* a mirrored delta's base */
+	/* translations along the current chain of mirrored deltas */
+	struct tr_entry {
+		int32_t obj;
+		struct pw_buf data;
+	} * chain;
+	size_t chain_len, chain_cap;
 	struct pw_error err;
 	int rc;
 };
@@ -652,6 +658,59 @@ static int load_slot(struct worker *wk, struct slot *s)
 	return 0;
 }
 
+/* The mirrored deltas appended to list in depth-first order from their
+ * chains' roots (so that an object's base is on the worker's stack of
+ * translations when its turn comes), cut into segments of 256. */
+static int mirror_order(struct pw_pack_writer *w, struct cand *list, size_t *n,
+                        struct segment *segs, size_t *nsegs)
+{
+	int32_t *first = malloc((w->nr ? w->nr : 1) * sizeof(*first));
+	int32_t *next = malloc((w->nr ? w->nr : 1) * sizeof(*next));
+	int32_t *stack = malloc((w->nr ? w->nr : 1) * sizeof(*stack));
+	size_t i, start = *n, sp;
+
+	if (!first || !next || !stack) {
+		free(first);
+		free(next);
+		free(stack);
+		return nomem(w);
+	}
+	for (i = 0; i < w->nr; i++)
+		first[i] = next[i] = -1;
+	for (i = w->nr; i-- > 0;) {
+		if (!(w->objs[i].flags & W_MIRROR))
+			continue;
+		next[i] = first[w->objs[i].base];
+		first[w->objs[i].base] = (int32_t)i;
+	}
+	for (i = 0; i < w->nr; i++) {
+		if ((w->objs[i].flags & W_MIRROR) || first[i] < 0)
+			continue;
+		/* preorder: a node, then each child's subtree */
+		sp = 0;
+		for (int32_t c = first[i]; c >= 0; c = next[c])
+			stack[sp++] = c;
+		while (sp) {
+			int32_t o = stack[--sp];
+
+			memset(&list[*n], 0, sizeof(list[*n]));
+			list[(*n)++].idx = (uint32_t)o;
+			w->search_total++;
+			for (int32_t c = first[o]; c >= 0; c = next[c])
+				stack[sp++] = c;
+		}
+	}
+	for (i = start; i < *n; i += 256) {
+		segs[*nsegs].start = i;
+		segs[*nsegs].end = i + 256 < *n ? i + 256 : *n;
+		(*nsegs)++;
+	}
+	free(first);
+	free(next);
+	free(stack);
+	return 0;
+}
+
 /* A mirrored delta (W_MIRROR): t (in slot s) against its base's
  * translation. Without a delta worth it, t is written whole (what is based
  * on it stays so). */
@@ -659,18 +718,27 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 {
 	struct pw_pack_writer *w = wk->w;
 	struct wobj *b = &w->objs[t->base];
+	const struct pw_buf *base;
+	struct tr_entry *top;
 	int rc, type;
 
 	if ((rc = load_slot(wk, s)))
 		return rc < 0 ? rc : 0;
-	rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
-	if (rc)
-		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
-	if ((rc = translate_content(w, wk->tr_data, type, &wk->base_buf, &wk->tr_buf, &b->oid,
-	                            &wk->err)))
-		return rc;
-	rc = pw_delta_create(wk->base_buf.data, wk->base_buf.len, s->data.data, s->data.len,
-	                     s->data.len, delta);
+	/* the base is on the chain unless this segment starts below it */
+	while (wk->chain_len && wk->chain[wk->chain_len - 1].obj != t->base)
+		wk->chain_len--;
+	if (wk->chain_len) {
+		base = &wk->chain[wk->chain_len - 1].data;
+	} else {
+		rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
+		if (rc)
+			return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
+		if ((rc = translate_content(w, wk->tr_data, type, &wk->base_buf, &wk->tr_buf,
+		                            &b->oid, &wk->err)))
+			return rc;
+		base = &wk->base_buf;
+	}
+	rc = pw_delta_create(base->data, base->len, s->data.data, s->data.len, s->data.len, delta);
 	if (rc && rc != PW_ETOOBIG)
 		return pw_error_set(&wk->err, rc, "delta search: out of memory");
 	free(t->zdata);
@@ -684,6 +752,39 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 	if ((rc = compress_into(wk->comp, delta->data, delta->len, &t->zdata, &t->zlen)))
 		return pw_error_set(&wk->err, rc, "delta search: compression failed");
 	t->zsize = delta->len;
+	/* t's translation goes on the chain for its children (the slot's
+	 * buffer is swapped, not copied; the slot is loaded afresh next time) */
+	if (!wk->chain_len && wk->chain_cap) {
+		top = &wk->chain[0];
+		top->obj = (int32_t)(b - w->objs);
+		{
+			struct pw_buf tmp = top->data;
+
+			top->data = wk->base_buf;
+			wk->base_buf = tmp;
+		}
+		wk->chain_len = 1;
+	}
+	if (wk->chain_len == wk->chain_cap) {
+		size_t ncap = wk->chain_cap ? 2 * wk->chain_cap : 16;
+		struct tr_entry *nc = realloc(wk->chain, ncap * sizeof(*nc));
+
+		if (!nc)
+			return pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
+		for (size_t k = wk->chain_cap; k < ncap; k++)
+			pw_buf_init(&nc[k].data, 0);
+		wk->chain = nc;
+		wk->chain_cap = ncap;
+	}
+	top = &wk->chain[wk->chain_len++];
+	top->obj = (int32_t)(t - w->objs);
+	{
+		struct pw_buf tmp = top->data;
+
+		top->data = s->data;
+		s->data = tmp;
+	}
+	s->loaded = 0;
 	return 0;
 }
 
@@ -838,6 +939,9 @@ static void *worker_main(void *arg)
 	free(slots);
 	pw_buf_free(&wk->tr_buf);
 	pw_buf_free(&wk->base_buf);
+	for (i = 0; i < wk->chain_cap; i++)
+		pw_buf_free(&wk->chain[i].data);
+	free(wk->chain);
 	pw_buf_free(&delta);
 	pw_buf_free(&best);
 	return NULL;
@@ -909,25 +1013,10 @@ static int search_deltas(struct pw_pack_writer *w)
 		start = end;
 	}
 	/* then the mirrored deltas, in segments of their own */
-	for (i = 0; i < w->nr; i++) {
-		if (!(w->objs[i].flags & W_MIRROR))
-			continue;
-		if (n == start || n - start == 256) {
-			if (n > start) {
-				segs[nsegs].start = start;
-				segs[nsegs].end = n;
-				nsegs++;
-			}
-			start = n;
-		}
-		memset(&list[n], 0, sizeof(list[n]));
-		list[n++].idx = (uint32_t)i;
-		w->search_total++;
-	}
-	if (n > start) {
-		segs[nsegs].start = start;
-		segs[nsegs].end = n;
-		nsegs++;
+	if ((rc = mirror_order(w, list, &n, segs, &nsegs))) {
+		free(list);
+		free(segs);
+		return rc;
 	}
 	memset(wk, 0, sizeof(wk));
 	atomic_init(&next_seg, 0);
