@@ -39,6 +39,12 @@ struct pw_convert_opts {
 PW_API int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo *to,
                            struct pw_convert_opts *opts, struct pw_error *err);
 
+/* Remove what a conversion into dst that was stopped from outside (a
+ * signal) left: dst itself, or only its content when keep_dir (dst was an
+ * empty directory before). For callers that run pw_convert_repo in a child
+ * process. */
+PW_API void pw_convert_discard(const char *dst, int keep_dir);
+
 /* Translate the bytes of a reflog ("<old> <new> <ident>\t<message>\n" per
  * line) from `from` to `to`, appending to out: both ids through lookup (the
  * zero id stays zero); a line with an id that lookup does not know is

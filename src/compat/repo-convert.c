@@ -478,3 +478,8 @@ out:
 	pw_repo_free(c.src);
 	return rc;
 }
+
+void pw_convert_discard(const char *dst, int keep_dir)
+{
+	pw_fs_remove_tree(dst, keep_dir);
+}

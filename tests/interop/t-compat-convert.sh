@@ -130,6 +130,19 @@ rm -f "$T/broken1/.git/objects/${blob:0:2}/${blob:2}"
 check_fails "a missing object fails" "$PACKWIRE" convert -q --to=sha256 "$T/broken1" "$T/broken256"
 check "nothing left behind (missing object)" [ ! -e "$T/broken256" ]
 
+# killed in the middle (SIGKILL in the converting process, a test hook):
+# what it wrote is removed by the process that waits for it
+for phase in "Writing objects" "Converting refs"; do
+	rm -rf "$T/killed"
+	st=0
+	PACKWIRE_TEST_CONVERT_KILL=$phase "$PACKWIRE" convert -q --to=sha256 "$T/src-sha1" "$T/killed" 2>/dev/null || st=$?
+	check "killed at '$phase': exit 137" [ "$st" -eq 137 ]
+	check "killed at '$phase': nothing left behind" [ ! -e "$T/killed" ]
+done
+mkdir "$T/killed"
+PACKWIRE_TEST_CONVERT_KILL="Converting refs" "$PACKWIRE" convert -q --to=sha256 "$T/src-sha1" "$T/killed" 2>/dev/null || true
+check "killed, into an empty directory: it stays, empty" [ -d "$T/killed" ] && [ -z "$(ls -A "$T/killed")" ]
+
 # progress only when asked for (stderr is not a terminal here)
 "$PACKWIRE" convert --to=sha256 "$T/src-sha1" "$T/p1" 2>"$T/p1.err"
 check "no progress when stderr is not a terminal" sh -c '! grep -q "Writing objects" "$1"' _ "$T/p1.err"
