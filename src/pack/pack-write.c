@@ -588,6 +588,7 @@ struct worker {
 	struct tr_entry {
 		int32_t obj;
 		struct pw_buf data;
+		struct pw_delta_index *index; /* of data, once a child needed it */
 	} * chain;
 	size_t chain_len, chain_cap;
 	struct pw_error err;
@@ -725,10 +726,18 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 	if ((rc = load_slot(wk, s)))
 		return rc < 0 ? rc : 0;
 	/* the base is on the chain unless this segment starts below it */
-	while (wk->chain_len && wk->chain[wk->chain_len - 1].obj != t->base)
+	while (wk->chain_len && wk->chain[wk->chain_len - 1].obj != t->base) {
 		wk->chain_len--;
+		pw_delta_index_free(wk->chain[wk->chain_len].index);
+		wk->chain[wk->chain_len].index = NULL;
+	}
 	if (wk->chain_len) {
-		base = &wk->chain[wk->chain_len - 1].data;
+		top = &wk->chain[wk->chain_len - 1];
+		base = &top->data;
+		/* indexed once for all its children */
+		if (!top->index && (rc = pw_delta_index_new(&top->index, base->data, base->len)) &&
+		    rc != PW_ETOOBIG)
+			return pw_error_set(&wk->err, rc, "delta search: out of memory");
 	} else {
 		rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
 		if (rc)
@@ -738,7 +747,12 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 			return rc;
 		base = &wk->base_buf;
 	}
-	rc = pw_delta_create(base->data, base->len, s->data.data, s->data.len, s->data.len, delta);
+	if (wk->chain_len && wk->chain[wk->chain_len - 1].index)
+		rc = pw_delta_create_from_index(wk->chain[wk->chain_len - 1].index, s->data.data,
+		                                s->data.len, s->data.len, delta);
+	else
+		rc = pw_delta_create(base->data, base->len, s->data.data, s->data.len, s->data.len,
+		                     delta);
 	if (rc && rc != PW_ETOOBIG)
 		return pw_error_set(&wk->err, rc, "delta search: out of memory");
 	free(t->zdata);
@@ -771,8 +785,10 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 
 		if (!nc)
 			return pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
-		for (size_t k = wk->chain_cap; k < ncap; k++)
+		for (size_t k = wk->chain_cap; k < ncap; k++) {
 			pw_buf_init(&nc[k].data, 0);
+			nc[k].index = NULL;
+		}
 		wk->chain = nc;
 		wk->chain_cap = ncap;
 	}
@@ -939,8 +955,10 @@ static void *worker_main(void *arg)
 	free(slots);
 	pw_buf_free(&wk->tr_buf);
 	pw_buf_free(&wk->base_buf);
-	for (i = 0; i < wk->chain_cap; i++)
+	for (i = 0; i < wk->chain_cap; i++) {
 		pw_buf_free(&wk->chain[i].data);
+		pw_delta_index_free(wk->chain[i].index);
+	}
 	free(wk->chain);
 	pw_buf_free(&delta);
 	pw_buf_free(&best);
