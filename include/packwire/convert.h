@@ -33,7 +33,8 @@ struct pw_convert_opts {
  * when src is (a non-bare dst gets no checkout), with
  * extensions.compatObjectFormat naming src's algorithm. On failure nothing
  * is left at dst (an empty directory that was there stays). Errors in err:
- * PW_EEXISTS for a dst that is not empty, PW_EINVAL when src already uses
+ * PW_EEXISTS for a dst that is not empty, PW_EUNSUPPORTED for a shallow
+ * src, PW_EINVAL when src already uses
  * `to`, PW_ENOTFOUND for a missing object or a gitlink whose commit has no
  * id in `to` (the message names the path). */
 PW_API int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo *to,

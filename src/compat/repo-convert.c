@@ -422,6 +422,27 @@ static int prepare_dst(const char *dst, int *created, struct pw_error *err)
 	return 0;
 }
 
+/* A shallow repository's commits name parents it does not have: their
+ * translation cannot be computed. */
+static int refuse_shallow(struct pw_repo *repo, const char *src, struct pw_error *err)
+{
+	char *path = pw_path_join(pw_repo_git_dir(repo), "shallow");
+	struct stat st;
+	int shallow;
+
+	if (!path)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	shallow = !stat(path, &st) && st.st_size > 0;
+	free(path);
+	if (shallow)
+		return pw_error_set(
+		        err, PW_EUNSUPPORTED,
+		        "'%s' is a shallow repository: its oldest commits cannot be "
+		        "translated without their parents (git fetch --unshallow first)",
+		        src);
+	return 0;
+}
+
 int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo *to,
                     struct pw_convert_opts *opts, struct pw_error *err)
 {
@@ -447,7 +468,7 @@ int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo 
 		rc = pw_error_set(err, PW_EINVAL, "'%s' is already a %s repository", src, to->name);
 		goto out;
 	}
-	if ((rc = prepare_dst(dst, &created, err)))
+	if ((rc = refuse_shallow(c.src, src, err)) || (rc = prepare_dst(dst, &created, err)))
 		goto out;
 	prepared = 1;
 	memset(&bo, 0, sizeof(bo));

@@ -123,6 +123,13 @@ check_fails "into an empty directory: fails the same" \
 	"$PACKWIRE" convert -q --to=sha1 "$T/g256" "$T/g1empty"
 check "the empty directory stays, empty" [ -d "$T/g1empty" ] && [ -z "$(ls -A "$T/g1empty")" ]
 
+# a shallow repository: refused, nothing written
+git clone -q --depth=1 "file://$T/src-sha1" "$T/shallow1"
+check_fails "a shallow repository is refused" \
+	"$PACKWIRE" convert -q --to=sha256 "$T/shallow1" "$T/shallow256" 2>"$T/shallow.err"
+contains "the error says why" "$T/shallow.err" "is a shallow repository"
+check "nothing written (shallow)" [ ! -e "$T/shallow256" ]
+
 # a missing object
 cp -R "$T/src-sha1" "$T/broken1"
 blob=$(git -C "$T/broken1" rev-parse main:loose.txt)
