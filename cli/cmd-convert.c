@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "packwire/client.h"
 #include "packwire/convert.h"
+#include "packwire/refs.h"
+#include "packwire/repo.h"
 #include "progress.h"
 
 /* The conversion runs in a child; a signal that stops it (forwarded from
@@ -59,13 +62,32 @@ static void report(void *data, const char *title, uint64_t n, uint64_t total, in
 		shown(data, title, n, total, done);
 }
 
+/* A non-bare destination gets its HEAD checked out, as a clone does. */
+static int checkout(const char *dst, struct pw_error *err)
+{
+	struct pw_repo *repo;
+	struct pw_oid head;
+	int rc;
+
+	if ((rc = pw_repo_open(&repo, dst, err)))
+		return rc;
+	if (!pw_repo_is_bare(repo) && !pw_refs_resolve(repo, "HEAD", &head, NULL))
+		rc = pw_checkout_fresh(repo, &head, err);
+	pw_repo_free(repo);
+	return rc;
+}
+
 static int convert(const char *src, const char *dst, const struct pw_hash_algo *to,
-                   struct pw_convert_opts *opts, int quiet)
+                   struct pw_convert_opts *opts, int quiet, int state)
 {
 	struct pw_error err = {0};
 
 	if (pw_convert_repo(src, dst, to, opts, &err))
 		return pw_cli_fatal("convert: %s", err.msg);
+	if (checkout(dst, &err)) {
+		pw_convert_discard(dst, state == 2);
+		return pw_cli_fatal("convert: checkout: %s", err.msg);
+	}
 	if (!quiet)
 		fprintf(stderr,
 		        "converted %s to %s in %s: %llu objects (%u deltas, %llu bytes), "
@@ -88,7 +110,7 @@ static int run_child(const char *src, const char *dst, const struct pw_hash_algo
 	fflush(stderr);
 	pid = state ? fork() : -1;
 	if (pid <= 0) {
-		int rc = convert(src, dst, to, opts, quiet);
+		int rc = convert(src, dst, to, opts, quiet, state);
 
 		if (pid == 0) {
 			fflush(stdout);

@@ -63,6 +63,10 @@ for pair in "sha1 sha256" "sha256 sha1"; do
 	# HEAD: detached at the translation of the source's HEAD
 	want_head=$(git --git-dir="$T/copy-$to" rev-parse main~1)
 	check "$from -> $to: detached HEAD translated" [ "$(cat "$D/.git/HEAD")" = "$want_head" ]
+	# the work tree: HEAD checked out, index and files agree
+	check "$from -> $to: work tree checked out" [ "$(cat "$D/big.txt")" = "$(git -C "$S" show HEAD:big.txt)" ]
+	git --git-dir="$T/view" --work-tree="$D" status --porcelain >"$T/status"
+	check "$from -> $to: status clean" [ ! -s "$T/status" ]
 	# the reflog of main: the same entries with the new ids
 	git -C "$S" log -g --format='%gs' main >"$T/a.log"
 	git --git-dir="$T/view" log -g --format='%gs' main >"$T/b.log"
