@@ -30,7 +30,8 @@ struct pw_convert_opts {
 
 /* Convert the repository at src (a git dir or a work tree) into a new
  * repository at dst (absent, or an empty directory) stored in `to`, bare
- * when src is (a non-bare dst gets no checkout), with
+ * when src is (a non-bare dst gets no checkout: pw_checkout_fresh does it),
+ * with
  * extensions.compatObjectFormat naming src's algorithm. On failure nothing
  * is left at dst (an empty directory that was there stays). Errors in err:
  * PW_EEXISTS for a dst that is not empty, PW_EUNSUPPORTED for a shallow
