@@ -31,13 +31,12 @@ struct pw_convert_opts {
 /* Convert the repository at src (a git dir or a work tree) into a new
  * repository at dst (absent, or an empty directory) stored in `to`, bare
  * when src is (a non-bare dst gets no checkout: pw_checkout_fresh does it),
- * with
- * extensions.compatObjectFormat naming src's algorithm. On failure nothing
- * is left at dst (an empty directory that was there stays). Errors in err:
- * PW_EEXISTS for a dst that is not empty, PW_EUNSUPPORTED for a shallow
- * src, PW_EINVAL when src already uses
- * `to`, PW_ENOTFOUND for a missing object or a gitlink whose commit has no
- * id in `to` (the message names the path). */
+ * with extensions.compatObjectFormat naming src's algorithm. On failure
+ * nothing is left at dst (an empty directory that was there stays). Errors
+ * in err: PW_EEXISTS for a dst that is not empty, PW_EUNSUPPORTED for a
+ * shallow src, PW_EINVAL when src already uses `to`, PW_ENOTFOUND for a
+ * missing object or a gitlink whose commit has no id in `to` (the message
+ * names the path). */
 PW_API int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo *to,
                            struct pw_convert_opts *opts, struct pw_error *err);
 
