@@ -28,6 +28,7 @@ int cmd_receive_pack(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_pack_objects(int argc, char **argv);
 int cmd_repack(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_rev_list(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);

@@ -20,6 +20,7 @@ static const struct cmd commands[] = {
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
         {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
         {"compat", cmd_compat, "map object ids between SHA-1 and SHA-256 (compatObjectFormat)"},
+        {"convert", cmd_convert, "migrate a repository into the other algorithm (SHA-1, SHA-256)"},
         {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},
         {"fetch", cmd_fetch, "download objects and refs from a server"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},

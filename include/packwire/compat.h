@@ -202,13 +202,26 @@ struct pw_odb;
 /* Receives the pack's bytes in order; 0 or an error code (message in err). */
 typedef int (*pw_compat_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);
 /* Write a version 2 pack holding the objects `oids` (storage ids, read
- * through odb) translated into the map's compat algorithm, each whole (no
- * deltas), in the order given, with the compat algorithm's trailing
- * checksum (copied to checksum when not NULL: compat rawsz bytes). This is
- * what a client of the other algorithm receives. Every object referenced
- * by one of them must have an entry in map. */
+ * through odb) translated into the map's compat algorithm, in the order the
+ * pack writer chooses, blobs' packed deltas reused and new deltas searched
+ * on the translated content, with the compat algorithm's trailing checksum
+ * (copied to checksum when not NULL: compat rawsz bytes). Every object
+ * referenced by one of them must have an entry in map. */
 PW_API int pw_compat_write_pack(struct pw_odb *odb, struct pw_compat_map *map,
                                 const struct pw_oid *oids, size_t nr, pw_compat_out_fn fn,
                                 void *ctx, uint8_t *checksum, struct pw_error *err);
+
+/* The translation that makes a pack writer (packwire/pack-write.h) write
+ * in the map's compat algorithm: ids through map (borrowed; the ids met are
+ * cached), content through pw_compat_convert. With objects_dir, a second
+ * handle of the map is opened for the writer's second search thread. Free
+ * it after the writer. */
+struct pw_compat_pack;
+struct pw_pack_translate;
+PW_API int pw_compat_pack_new(struct pw_compat_pack **out, struct pw_compat_map *map,
+                              const char *objects_dir, struct pw_error *err);
+/* Fill t for pw_pack_writer_set_translate (t points into cp). */
+PW_API void pw_compat_pack_translation(struct pw_compat_pack *cp, struct pw_pack_translate *t);
+PW_API void pw_compat_pack_free(struct pw_compat_pack *cp);
 
 #endif

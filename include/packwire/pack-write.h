@@ -75,6 +75,30 @@ PW_API int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid
 /* Objects to be sent so far. */
 PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
 
+/* A pack in another algorithm than the odb's: the compat view of a
+ * repository (docs/compat-map.md). Objects are added and read by their ids
+ * in the odb's algorithm and written translated. Blobs are the same bytes in
+ * both algorithms, so their packed entries (whole, or deltas whose base is
+ * sent) are still reused; trees, commits and tags are translated and their
+ * deltas searched on the translated content. REF_DELTA bases, the trailing
+ * checksum and the .idx use `algo`. */
+struct pw_pack_translate {
+	const struct pw_hash_algo *algo; /* of the pack written */
+	/* The id in algo of the odb's object `in`: 0, or an error code with
+	 * the message in err. */
+	int (*oid)(void *data, const struct pw_oid *in, struct pw_oid *out, struct pw_error *err);
+	/* Append the content in algo of an object that is not a blob to out. */
+	int (*content)(void *data, int type, const void *in, size_t len, struct pw_buf *out,
+	               struct pw_error *err);
+	/* Given to the callbacks on the writing thread (data) and on the second
+	 * delta-search thread (data2; NULL: the search uses one thread). */
+	void *data, *data2;
+};
+/* Before the first pw_pack_writer_add; t is copied. A translated pack gets
+ * no bitmap (pw_pack_writer_write_bitmap_file refuses). */
+PW_API int pw_pack_writer_set_translate(struct pw_pack_writer *w,
+                                        const struct pw_pack_translate *t);
+
 /* Receives the pack's bytes in order; returns 0 or an error code (message in err). */
 /* Called on the writing thread, in order; data is valid during the call. */
 typedef int (*pw_pack_out_fn)(void *ctx, const void *data, size_t len, struct pw_error *err);

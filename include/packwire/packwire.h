@@ -20,6 +20,7 @@
 #include "packwire/refs.h"
 #include "packwire/odb.h"
 #include "packwire/compat.h"
+#include "packwire/convert.h"
 #include "packwire/idx.h"
 #include "packwire/revlist.h"
 #include "packwire/pack-write.h"

@@ -89,4 +89,18 @@ int pw_compat_loose_idx_load(struct pw_compat_pairs *pairs, const char *objects_
                              const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
                              struct pw_buf *raw, struct pw_error *err);
 
+/* A struct pw_compat_pack whose ids come from pairs (complete, borrowed,
+ * read-only: both search threads share it). */
+int pw_compat_pack__from_pairs(struct pw_compat_pack **out, const struct pw_compat_pairs *pairs,
+                               const struct pw_hash_algo *storage,
+                               const struct pw_hash_algo *compat, struct pw_error *err);
+
+/* Translate every object of objects_dir (as pw_compat_build does, using the
+ * map already there) into out (the caller's, pw_compat_pairs_free), writing
+ * nothing. opts (may be NULL) gives progress and gets the counts. */
+int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
+                                 const struct pw_hash_algo *storage,
+                                 const struct pw_hash_algo *compat,
+                                 struct pw_compat_build_opts *opts, struct pw_error *err);
+
 #endif

@@ -1,119 +1,293 @@
-/* A pack of objects translated into the compat algorithm, each written
- * whole: the pack a client of the other algorithm receives. */
+/* A pack in the compat algorithm: the pack writer (pack-write.c) with a
+ * translation of ids through the map and of content through
+ * pw_compat_convert. Blobs keep their packed entries, deltas included. */
+#include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "compat/map-priv.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
+#include "packwire/pack-write.h"
 
-struct out {
-	pw_compat_out_fn fn;
-	void *ctx;
-	struct pw_hash_ctx hash;
-	struct pw_error *err;
+/* The ids met, both of them in one slot (one cache line: a look-up costs
+ * one memory access), open addressing on the storage id's first bytes. A
+ * slot whose storage id is all zero is free (that id is never cached). */
+struct cache_slot {
+	uint8_t storage[32], compat[32];
+};
+/* In front of it, a small direct-mapped table that stays in the CPU's cache:
+ * the base of a delta is translated right after its target, and their
+ * entries are mostly the same ids. */
+#define FRONT_SLOTS 4096
+struct cache {
+	struct cache_slot *slots;
+	size_t cap, count; /* cap: a power of two, or 0 */
+	struct cache_slot *front;
 };
 
-static int emit(struct out *o, const void *data, size_t len)
+static size_t slot_of(const uint8_t *id, size_t mask)
 {
-	pw_hash_update(&o->hash, data, len);
-	return o->fn(o->ctx, data, len, o->err);
+	uint64_t h;
+
+	memcpy(&h, id, sizeof(h)); /* ids are uniformly distributed */
+	return (size_t)h & mask;
 }
 
-static int map_lookup(void *data, const struct pw_oid *from, struct pw_oid *out)
+static int is_free(const struct cache_slot *e)
 {
-	return pw_compat_from_storage(data, from, out);
+	static const uint8_t zero[32];
+
+	return !memcmp(e->storage, zero, sizeof(zero));
 }
 
-/* Entry header, then the zlib stream of data. */
-static int emit_entry(struct out *o, int type, const struct pw_buf *data, struct pw_buf *z)
+static struct cache_slot *cache_find(const struct cache *c, const struct pw_oid *s)
 {
-	uint8_t hdr[16];
-	size_t n = 0;
-	uint64_t size = data->len;
-	z_stream zs;
-	int zrc, rc;
+	size_t mask = c->cap - 1;
 
-	hdr[n] = (uint8_t)(type << 4 | (size & 0x0f));
-	size >>= 4;
-	while (size) {
-		hdr[n++] |= 0x80;
-		hdr[n] = size & 0x7f;
-		size >>= 7;
+	if (!c->cap)
+		return NULL;
+	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
+		struct cache_slot *e = &c->slots[i];
+
+		if (!memcmp(e->storage, s->id, 32))
+			return e;
+		if (is_free(e))
+			return NULL;
 	}
-	n++;
-	if ((rc = emit(o, hdr, n)))
+}
+
+static int cache_add(struct cache *c, const struct pw_oid *s, const struct pw_oid *comp)
+{
+	struct cache_slot *e;
+	size_t mask;
+
+	if (pw_oid_is_zero(s))
+		return 0;
+	if ((c->count + 1) * 4 > c->cap * 3) {
+		size_t ncap = c->cap ? 2 * c->cap : 4096;
+		struct cache_slot *old = c->slots, *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return PW_ENOMEM;
+		for (size_t i = 0; i < c->cap; i++) {
+			size_t j;
+
+			if (is_free(&old[i]))
+				continue;
+			for (j = slot_of(old[i].storage, ncap - 1); !is_free(&n[j]);
+			     j = (j + 1) & (ncap - 1))
+				;
+			n[j] = old[i];
+		}
+		free(old);
+		c->slots = n;
+		c->cap = ncap;
+	}
+	mask = c->cap - 1;
+	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
+		e = &c->slots[i];
+		if (is_free(e))
+			break;
+	}
+	memcpy(e->storage, s->id, 32);
+	memcpy(e->compat, comp->id, 32);
+	c->count++;
+	return 0;
+}
+
+/* What one thread of the writer looks ids up in: a complete set of pairs
+ * (read-only, shared), or a map handle of its own with a cache of the ids
+ * met (a tree's entries are met again in the next version of that tree). */
+struct side {
+	struct pw_compat_pack *cp;
+	const struct pw_compat_pairs *pairs;
+	struct pw_compat_map *map;
+	int own_map;
+	struct cache cache;
+};
+
+struct pw_compat_pack {
+	const struct pw_hash_algo *storage, *compat;
+	struct side side[2];
+	int nsides;
+};
+
+/* The id without the front table: the pairs, or the cache then the map. */
+static int side_lookup_slow(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
+{
+	const struct pw_compat_pair *p;
+	struct cache_slot *e;
+	int rc;
+
+	if (sd->pairs) {
+		if (!(p = pw_compat_pairs_by_storage(sd->pairs, s)))
+			return PW_ENOTFOUND;
+		*c = p->compat;
+		return 0;
+	}
+	if (!pw_oid_is_zero(s) && (e = cache_find(&sd->cache, s))) {
+		pw_oid_from_raw(c, e->compat, sd->cp->compat);
+		return 0;
+	}
+	if ((rc = pw_compat_from_storage(sd->map, s, c)))
 		return rc;
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit(&zs, Z_DEFAULT_COMPRESSION) != Z_OK)
-		return pw_error_set(o->err, PW_ENOMEM, "out of memory");
-	pw_buf_reset(z);
-	if (pw_buf_grow(z, deflateBound(&zs, (uLong)data->len))) {
-		deflateEnd(&zs);
-		return pw_error_set(o->err, PW_ENOMEM, "out of memory");
+	return cache_add(&sd->cache, s, c);
+}
+
+static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
+{
+	struct cache_slot *f;
+	int rc;
+
+	if (pw_oid_is_zero(s)) /* free slots look like it: never cached */
+		return side_lookup_slow(sd, s, c);
+	if (!sd->cache.front && !(sd->cache.front = calloc(FRONT_SLOTS, sizeof(*f))))
+		return PW_ENOMEM;
+	f = &sd->cache.front[slot_of(s->id, FRONT_SLOTS - 1)];
+	if (!memcmp(f->storage, s->id, 32)) {
+		pw_oid_from_raw(c, f->compat, sd->cp->compat);
+		return 0;
 	}
-	zs.next_in = (Bytef *)data->data;
-	zs.avail_in = (uInt)data->len;
-	zs.next_out = (Bytef *)z->data;
-	zs.avail_out = (uInt)(z->cap - 1);
-	zrc = deflate(&zs, Z_FINISH);
-	n = zs.total_out;
-	deflateEnd(&zs);
-	if (zrc != Z_STREAM_END)
-		return pw_error_set(o->err, PW_ERROR, "zlib: deflate failed");
-	return emit(o, z->data, n);
+	if ((rc = side_lookup_slow(sd, s, c)))
+		return rc;
+	memcpy(f->storage, s->id, 32);
+	memcpy(f->compat, c->id, 32);
+	return 0;
+}
+
+static int lookup_cb(void *data, const struct pw_oid *from, struct pw_oid *out)
+{
+	return side_lookup(data, from, out);
+}
+
+static int tr_oid(void *data, const struct pw_oid *in, struct pw_oid *out, struct pw_error *err)
+{
+	struct side *sd = data;
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc = side_lookup(sd, in, out);
+
+	if (!rc)
+		return 0;
+	if (rc == PW_ENOTFOUND)
+		return pw_error_set(err, rc, "object %s has no %s id: run 'packwire compat build'",
+		                    pw_oid_to_hex(in, hex), sd->cp->compat->name);
+	if (rc == PW_ENOMEM)
+		return pw_error_set(err, rc, "out of memory");
+	return pw_error_copy(err, pw_compat_map_error(sd->map));
+}
+
+static int tr_content(void *data, int type, const void *in, size_t len, struct pw_buf *out,
+                      struct pw_error *err)
+{
+	struct side *sd = data;
+
+	return pw_compat_convert(out, type, in, len, sd->cp->storage, sd->cp->compat, lookup_cb, sd,
+	                         err);
+}
+
+static int new_pack(struct pw_compat_pack **out, const struct pw_hash_algo *storage,
+                    const struct pw_hash_algo *compat, struct pw_error *err)
+{
+	struct pw_compat_pack *cp = calloc(1, sizeof(*cp));
+
+	*out = NULL;
+	if (!cp)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	cp->storage = storage;
+	cp->compat = compat;
+	cp->side[0].cp = cp->side[1].cp = cp;
+	*out = cp;
+	return 0;
+}
+
+int pw_compat_pack_new(struct pw_compat_pack **out, struct pw_compat_map *map,
+                       const char *objects_dir, struct pw_error *err)
+{
+	struct pw_compat_pack *cp;
+	int rc;
+
+	if ((rc = new_pack(&cp, pw_compat_map_storage_algo(map), pw_compat_map_compat_algo(map),
+	                   err)))
+		return rc;
+	cp->side[0].map = map;
+	cp->nsides = 1;
+	/* the second search thread gets its own handle; without one the
+	 * writer searches on one thread */
+	if (objects_dir &&
+	    !pw_compat_map_open(&cp->side[1].map, objects_dir, cp->storage, cp->compat, err)) {
+		cp->side[1].own_map = 1;
+		cp->nsides = 2;
+	}
+	pw_error_clear(err);
+	*out = cp;
+	return 0;
+}
+
+int pw_compat_pack__from_pairs(struct pw_compat_pack **out, const struct pw_compat_pairs *pairs,
+                               const struct pw_hash_algo *storage,
+                               const struct pw_hash_algo *compat, struct pw_error *err)
+{
+	struct pw_compat_pack *cp;
+	int rc;
+
+	if ((rc = new_pack(&cp, storage, compat, err)))
+		return rc;
+	cp->side[0].pairs = cp->side[1].pairs = pairs;
+	cp->nsides = 2;
+	*out = cp;
+	return 0;
+}
+
+void pw_compat_pack_translation(struct pw_compat_pack *cp, struct pw_pack_translate *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->algo = cp->compat;
+	t->oid = tr_oid;
+	t->content = tr_content;
+	t->data = &cp->side[0];
+	t->data2 = cp->nsides > 1 ? &cp->side[1] : NULL;
+}
+
+void pw_compat_pack_free(struct pw_compat_pack *cp)
+{
+	if (!cp)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (cp->side[i].own_map)
+			pw_compat_map_free(cp->side[i].map);
+		free(cp->side[i].cache.slots);
+		free(cp->side[i].cache.front);
+	}
+	free(cp);
 }
 
 int pw_compat_write_pack(struct pw_odb *odb, struct pw_compat_map *map, const struct pw_oid *oids,
                          size_t nr, pw_compat_out_fn fn, void *ctx, uint8_t *checksum,
                          struct pw_error *err)
 {
-	const struct pw_hash_algo *to = pw_compat_map_compat_algo(map);
-	struct pw_buf data = PW_BUF_INIT, conv = PW_BUF_INIT, z = PW_BUF_INIT;
-	struct out o = {fn, ctx, {0}, err};
-	uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2}, sum[PW_MAX_RAWSZ];
-	char hex[PW_MAX_HEXSZ + 1];
-	int rc = 0;
+	struct pw_compat_pack *cp = NULL;
+	struct pw_pack_writer *w = NULL;
+	struct pw_pack_translate t;
+	int rc;
 
 	if (pw_odb_algo(odb) != pw_compat_map_storage_algo(map))
 		return pw_error_set(err, PW_EINVAL,
 		                    "compat pack: the odb is not the map's storage");
-	if (nr > 0xffffffffu)
-		return pw_error_set(err, PW_ETOOBIG, "too many objects for one pack");
-	hdr[8] = (uint8_t)(nr >> 24);
-	hdr[9] = (uint8_t)(nr >> 16);
-	hdr[10] = (uint8_t)(nr >> 8);
-	hdr[11] = (uint8_t)nr;
-	pw_hash_init(&o.hash, to);
-	rc = emit(&o, hdr, sizeof(hdr));
-	for (size_t i = 0; i < nr && !rc; i++) {
-		int type;
-
-		if ((rc = pw_odb_read(odb, &oids[i], &type, &data))) {
-			pw_error_copy(err, pw_odb_error(odb));
-			break;
-		}
-		if (type == PW_OBJ_BLOB) {
-			rc = emit_entry(&o, type, &data, &z);
-			continue;
-		}
-		pw_buf_reset(&conv);
-		rc = pw_compat_convert(&conv, type, data.data, data.len, pw_odb_algo(odb), to,
-		                       map_lookup, map, err);
-		if (rc)
-			pw_error_wrap(err, "%s %s", pw_object_type_name(type),
-			              pw_oid_to_hex(&oids[i], hex));
-		else
-			rc = emit_entry(&o, type, &conv, &z);
+	if ((rc = pw_compat_pack_new(&cp, map, NULL, err)))
+		return rc;
+	if ((rc = pw_pack_writer_new(&w, odb, NULL))) {
+		pw_compat_pack_free(cp);
+		return pw_error_set(err, rc, "out of memory");
 	}
-	if (!rc) {
-		pw_hash_final_raw(&o.hash, sum);
-		rc = fn(ctx, sum, to->rawsz, err);
-		if (!rc && checksum)
-			memcpy(checksum, sum, to->rawsz);
-	}
-	pw_buf_free(&data);
-	pw_buf_free(&conv);
-	pw_buf_free(&z);
+	pw_compat_pack_translation(cp, &t);
+	rc = pw_pack_writer_set_translate(w, &t);
+	for (size_t i = 0; i < nr && !rc; i++)
+		rc = pw_pack_writer_add(w, &oids[i], PW_OBJ_NONE, NULL, 0);
+	if (!rc)
+		rc = pw_pack_writer_write(w, fn, ctx, checksum);
+	if (rc)
+		pw_error_copy(err, pw_pack_writer_error(w));
+	pw_pack_writer_free(w);
+	pw_compat_pack_free(cp);
 	return rc;
 }

@@ -55,6 +55,11 @@ enum {
 	W_VISIT = 16,
 	W_DEPTH = 32, /* depth of a reused delta is final */
 	W_SEARCHED = 64,
+	W_TSIZE = 128, /* size is the translated content's */
+	/* translated, stored as a delta whose base is sent too: its delta is
+	 * computed against that base's translation (the stored pack's choice,
+	 * found by a wider search than ours), not searched */
+	W_MIRROR = 256,
 };
 
 struct wobj {
@@ -83,8 +88,12 @@ struct wobj {
 
 struct pw_pack_writer {
 	struct pw_odb *odb;
-	const struct pw_hash_algo *algo;
+	const struct pw_hash_algo *algo;     /* of the odb */
+	const struct pw_hash_algo *out_algo; /* of the pack: translate.algo or algo */
 	struct pw_pack_write_opts opts;
+	int translating;
+	struct pw_pack_translate translate;
+	struct pw_buf tr_buf; /* translated content on the writing thread */
 	struct pw_error err;
 	struct wobj *objs;
 	size_t nr, alloc, nr_send;
@@ -145,6 +154,8 @@ int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
 		return PW_ENOMEM;
 	w->odb = odb;
 	w->algo = pw_odb_algo(odb);
+	w->out_algo = w->algo;
+	pw_buf_init(&w->tr_buf, 0);
 	if (opts)
 		w->opts = *opts;
 	else
@@ -174,6 +185,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 		free(w->objs[i].zdata);
 	free(w->objs);
 	free(w->outbuf);
+	pw_buf_free(&w->tr_buf);
 	pw_oidmap_free(&w->map);
 	pthread_mutex_destroy(&w->progress_lock);
 	free(w);
@@ -197,6 +209,39 @@ void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_s
 static int nomem(struct pw_pack_writer *w)
 {
 	return pw_error_set(&w->err, PW_ENOMEM, "pack-objects: out of memory");
+}
+
+int pw_pack_writer_set_translate(struct pw_pack_writer *w, const struct pw_pack_translate *t)
+{
+	if (w->nr || w->written)
+		return pw_error_set(&w->err, PW_EINVAL, "translation set after objects were added");
+	if (!t || !t->algo || !t->oid || !t->content)
+		return pw_error_set(&w->err, PW_EINVAL,
+		                    "translation without algorithm or callbacks");
+	w->translate = *t;
+	w->translating = t->algo != w->algo;
+	w->out_algo = t->algo;
+	return 0;
+}
+
+/* The content of a non-blob in the pack's algorithm, in place of buf's. */
+static int translate_content(struct pw_pack_writer *w, void *data, int type, struct pw_buf *buf,
+                             struct pw_buf *tmp, const struct pw_oid *oid, struct pw_error *err)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	struct pw_buf t;
+	int rc;
+
+	if (!w->translating || type == PW_OBJ_BLOB)
+		return 0;
+	pw_buf_reset(tmp);
+	if ((rc = w->translate.content(data, type, buf->data, buf->len, tmp, err)))
+		return pw_error_wrap(err, "%s %s", pw_object_type_name(type),
+		                     pw_oid_to_hex(oid, hex));
+	t = *buf;
+	*buf = *tmp;
+	*tmp = t;
+	return 0;
 }
 
 static void progress(struct pw_pack_writer *w, const char *title, uint64_t n, uint64_t total,
@@ -277,10 +322,21 @@ static int is_delta_type(int t)
 	return t == PW_OBJ_OFS_DELTA || t == PW_OBJ_REF_DELTA;
 }
 
+static int w_translates(const struct pw_pack_writer *w, int type)
+{
+	return w->translating && type != PW_OBJ_BLOB;
+}
+
 /* A reused delta: copied verbatim, base known. */
 static int reused_delta(const struct wobj *o)
 {
 	return (o->flags & W_REUSE) && is_delta_type(o->raw_type);
+}
+
+/* Its base is decided before the search: a reused or a mirrored delta. */
+static int chained(const struct wobj *o)
+{
+	return reused_delta(o) || (o->flags & W_MIRROR);
 }
 
 static int32_t lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
@@ -311,6 +367,14 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 	}
 	if (rc)
 		return pw_error_copy(&w->err, pw_odb_error(w->odb));
+	if (w->translating && !o->type) {
+		/* only blobs are reused as they are: the type decides */
+		uint64_t size;
+
+		if ((rc = pw_odb_read_header(w->odb, &o->oid, &type, &size)))
+			return pw_error_copy(&w->err, pw_odb_error(w->odb));
+		o->type = (uint8_t)type;
+	}
 	if (loc.kind == PW_ODB_LOC_PACK && !(o->flags & W_BASE_ONLY) &&
 	    (w->opts.reuse_object || w->opts.reuse_delta)) {
 		rc = pw_pack_entry_raw(loc.pack, loc.offset, &raw, &w->err);
@@ -332,7 +396,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 			o->type = (uint8_t)raw.type;
 			o->size = raw.size;
 			size_known = 1;
-			if (w->opts.reuse_object)
+			if (w->opts.reuse_object && (!w->translating || o->type == PW_OBJ_BLOB))
 				o->flags |= W_REUSE;
 		} else if (w->opts.reuse_delta) {
 			struct pw_oid base_oid = raw.base_oid;
@@ -349,7 +413,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 			b = lookup(w, &base_oid);
 			if (b >= 0 && !(w->objs[b].flags & W_MISSING) && b != (int32_t)i) {
 				o->base = b;
-				o->flags |= W_REUSE;
+				o->flags |= w_translates(w, o->type) ? W_MIRROR : W_REUSE;
 			}
 		}
 	}
@@ -378,7 +442,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 
 static void drop_reuse(struct wobj *o)
 {
-	o->flags &= ~(uint32_t)W_REUSE;
+	o->flags &= ~(uint32_t)(W_REUSE | W_MIRROR);
 	o->base = -1;
 }
 
@@ -398,7 +462,7 @@ static int check_reused_chains(struct pw_pack_writer *w)
 		struct wobj *o;
 
 		n = 0;
-		while (reused_delta(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
+		while (chained(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
 			if (n == cap) {
 				int32_t *p = realloc(stack, 2 * cap * sizeof(*stack));
 
@@ -413,13 +477,13 @@ static int check_reused_chains(struct pw_pack_writer *w)
 			stack[n++] = j;
 			j = w->objs[j].base;
 		}
-		if (reused_delta(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
+		if (chained(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
 			drop_reuse(&w->objs[j]); /* closes a cycle */
 		while (n) {
 			o = &w->objs[stack[--n]];
 			o->flags &= ~(uint32_t)W_VISIT;
 			o->flags |= W_DEPTH;
-			if (!reused_delta(o)) {
+			if (!chained(o)) {
 				o->depth = 0;
 				continue;
 			}
@@ -438,9 +502,9 @@ static int check_reused_chains(struct pw_pack_writer *w)
 		struct wobj *o = &w->objs[i];
 		int32_t root = (int32_t)i;
 
-		if (!reused_delta(o))
+		if (!chained(o))
 			continue;
-		while (reused_delta(&w->objs[root]))
+		while (chained(&w->objs[root]))
 			root = w->objs[root].base;
 		if (w->objs[root].child_depth < o->depth)
 			w->objs[root].child_depth = o->depth;
@@ -517,6 +581,16 @@ struct worker {
 	size_t nsegs;
 	atomic_size_t *next_seg;
 	struct libdeflate_compressor *comp;
+	void *tr_data;          /* the translation's data for this thread */
+	struct pw_buf tr_buf;   /* its scratch */
+	struct pw_buf base_buf; /* a mirrored delta's base */
+	/* translations along the current chain of mirrored deltas */
+	struct tr_entry {
+		int32_t obj;
+		struct pw_buf data;
+		struct pw_delta_index *index; /* of data, once a child needed it */
+	} * chain;
+	size_t chain_len, chain_cap;
 	struct pw_error err;
 	int rc;
 };
@@ -569,11 +643,164 @@ static int load_slot(struct worker *wk, struct slot *s)
 		}
 		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
 	}
-	if (type != o->type || s->data.len != o->size)
+	if (type != o->type || (!(o->flags & W_TSIZE) && s->data.len != o->size))
 		return pw_error_set(&wk->err, PW_ECORRUPT,
 		                    "object %s: type or size differ from its header",
 		                    pw_oid_to_hex(&o->oid, hex));
+	if (w_translates(wk->w, type)) {
+		if ((rc = translate_content(wk->w, wk->tr_data, type, &s->data, &wk->tr_buf,
+		                            &o->oid, &wk->err)))
+			return rc;
+		/* only this thread touches the objects of its segment */
+		o->size = s->data.len;
+		o->flags |= W_TSIZE;
+	}
 	s->loaded = 1;
+	return 0;
+}
+
+/* The mirrored deltas appended to list in depth-first order from their
+ * chains' roots (so that an object's base is on the worker's stack of
+ * translations when its turn comes), cut into segments of 256. */
+static int mirror_order(struct pw_pack_writer *w, struct cand *list, size_t *n,
+                        struct segment *segs, size_t *nsegs)
+{
+	int32_t *first = malloc((w->nr ? w->nr : 1) * sizeof(*first));
+	int32_t *next = malloc((w->nr ? w->nr : 1) * sizeof(*next));
+	int32_t *stack = malloc((w->nr ? w->nr : 1) * sizeof(*stack));
+	size_t i, start = *n, sp;
+
+	if (!first || !next || !stack) {
+		free(first);
+		free(next);
+		free(stack);
+		return nomem(w);
+	}
+	for (i = 0; i < w->nr; i++)
+		first[i] = next[i] = -1;
+	for (i = w->nr; i-- > 0;) {
+		if (!(w->objs[i].flags & W_MIRROR))
+			continue;
+		next[i] = first[w->objs[i].base];
+		first[w->objs[i].base] = (int32_t)i;
+	}
+	for (i = 0; i < w->nr; i++) {
+		if ((w->objs[i].flags & W_MIRROR) || first[i] < 0)
+			continue;
+		/* preorder: a node, then each child's subtree */
+		sp = 0;
+		for (int32_t c = first[i]; c >= 0; c = next[c])
+			stack[sp++] = c;
+		while (sp) {
+			int32_t o = stack[--sp];
+
+			memset(&list[*n], 0, sizeof(list[*n]));
+			list[(*n)++].idx = (uint32_t)o;
+			w->search_total++;
+			for (int32_t c = first[o]; c >= 0; c = next[c])
+				stack[sp++] = c;
+		}
+	}
+	for (i = start; i < *n; i += 256) {
+		segs[*nsegs].start = i;
+		segs[*nsegs].end = i + 256 < *n ? i + 256 : *n;
+		(*nsegs)++;
+	}
+	free(first);
+	free(next);
+	free(stack);
+	return 0;
+}
+
+/* A mirrored delta (W_MIRROR): t (in slot s) against its base's
+ * translation. Without a delta worth it, t is written whole (what is based
+ * on it stays so). */
+static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struct pw_buf *delta)
+{
+	struct pw_pack_writer *w = wk->w;
+	struct wobj *b = &w->objs[t->base];
+	const struct pw_buf *base;
+	struct tr_entry *top;
+	int rc, type;
+
+	if ((rc = load_slot(wk, s)))
+		return rc < 0 ? rc : 0;
+	/* the base is on the chain unless this segment starts below it */
+	while (wk->chain_len && wk->chain[wk->chain_len - 1].obj != t->base) {
+		wk->chain_len--;
+		pw_delta_index_free(wk->chain[wk->chain_len].index);
+		wk->chain[wk->chain_len].index = NULL;
+	}
+	if (wk->chain_len) {
+		top = &wk->chain[wk->chain_len - 1];
+		base = &top->data;
+		/* indexed once for all its children */
+		if (!top->index && (rc = pw_delta_index_new(&top->index, base->data, base->len)) &&
+		    rc != PW_ETOOBIG)
+			return pw_error_set(&wk->err, rc, "delta search: out of memory");
+	} else {
+		rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
+		if (rc)
+			return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
+		if ((rc = translate_content(w, wk->tr_data, type, &wk->base_buf, &wk->tr_buf,
+		                            &b->oid, &wk->err)))
+			return rc;
+		base = &wk->base_buf;
+	}
+	if (wk->chain_len && wk->chain[wk->chain_len - 1].index)
+		rc = pw_delta_create_from_index(wk->chain[wk->chain_len - 1].index, s->data.data,
+		                                s->data.len, s->data.len, delta);
+	else
+		rc = pw_delta_create(base->data, base->len, s->data.data, s->data.len, s->data.len,
+		                     delta);
+	if (rc && rc != PW_ETOOBIG)
+		return pw_error_set(&wk->err, rc, "delta search: out of memory");
+	free(t->zdata);
+	t->zdata = NULL;
+	t->zdelta = !rc;
+	if (rc) {
+		t->flags &= ~(uint32_t)W_MIRROR;
+		t->base = -1;
+		delta = &s->data;
+	}
+	if ((rc = compress_into(wk->comp, delta->data, delta->len, &t->zdata, &t->zlen)))
+		return pw_error_set(&wk->err, rc, "delta search: compression failed");
+	t->zsize = delta->len;
+	/* t's translation goes on the chain for its children (the slot's
+	 * buffer is swapped, not copied; the slot is loaded afresh next time) */
+	if (!wk->chain_len && wk->chain_cap) {
+		top = &wk->chain[0];
+		top->obj = (int32_t)(b - w->objs);
+		{
+			struct pw_buf tmp = top->data;
+
+			top->data = wk->base_buf;
+			wk->base_buf = tmp;
+		}
+		wk->chain_len = 1;
+	}
+	if (wk->chain_len == wk->chain_cap) {
+		size_t ncap = wk->chain_cap ? 2 * wk->chain_cap : 16;
+		struct tr_entry *nc = realloc(wk->chain, ncap * sizeof(*nc));
+
+		if (!nc)
+			return pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
+		for (size_t k = wk->chain_cap; k < ncap; k++) {
+			pw_buf_init(&nc[k].data, 0);
+			nc[k].index = NULL;
+		}
+		wk->chain = nc;
+		wk->chain_cap = ncap;
+	}
+	top = &wk->chain[wk->chain_len++];
+	top->obj = (int32_t)(t - w->objs);
+	{
+		struct pw_buf tmp = top->data;
+
+		top->data = s->data;
+		s->data = tmp;
+	}
+	s->loaded = 0;
 	return 0;
 }
 
@@ -603,8 +830,18 @@ static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, 
 		s->obj = (int32_t)wk->list[i].idx;
 		if (t->flags & W_BASE_ONLY)
 			continue;
+		if (t->flags & W_MIRROR) {
+			search_progress(w);
+			if ((rc = mirror_delta(wk, s, t, delta)))
+				return rc;
+			continue;
+		}
 		search_progress(w);
-		max_size = t->size / 2 - w->algo->rawsz;
+		/* a translated object's size is known once it is read */
+		if (w_translates(w, t->type) && (rc = load_slot(wk, s)) < 0)
+			return rc;
+		rc = 0;
+		max_size = t->size / 2 - w->out_algo->rawsz;
 		if (t->child_depth >= max_depth)
 			max_size = 0;
 		for (k = 1; k <= window && k <= pos && max_size; k++) {
@@ -706,6 +943,8 @@ static void *worker_main(void *arg)
 	}
 	for (i = 0; i < nslots; i++)
 		pw_buf_init(&slots[i].data, 0);
+	pw_buf_init(&wk->tr_buf, 0);
+	pw_buf_init(&wk->base_buf, 0);
 	while (!wk->rc && (seg = atomic_fetch_add(wk->next_seg, 1)) < wk->nsegs)
 		wk->rc = search_segment(wk, slots, nslots, wk->segs[seg].start, wk->segs[seg].end,
 		                        &delta, &best);
@@ -714,6 +953,13 @@ static void *worker_main(void *arg)
 		pw_buf_free(&slots[i].data);
 	}
 	free(slots);
+	pw_buf_free(&wk->tr_buf);
+	pw_buf_free(&wk->base_buf);
+	for (i = 0; i < wk->chain_cap; i++) {
+		pw_buf_free(&wk->chain[i].data);
+		pw_delta_index_free(wk->chain[i].index);
+	}
+	free(wk->chain);
 	pw_buf_free(&delta);
 	pw_buf_free(&best);
 	return NULL;
@@ -732,6 +978,7 @@ static int search_deltas(struct pw_pack_writer *w)
 
 	if (!w->opts.window)
 		return 0;
+	/* one entry and at most one segment per object */
 	list = malloc((w->nr ? w->nr : 1) * sizeof(*list));
 	segs = malloc((w->nr ? w->nr : 1) * sizeof(*segs));
 	if (!list || !segs) {
@@ -742,7 +989,7 @@ static int search_deltas(struct pw_pack_writer *w)
 	for (i = 0; i < w->nr; i++) {
 		struct wobj *o = &w->objs[i];
 
-		if (reused_delta(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
+		if (chained(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
 		    o->size < MIN_DELTA_SIZE || !o->type)
 			continue;
 		list[n].idx = (uint32_t)i;
@@ -760,7 +1007,8 @@ static int search_deltas(struct pw_pack_writer *w)
 	if (nthreads > 2)
 		nthreads = 2;
 	/* a second thread pays off only on longer lists, unless asked for */
-	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256))
+	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256) ||
+	    (w->translating && !w->translate.data2))
 		nthreads = 1;
 	/* Segments of about n/32 objects (at least a few windows), cut where the
 	 * name hash changes so that files of one name share a window. */
@@ -782,6 +1030,12 @@ static int search_deltas(struct pw_pack_writer *w)
 		nsegs++;
 		start = end;
 	}
+	/* then the mirrored deltas, in segments of their own */
+	if ((rc = mirror_order(w, list, &n, segs, &nsegs))) {
+		free(list);
+		free(segs);
+		return rc;
+	}
 	memset(wk, 0, sizeof(wk));
 	atomic_init(&next_seg, 0);
 	for (i = 0; i < 2; i++) {
@@ -790,6 +1044,7 @@ static int search_deltas(struct pw_pack_writer *w)
 		wk[i].segs = segs;
 		wk[i].nsegs = nsegs;
 		wk[i].next_seg = &next_seg;
+		wk[i].tr_data = i ? w->translate.data2 : w->translate.data;
 		wk[i].comp = libdeflate_alloc_compressor(w->opts.compression);
 		if (!wk[i].comp)
 			rc = nomem(w);
@@ -945,6 +1200,9 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 		if (type != o->type)
 			return pw_error_set(&w->err, PW_ECORRUPT, "object %s changed type",
 			                    pw_oid_to_hex(&o->oid, hex));
+		if ((rc = translate_content(w, w->translate.data, type, scratch, &w->tr_buf,
+		                            &o->oid, &w->err)))
+			return rc;
 		size = scratch->len;
 		if ((rc = compress_into(c, scratch->data, scratch->len, &owned, &len)))
 			return pw_error_set(&w->err, rc, "compressing %s failed",
@@ -959,9 +1217,16 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, size);
 			hlen += pw_pack_ofs_encode(hdr + hlen, o->offset - b->offset);
 		} else {
+			struct pw_oid base = b->oid;
+
+			if (w->translating &&
+			    (rc = w->translate.oid(w->translate.data, &b->oid, &base, &w->err))) {
+				free(owned);
+				return rc;
+			}
 			hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, size);
-			memcpy(hdr + hlen, b->oid.id, w->algo->rawsz);
-			hlen += w->algo->rawsz;
+			memcpy(hdr + hlen, base.id, w->out_algo->rawsz);
+			hlen += w->out_algo->rawsz;
 			if (b->flags & W_BASE_ONLY)
 				w->stats.thin_deltas++;
 		}
@@ -1013,7 +1278,7 @@ static int write_all(struct pw_pack_writer *w)
 		free(stack);
 		return nomem(w);
 	}
-	pw_hash_init(&w->hash, w->algo);
+	pw_hash_init(&w->hash, w->out_algo);
 	pw_pack_header_encode(head, (uint32_t)w->nr_send);
 	rc = out_write(w, head, sizeof(head));
 	progress(w, "Writing objects", 0, w->nr_send, 0);
@@ -1053,8 +1318,8 @@ static int write_all(struct pw_pack_writer *w)
 		rc = out_flush(w);
 	if (!rc) {
 		pw_hash_final_raw(&w->hash, w->checksum);
-		rc = w->out_fn(w->out_ctx, w->checksum, w->algo->rawsz, &w->err);
-		w->pos += w->algo->rawsz;
+		rc = w->out_fn(w->out_ctx, w->checksum, w->out_algo->rawsz, &w->err);
+		w->pos += w->out_algo->rawsz;
 		w->stats.bytes = w->pos;
 	}
 	if (!rc)
@@ -1095,7 +1360,7 @@ int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx,
 	if ((rc = write_all(w)))
 		return rc;
 	if (checksum)
-		memcpy(checksum, w->checksum, w->algo->rawsz);
+		memcpy(checksum, w->checksum, w->out_algo->rawsz);
 	return 0;
 }
 
@@ -1133,6 +1398,12 @@ int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
 		if (!(o->flags & W_WRITTEN))
 			continue;
 		entries[n].oid = o->oid;
+		if (w->translating &&
+		    (rc = w->translate.oid(w->translate.data, &o->oid, &entries[n].oid, &w->err))) {
+			free(entries);
+			free(ptrs);
+			return rc;
+		}
 		entries[n].offset = o->offset;
 		entries[n].crc32 = o->crc;
 		ptrs[n] = &entries[n];
@@ -1141,7 +1412,7 @@ int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
 	qsort(ptrs, n, sizeof(*ptrs), pw_idx_entry_cmp);
 	memset(&opts, 0, sizeof(opts));
 	opts.version = version ? version : 2;
-	rc = pw_idx_write_fd(w->algo, (const struct pw_idx_entry *const *)ptrs, n, w->checksum,
+	rc = pw_idx_write_fd(w->out_algo, (const struct pw_idx_entry *const *)ptrs, n, w->checksum,
 	                     &opts, fd, NULL, &w->err);
 	free(entries);
 	free(ptrs);
@@ -1199,7 +1470,7 @@ int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, 
 		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp_idx, strerror(errno));
 	if (rc)
 		goto fail;
-	pw_oid_from_raw(&sum, w->checksum, w->algo);
+	pw_oid_from_raw(&sum, w->checksum, w->out_algo);
 	pw_oid_to_hex(&sum, hex);
 	final = malloc(blen + 1 + PW_MAX_HEXSZ + 8);
 	if (!final) {
@@ -1223,7 +1494,7 @@ int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, 
 	free(tmp_idx);
 	free(final);
 	if (hex_out)
-		memcpy(hex_out, hex, w->algo->hexsz + 1);
+		memcpy(hex_out, hex, w->out_algo->hexsz + 1);
 	return 0;
 fail:
 	if (tmp_pack)
@@ -1259,6 +1530,8 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 
 	if (!w->written || !w->stats.bytes)
 		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
+	if (w->translating)
+		return pw_error_set(&w->err, PW_EINVAL, "no bitmap for a translated pack");
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
 	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
 	if (!objs || !order) {

@@ -32,8 +32,8 @@ void pw_srv_compat_free(struct pw_upload_session *s)
 {
 	pw_compat_map_free(s->compat);
 	s->compat = NULL;
-	free(s->compat_objs.v);
-	memset(&s->compat_objs, 0, sizeof(s->compat_objs));
+	pw_compat_pack_free(s->compat_pack);
+	s->compat_pack = NULL;
 }
 
 static int map_fail(struct pw_upload_session *s, int rc, const struct pw_oid *oid)
@@ -127,43 +127,16 @@ int pw_srv_compat_in(struct pw_upload_session *s)
 	return 0;
 }
 
-int pw_srv_compat_add(struct pw_upload_session *s, const struct pw_oid *oid)
+int pw_srv_compat_translate(struct pw_upload_session *s, struct pw_pack_writer *w)
 {
-	return pw_srv__push_oid(s, &s->compat_objs, oid);
-}
+	struct pw_pack_translate t;
+	int rc;
 
-int pw_srv_compat_write(struct pw_upload_session *s, pw_pack_out_fn fn, void *ctx)
-{
-	struct pw_oid_array *a = &s->compat_objs;
-	struct pw_oidmap seen;
-	struct pw_error e;
-	size_t i, n = 0;
-	int rc, created;
-
-	/* the walk may name an object twice (the pack writer would merge them):
-	 * keep the first */
-	memset(&seen, 0, sizeof(seen));
-	for (i = 0; i < a->nr; i++) {
-		if (!pw_oidmap_put(&seen, &a->v[i], &created)) {
-			pw_oidmap_free(&seen);
-			return pw_srv_oom(s);
-		}
-		if (created)
-			a->v[n++] = a->v[i];
-	}
-	a->nr = n;
-	pw_oidmap_free(&seen);
-	pw_error_clear(&e);
-	rc = pw_compat_write_pack(s->odb, s->compat, s->compat_objs.v, s->compat_objs.nr, fn, ctx,
-	                          NULL, &e);
-	if (rc && !s->err.code)
-		pw_error_copy(&s->err, &e);
-	return rc;
-}
-
-void pw_srv_compat_stats(struct pw_upload_session *s, struct pw_pack_write_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->written = (uint32_t)s->compat_objs.nr;
-	s->compat_objs.nr = 0; /* the next fetch of the session starts afresh */
+	if (!s->compat_pack && (rc = pw_compat_pack_new(&s->compat_pack, s->compat,
+	                                                pw_repo_objects_dir(s->repo), &s->err)))
+		return rc;
+	pw_compat_pack_translation(s->compat_pack, &t);
+	if ((rc = pw_pack_writer_set_translate(w, &t)))
+		return pw_error_copy(&s->err, pw_pack_writer_error(w));
+	return 0;
 }

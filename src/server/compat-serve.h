@@ -2,8 +2,8 @@
  * stored in one algorithm answers a client of the other through its compat
  * map (docs/compat-map.md). Ids are translated where they cross the wire:
  * the advertisement and shallow lines go out in the client's algorithm,
- * wants, haves and shallows come back to storage ids, and the pack is
- * written by pw_compat_write_pack. The rest of the session works in the
+ * wants, haves and shallows come back to storage ids, and the pack
+ * writer translates the pack (pw_compat_pack_translation). The rest of the session works in the
  * storage algorithm, unchanged. */
 #ifndef PW_SERVER_COMPAT_SERVE_H
 #define PW_SERVER_COMPAT_SERVE_H
@@ -38,11 +38,8 @@ int pw_srv_compat_in(struct pw_upload_session *s);
 int pw_srv_compat_have(struct pw_upload_session *s, const struct pw_oid *oid,
                        struct pw_oid *storage);
 
-/* packgen: an object of the pack (kept in s->compat_objs) */
-int pw_srv_compat_add(struct pw_upload_session *s, const struct pw_oid *oid);
-/* packgen: write the pack of s->compat_objs in the client's algorithm. */
-int pw_srv_compat_write(struct pw_upload_session *s, pw_pack_out_fn fn, void *ctx);
-/* packgen: the statistics of that pack (objects), and forget its objects. */
-void pw_srv_compat_stats(struct pw_upload_session *s, struct pw_pack_write_stats *st);
+/* packgen: make w write in the client's algorithm (before any object is
+ * added). Error in s->err. */
+int pw_srv_compat_translate(struct pw_upload_session *s, struct pw_pack_writer *w);
 
 #endif

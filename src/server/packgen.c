@@ -54,10 +54,7 @@ static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char
 		((struct excl *)ex->value)->met = 1; /* the client downloads it */
 		return 0;
 	}
-	rc = g->s->compat ? pw_srv_compat_add(g->s, oid)
-	                  : pw_pack_writer_add(g->w, oid, type, path, path_len);
-	if (rc && g->s->compat)
-		return rc;
+	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
 	if (rc)
 		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
 	if (g->track_sent && !pw_oidmap_put(&g->sent, oid, &created))
@@ -856,7 +853,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 
 	pw_pack_write_opts_init(&opts);
 	pw_pack_write_opts_from_config(&opts, pw_repo_config(s->repo));
-	opts.thin = s->args.thin_pack && !s->compat; /* compat: objects whole */
+	opts.thin = s->args.thin_pack;
 	opts.ofs_delta = s->args.ofs_delta;
 	opts.objects_dir = pw_repo_objects_dir(s->repo);
 	opts.progress = progress_fn;
@@ -865,6 +862,8 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		pw_error_set(&s->err, rc, "pack writer: %s", pw_strerror(rc));
 		goto out;
 	}
+	if (s->compat && (rc = pw_srv_compat_translate(s, g.w)))
+		goto out;
 	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
 	if (!rc && s->args.include_tag)
 		rc = include_tags(&g);
@@ -872,8 +871,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		rc = packfile_header(&g);
 	if (rc)
 		goto out;
-	rc = s->compat ? pw_srv_compat_write(s, out_fn, &g)
-	               : pw_pack_writer_write(g.w, out_fn, &g, NULL);
+	rc = pw_pack_writer_write(g.w, out_fn, &g, NULL);
 	if (rc) {
 		if (!s->err.code)
 			pw_error_copy(&s->err, pw_pack_writer_error(g.w));
@@ -884,8 +882,6 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		goto out;
 	}
 	pw_pack_writer_stats(g.w, &st);
-	if (s->compat)
-		pw_srv_compat_stats(s, &st);
 sent:
 	if (g.rc) {
 		rc = g.rc;

@@ -78,10 +78,11 @@ struct pw_upload_session {
 	struct pw_upload_stats stats;
 
 	/* a client of the other algorithm (compat-serve.h): its algorithm
-	 * (algo when none), the map, and the objects of the pack */
+	 * (algo when none), the map, and the pack writer's translation
+	 * (made on the first pack, its cache kept for the session) */
 	const struct pw_hash_algo *wire;
 	struct pw_compat_map *compat;
-	struct pw_oid_array compat_objs;
+	struct pw_compat_pack *compat_pack;
 };
 
 /* session helpers (session.c): what every part of a session may call */

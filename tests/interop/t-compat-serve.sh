@@ -42,6 +42,10 @@ for v in 2 0; do
 		git -c protocol.version=$v clone -q --mirror --upload-pack="$UP" "file://$T/s256" "$T/c$v"
 	check "v$v: the clone is sha1" [ "$(git -C "$T/c$v" rev-parse --show-object-format)" = sha1 ]
 	same_copy "v$v clone" "$T/c$v" "$T/s1"
+	# the translated pack has deltas: blobs' reused, trees' searched anew
+	git -C "$T/c$v" verify-pack -v "$T/c$v"/objects/pack/*.idx >"$T/vp$v"
+	check "v$v: the pack has blob deltas" grep -qE '^[0-9a-f]{40} blob +[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9a-f]{40}$' "$T/vp$v"
+	check "v$v: the pack has tree deltas" grep -qE '^[0-9a-f]{40} tree +[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9a-f]{40}$' "$T/vp$v"
 done
 check "v2: HEAD symref" [ "$(git -C "$T/c2" symbolic-ref HEAD)" = refs/heads/main ]
 
@@ -63,15 +67,15 @@ copy_history "$T/s256" "$T/s1" sha1
 check "compat build after new commits" "$PACKWIRE" -C "$T/s256" compat build -q
 for v in 2 0; do
 	n_before=$(objects_of "$T/c$v" | wc -l)
-	ls "$T/c$v/objects/pack/"*.idx >"$T/idx.before"
+	loose_before=$(find "$T/c$v/objects" -path '*/objects/??/*' -type f | wc -l)
+	# unpacked: a thin pack's bases stay out, so the loose objects are
+	# exactly what the pack carried
 	check "v$v: incremental fetch" \
-		git -C "$T/c$v" -c protocol.version=$v -c fetch.unpackLimit=1 fetch -q --upload-pack="$UP" "file://$T/s256" \
+		git -C "$T/c$v" -c protocol.version=$v -c fetch.unpackLimit=100000 fetch -q --upload-pack="$UP" "file://$T/s256" \
 		'+refs/*:refs/*'
 	same_copy "v$v fetch" "$T/c$v" "$T/s1"
 	# the haves were translated: the pack holds only the new objects
-	ls "$T/c$v/objects/pack/"*.idx >"$T/idx.after"
-	new_idx=$(comm -13 "$T/idx.before" "$T/idx.after")
-	n_pack=$(git -C "$T/c$v" show-index <"$new_idx" | wc -l)
+	n_pack=$(($(find "$T/c$v/objects" -path '*/objects/??/*' -type f | wc -l) - loose_before))
 	check "v$v fetch: only the new objects sent ($n_pack)" \
 		[ "$n_pack" -eq $(($(objects_of "$T/c$v" | wc -l) - n_before)) ]
 done
@@ -100,6 +104,26 @@ for v in 2 0; do
 	sort "$T/sh$v.ref/shallow" >"$T/sh.b"
 	same_file "v$v deepen: the shallow commits" "$T/sh.b" "$T/sh.a"
 	same_copy "v$v deepen" "$T/sh$v" "$T/sh$v.ref"
+	# unshallow: the unshallow lines come in sha1, the history is whole
+	check "v$v: fetch --unshallow" git -C "$T/sh$v" -c protocol.version=$v fetch -q --unshallow \
+		--upload-pack="$UP" "file://$T/s256" '+refs/*:refs/*'
+	check "v$v unshallow: no shallow file left" [ ! -e "$T/sh$v/shallow" ]
+	same_copy "v$v unshallow" "$T/sh$v" "$T/s1"
+done
+# --shallow-exclude: the same boundary as stock git's of the copy (every
+# commit here has the same date: --shallow-since cannot cut this history)
+for opt in "--shallow-exclude=v0.1"; do
+	rm -rf "$T/se" "$T/se.ref"
+	git -c protocol.version=2 clone -q --mirror $opt --upload-pack="$UP" "file://$T/s256" "$T/se" 2>"$T/se.err" || true
+	git -c protocol.version=2 clone -q --mirror $opt "file://$T/s1" "$T/se.ref" 2>/dev/null || true
+	if [ -e "$T/se.ref/shallow" ]; then
+		sort "$T/se/shallow" >"$T/sh.a" 2>/dev/null || : >"$T/sh.a"
+		sort "$T/se.ref/shallow" >"$T/sh.b"
+		same_file "clone $opt: the shallow commits" "$T/sh.b" "$T/sh.a"
+		same_copy "clone $opt" "$T/se" "$T/se.ref"
+	else
+		skip "clone $opt: stock git made no shallow clone of the copy"
+	fi
 done
 
 # ---- SHA-1 storage, SHA-256 clients ----------------------------------
@@ -114,6 +138,8 @@ for v in 2 0; do
 		git -c protocol.version=$v clone -q --mirror --upload-pack="$UP256" "file://$T/r1" "$T/d$v"
 	check "v$v: the clone is sha256" [ "$(git -C "$T/d$v" rev-parse --show-object-format)" = sha256 ]
 	same_copy "v$v reverse clone" "$T/d$v" "$T/r256"
+	git -C "$T/d$v" verify-pack -v "$T/d$v"/objects/pack/*.idx >"$T/vpd$v"
+	check "v$v: the sha256 pack has deltas" grep -qE '^[0-9a-f]{64} (blob|tree) +[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9a-f]{64}$' "$T/vpd$v"
 done
 
 # no map: a clear error, not a broken pack
