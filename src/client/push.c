@@ -24,6 +24,8 @@
 #include "packwire/transport.h"
 #include "packwire/version.h"
 #include "client/client-priv.h"
+#include "client/dav.h"
+#include "client/dumb.h"
 #include "transport/transport-priv.h"
 
 struct ps {
@@ -44,6 +46,7 @@ struct ps {
 	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
+	struct pw_dav *dav;       /* a dumb HTTP server: WebDAV (dav-push.c) */
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -1098,6 +1101,8 @@ static int connect_remote(struct ps *s)
 	to.remote_name = s->res->remote_name;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
+	if (s->conn->in_fd < 0 && pw_dumb_is(s->conn))
+		return pw_dav_open(&s->dav, s->conn, s->algo, &s->adv, s->err);
 	if (s->conn->in_fd < 0) {
 		s->helper = pw_transport__take_helper(s->conn);
 		if (!s->helper)
@@ -1145,6 +1150,8 @@ static int read_caps(struct ps *s)
 	s->server_options = pw_caps_has(caps, clen, "push-options");
 	s->server_ofs = pw_caps_has(caps, clen, "ofs-delta");
 	s->sideband = s->server_sideband;
+	if (s->dav)
+		s->server_delete = 1; /* DELETE */
 	if (s->o->atomic && !s->server_atomic)
 		return pw_error_set(s->err, PW_EUNSUPPORTED,
 		                    "the receiving end does not support --atomic push");
@@ -1228,6 +1235,11 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
 	}
+	if (s.dav) {
+		if (!(rc = pw_dav_push(s.dav, repo, s.odb, opts, res, err)))
+			update_tracking(&s);
+		goto out;
+	}
 	rc = exchange(&s);
 	goto out;
 polite:
@@ -1246,6 +1258,7 @@ out:
 	if (s.rd_init)
 		pw_pkt_reader_free(&s.rd);
 	pw_client__helper_end(s.helper);
+	pw_dav_free(s.dav);
 	if (s.conn) {
 		struct pw_error e;
 		int status = 0;
