@@ -1734,15 +1734,18 @@ int pw_http__request(struct pw_conn *c, struct pw_http__req *r, struct pw_error 
 	struct http *h = dumb_of(c);
 	struct any_req a = {h, r, 0, 0, 0};
 	struct curl_slist *hl;
-	const char *none[] = {NULL};
+	const char *lines[9] = {"Expect:"}; /* no 100-continue wait before a body */
 	CURLcode cc = CURLE_OK;
+	size_t k = 1;
 	int tries;
 
 	r->status = 0;
 	if (!h)
 		return pw_error_set(err, PW_EINVAL, "not a dumb HTTP connection");
-	if (!(hl = headers(h, r->headers ? r->headers : none, 0, 0)) ||
-	    !(hl = curl_slist_append(hl, "Expect:")))
+	for (; r->headers && r->headers[k - 1] && k < 8; k++)
+		lines[k] = r->headers[k - 1];
+	lines[k] = NULL;
+	if (!(hl = headers(h, lines, 0, 0)))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	for (tries = 0; tries < 2; tries++) {
 		a.off = 0;

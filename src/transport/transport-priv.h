@@ -79,7 +79,7 @@ int pw_http__get(struct pw_conn *c, const char *url,
  * 401; PW_EIO when no answer came. */
 struct pw_http__req {
 	const char *method, *url;
-	const char *const *headers; /* "Name: value", NULL-terminated; may be NULL */
+	const char *const *headers; /* "Name: value", NULL-terminated (7 at most); or NULL */
 	const void *body;
 	int body_fd;
 	uint64_t body_len;
