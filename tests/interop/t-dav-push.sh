@@ -153,6 +153,27 @@ for algo in sha1 sha256; do
 	check "$algo: forced push" pgit -C "$w" push -q -f origin main
 	server_ok "forced" "$algo" refs/heads/main
 
+	# a ref locked by someone else: the push stops, nothing changes (the
+	# new branch locked before it leaves no file behind), then goes through
+	lockinfo='<?xml version="1.0" encoding="utf-8" ?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner><D:href>other</D:href></D:owner></D:lockinfo>'
+	tok=$(curl -s -D - -o /dev/null -X LOCK -H 'Timeout: Second-600' -H 'Content-Type: text/xml' \
+		--data "$lockinfo" "$U/$algo.git/refs/heads/main" | tr -d '\r' | sed -n 's/^[Ll]ock-[Tt]oken: //p')
+	check "$algo: another client holds a lock on main" test -n "$tok"
+	before=$(refs "srv/$algo.git")
+	files=$(cd "srv/$algo.git" && find . -type f | sort)
+	git -C "$w" commit -q --allow-empty -m "while locked"
+	pgit -C "$w" push origin main main:refs/heads/brand-new >locked.out 2>&1 &&
+		not_ok "$algo: push to a locked ref succeeded" || ok "$algo: push to a locked ref fails"
+	contains "$algo: locked ref: the error says so" locked.out "cannot lock"
+	check "$algo: locked ref: the server's refs unchanged" test "$(refs "srv/$algo.git")" = "$before"
+	check "$algo: locked ref: no file left for the new branch" test ! -e "srv/$algo.git/refs/heads/brand-new"
+	curl -s -o /dev/null -X UNLOCK -H "Lock-Token: $tok" "$U/$algo.git/refs/heads/main"
+	check "$algo: push once the lock is gone" pgit -C "$w" push -q origin main main:refs/heads/brand-new
+	server_ok "after the lock" "$algo" refs/heads/main
+	check "$algo: the new branch is there after the lock" \
+		test "$(git -C "srv/$algo.git" rev-parse brand-new)" = "$(git -C "$w" rev-parse main)"
+	check "$algo: delete the new branch" pgit -C "$w" push -q origin :brand-new
+
 	# a branch in a subdirectory, then its deletion
 	git -C "$w" branch feature/deep/x HEAD~2
 	check "$algo: push of a branch in a subdirectory" pgit -C "$w" push -q origin feature/deep/x
