@@ -1,5 +1,6 @@
 /* Fuzz the WebDAV push's reading of the server's answers: the first byte
- * picks the reader (bit 0: the Lock-Token header among raw header lines,
+ * picks the reader (bit 0: the Lock-Token header among raw header lines;
+ * bit 1: packed-refs, each id read with the algorithm its length names;
  * else the XML of a PROPFIND multistatus or a LOCK answer); the rest is the
  * answer. What is kept must respect the parser's bounds. */
 #include <stddef.h>
@@ -8,6 +9,21 @@
 #include <string.h>
 
 #include "client/dav.h"
+
+static int packed_one(void *ctx, const char *name, size_t len, const char *hex, size_t hexlen)
+{
+	const struct pw_hash_algo *algo = pw_hash_guess_from_hexlen(hexlen);
+	struct pw_oid oid;
+
+	(void)ctx;
+	if (!len && !name)
+		__builtin_trap();
+	if (len > PW_DAV_MAX_HREF)
+		__builtin_trap();
+	if (algo && !pw_oid_from_hex(&oid, hex, hexlen, algo) && pw_oid_algo(&oid) != algo)
+		__builtin_trap();
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (t && (!*t || strlen(t) > PW_DAV_MAX_HREF))
 			__builtin_trap();
 		free(t);
+		return 0;
+	}
+	if (data[0] & 2) {
+		pw_dav_parse_packed_refs(data + 1, size - 1, packed_one, NULL, &err);
 		return 0;
 	}
 	if (!pw_dav_parse(data + 1, size - 1, &a, &err)) {

@@ -525,3 +525,32 @@ char *pw_dav_lock_token_header(const char *h, size_t n)
 	}
 	return NULL;
 }
+
+int pw_dav_parse_packed_refs(const uint8_t *p, size_t n,
+                             int (*fn)(void *ctx, const char *name, size_t name_len,
+                                       const char *hex, size_t hex_len),
+                             void *ctx, struct pw_error *err)
+{
+	size_t off = 0, line = 0;
+	int rc = 0;
+
+	while (off < n && !rc) {
+		const uint8_t *l = p + off, *nl = memchr(l, '\n', n - off), *sp;
+		size_t len = nl ? (size_t)(nl - l) : n - off;
+
+		off += len + (nl ? 1 : 0);
+		line++;
+		if (len && l[len - 1] == '\r')
+			len--;
+		if (!len || l[0] == '#' || l[0] == '^' || !(sp = memchr(l, ' ', len)))
+			continue;
+		if (len - (size_t)(sp + 1 - l) > PW_DAV_MAX_HREF)
+			return pw_error_set(
+			        err, PW_EPROTO,
+			        "WebDAV: packed-refs line %zu: a name longer than %u bytes", line,
+			        PW_DAV_MAX_HREF);
+		rc = fn(ctx, (const char *)sp + 1, len - (size_t)(sp + 1 - l), (const char *)l,
+		        (size_t)(sp - l));
+	}
+	return rc;
+}

@@ -466,32 +466,35 @@ out:
 	return rc;
 }
 
-/* packed-refs: "<hex> <name>" lines for refs that have no loose file. */
+struct packed_ctx {
+	struct pw_dav *d;
+	struct pw_error *err;
+};
+
+static int packed_one(void *ctx, const char *name, size_t len, const char *hex, size_t hexlen)
+{
+	struct packed_ctx *c = ctx;
+	char *dup = strndup(name, len);
+	int rc = 0;
+
+	if (!dup)
+		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	if (strlen(dup) == len && pw_refname_is_valid(dup, 0) && !pw_adv_find(c->d->adv, dup))
+		rc = add_ref(c->d, dup, len, hex, hexlen, c->err);
+	free(dup);
+	return rc;
+}
+
+/* packed-refs: the refs that have no loose file. */
 static int read_packed(struct pw_dav *d, struct pw_error *err)
 {
-	const char *p, *end;
+	struct packed_ctx c = {d, err};
 	int rc;
 
 	if ((rc = get(d, "packed-refs", &d->packed, err)) <= 0)
 		return rc;
-	rc = 0;
-	for (p = d->packed.data, end = p + d->packed.len; p < end && !rc;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp;
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char *name;
-
-		if (len && p[0] != '#' && p[0] != '^' && (sp = memchr(p, ' ', len))) {
-			size_t nl2 = len - (size_t)(sp + 1 - p);
-
-			if (!(name = strndup(sp + 1, nl2)))
-				return pw_error_set(err, PW_ENOMEM, "out of memory");
-			if (pw_refname_is_valid(name, 0) && !pw_adv_find(d->adv, name))
-				rc = add_ref(d, name, nl2, p, (size_t)(sp - p), err);
-			free(name);
-		}
-		p += len + 1;
-	}
-	return rc;
+	return pw_dav_parse_packed_refs((const uint8_t *)d->packed.data, d->packed.len, packed_one,
+	                                &c, err);
 }
 
 static char *base_path_of(const char *base)
@@ -822,6 +825,8 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	if (!rc && (rc = mkcol(d, "objects/info/", err)))
 		goto out;
 	rc = 0;
+	if (strstr(packs.data, name))
+		goto out; /* the same objects pushed before */
 	if (pw_buf_addf(&body, "P %s\n", name) || pw_buf_add(&body, packs.data, packs.len)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;

@@ -46,6 +46,15 @@ void pw_dav_answer_free(struct pw_dav_answer *a);
  * header lines (malloc'd, without the angle brackets), or NULL. */
 char *pw_dav_lock_token_header(const char *h, size_t n);
 
+/* packed-refs as the server has it: fn gets each "<hex> <name>" line
+ * (views into p; comments, "^" peeled lines and lines without a space are
+ * skipped); its non-zero return stops the walk and is returned. Names of
+ * more than PW_DAV_MAX_HREF bytes are refused (PW_EPROTO). */
+int pw_dav_parse_packed_refs(const uint8_t *p, size_t n,
+                             int (*fn)(void *ctx, const char *name, size_t name_len,
+                                       const char *hex, size_t hex_len),
+                             void *ctx, struct pw_error *err);
+
 /* ---- the push (dav-push.c) ----------------------------------------------- */
 
 struct pw_dav;

@@ -162,8 +162,56 @@ static void test_bounds(void)
 	free(deep);
 }
 
+struct seen {
+	char names[4][32];
+	size_t hexlen[4], nr;
+};
+
+static int packed_one(void *ctx, const char *name, size_t len, const char *hex, size_t hexlen)
+{
+	struct seen *s = ctx;
+
+	(void)hex;
+	if (s->nr < 4 && len < 32) {
+		memcpy(s->names[s->nr], name, len);
+		s->names[s->nr][len] = 0;
+		s->hexlen[s->nr++] = hexlen;
+	}
+	return 0;
+}
+
+static void test_packed_refs(void)
+{
+	static const char pr[] = "# pack-refs with: peeled fully-peeled sorted \n"
+	                         "0123456789012345678901234567890123456789 refs/heads/main\r\n"
+	                         "^0123456789012345678901234567890123456789\n"
+	                         "no space here\n"
+	                         "\n"
+	                         "abc refs/tags/v1";
+	struct seen s;
+	struct pw_error err;
+	char *longname = malloc(PW_DAV_MAX_HREF + 64);
+
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ_INT(
+	        pw_dav_parse_packed_refs((const uint8_t *)pr, strlen(pr), packed_one, &s, &err), 0);
+	CHECK_EQ_INT(s.nr, 3);
+	CHECK_STR(s.names[0], "refs/heads/main");
+	CHECK_EQ_INT(s.hexlen[0], 40);
+	CHECK_STR(s.names[1], "space here");
+	CHECK_STR(s.names[2], "refs/tags/v1");
+	CHECK_EQ_INT(s.hexlen[2], 3);
+	memcpy(longname, "abc ", 4);
+	memset(longname + 4, 'r', PW_DAV_MAX_HREF + 1);
+	CHECK_EQ_INT(pw_dav_parse_packed_refs((const uint8_t *)longname, PW_DAV_MAX_HREF + 5,
+	                                      packed_one, &s, &err),
+	             PW_EPROTO);
+	free(longname);
+}
+
 int main(void)
 {
+	test_packed_refs();
 	test_multistatus();
 	test_locks();
 	test_malformed();
