@@ -440,7 +440,8 @@ static int list_dir(struct pw_dav *d, const char *dir, int level, struct pw_erro
 		rl = strlen(rest);
 		if (rl && rest[rl - 1] == '/')
 			rl--;
-		if (!rl || memchr(rest, '/', rl) || (rest[0] == '.' && !a.entries[i].collection))
+		/* (".", ".." and dot-files are never ref components) */
+		if (!rl || memchr(rest, '/', rl) || rest[0] == '.')
 			continue;
 		if (++d->nr_refs_seen > PW_DAV_MAX_REFS) {
 			rc = pw_error_set(err, PW_ETOOBIG,
