@@ -208,6 +208,17 @@ for algo in sha1 sha256; do
 	check "$algo: the dumb clone is fsck --strict clean" fsck_ok "reclone-$algo"
 done
 
+# the other algorithm's repository: refused before anything is written
+for pair in "sha1 sha256" "sha256 sha1"; do
+	# shellcheck disable=SC2086
+	set -- $pair
+	before=$(refs "srv/$2.git")
+	pgit -C "work-$1" push "$U/$2.git" main:refs/heads/from-$1 >algo.out 2>&1 &&
+		not_ok "$1 push to a $2 DAV repository succeeded" || ok "$1 push to a $2 DAV repository fails"
+	contains "$1 push to $2: the error names the hash algorithm" algo.out "hash algorithm"
+	check "$1 push to $2: the server's refs unchanged" test "$(refs "srv/$2.git")" = "$before"
+done
+
 # hostile servers
 python3 hostile.py "$HOSTILE_PORT" "$T/srv" &
 HPID=$!
