@@ -6,7 +6,9 @@
 # update, a deletion (also of a packed ref), tags (peeled in info/refs), a
 # branch in a subdirectory, a push of enough objects to go as a pack; after
 # each the server repository is fsck --strict clean and has the pusher's
-# refs and objects, and a dumb clone of it (stock git) matches. Hostile
+# refs and objects, and a dumb clone of it (stock git) matches; packwire's
+# own push command takes the same path. A lock held by another client and
+# the other algorithm's repository stop a push before any write. Hostile
 # servers: no DAV at all, no locking, garbage XML, a refused lock: a clear
 # error, and the server's files unchanged.
 . "$(dirname "$0")/lib.sh"
@@ -192,6 +194,13 @@ for algo in sha1 sha256; do
 	check "$algo: delete a packed ref" pgit -C "$w" push -q origin :packme
 	check "$algo: the packed ref is gone" test -z "$(git -C "srv/$algo.git" for-each-ref refs/heads/packme)"
 	server_ok "after packed delete" "$algo" refs/heads/main
+
+	# packwire's own push command takes the same path
+	git -C "$w" commit -q --allow-empty -m "by packwire push"
+	check "$algo: packwire push to the DAV repository" "$PACKWIRE" -C "$w" push -q origin main
+	server_ok "packwire push" "$algo" refs/heads/main
+	check "$algo: packwire push updated the tracking ref" \
+		test "$(git -C "$w" rev-parse origin/main)" = "$(git -C "$w" rev-parse main)"
 
 	# many objects: one pack, listed in objects/info/packs
 	for i in $(seq 1 200); do echo "$i $algo" >"$w/f$i.txt"; done
