@@ -113,13 +113,13 @@ server_ok() { # what algo ref...
 			"$(git -C "work-$algo" rev-parse "$r" 2>/dev/null || git -C "work-$algo" rev-parse "refs/remotes/origin/${r#refs/heads/}")"
 	done
 	# every object the pushed refs reach is on the server
-	git -C "work-$algo" rev-list --objects "$@" | cut -d' ' -f1 | sort -u >want.$algo
-	git -C "srv/$algo.git" cat-file --batch-check='%(objectname)' <want.$algo | grep -v missing | sort -u >have.$algo || true
-	same_file "$algo: $what: server has every object pushed" want.$algo have.$algo
+	git -C "work-$algo" rev-list --objects "$@" | cut -d' ' -f1 | sort -u >"want.$algo"
+	git -C "srv/$algo.git" cat-file --batch-check='%(objectname)' <"want.$algo" | grep -v missing | sort -u >"have.$algo" || true
+	same_file "$algo: $what: server has every object pushed" "want.$algo" "have.$algo"
 	# info/refs is what update-server-info would write
-	cp "srv/$algo.git/info/refs" info.$algo
+	cp "srv/$algo.git/info/refs" "info.$algo"
 	git -C "srv/$algo.git" update-server-info
-	same_file "$algo: $what: info/refs is up to date" info.$algo "srv/$algo.git/info/refs"
+	same_file "$algo: $what: info/refs is up to date" "info.$algo" "srv/$algo.git/info/refs"
 }
 
 for algo in sha1 sha256; do
@@ -162,13 +162,15 @@ for algo in sha1 sha256; do
 		--data "$lockinfo" "$U/$algo.git/refs/heads/main" | tr -d '\r' | sed -n 's/^[Ll]ock-[Tt]oken: //p')
 	check "$algo: another client holds a lock on main" test -n "$tok"
 	before=$(refs "srv/$algo.git")
-	files=$(cd "srv/$algo.git" && find . -type f | sort)
+	files() { (cd "srv/$algo.git" && find . -type f -not -path '*/.DAV/*' | sort); }
+	files_before=$(files)
 	git -C "$w" commit -q --allow-empty -m "while locked"
 	pgit -C "$w" push origin main main:refs/heads/brand-new >locked.out 2>&1 &&
 		not_ok "$algo: push to a locked ref succeeded" || ok "$algo: push to a locked ref fails"
 	contains "$algo: locked ref: the error says so" locked.out "cannot lock"
 	check "$algo: locked ref: the server's refs unchanged" test "$(refs "srv/$algo.git")" = "$before"
 	check "$algo: locked ref: no file left for the new branch" test ! -e "srv/$algo.git/refs/heads/brand-new"
+	check "$algo: locked ref: no file added or removed on the server" test "$(files)" = "$files_before"
 	curl -s -o /dev/null -X UNLOCK -H "Lock-Token: $tok" "$U/$algo.git/refs/heads/main"
 	check "$algo: push once the lock is gone" pgit -C "$w" push -q origin main main:refs/heads/brand-new
 	server_ok "after the lock" "$algo" refs/heads/main
