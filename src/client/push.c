@@ -20,6 +20,7 @@
 #include "packwire/push.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "packwire/revision.h"
 #include "packwire/revlist.h"
 #include "packwire/transport.h"
 #include "packwire/version.h"
@@ -173,6 +174,18 @@ static int resolve_src(struct ps *s, const char *src, char **full, struct pw_oid
 	if (strlen(src) == s->algo->hexsz && !pw_oid_from_hex(oid, src, s->algo->hexsz, s->algo) &&
 	    pw_odb_exists(s->odb, oid))
 		return 0;
+	/* any revision, as git push takes it ("HEAD~2:refs/heads/x"); git
+	 * passes such sources on to a push helper as they were written */
+	if (strpbrk(src, "~^@")) {
+		struct pw_revs *revs = NULL;
+
+		rc = pw_revs_new(&revs, s->repo, s->odb);
+		if (!rc)
+			rc = pw_revs_resolve(revs, src, oid);
+		pw_revs_free(revs);
+		if (!rc)
+			return 0;
+	}
 	return pw_error_set(s->err, PW_ENOTFOUND, "src refspec %s does not match any", src);
 }
 

@@ -155,6 +155,12 @@ for algo in sha1 sha256; do
 	check "$algo: forced push" pgit -C "$w" push -q -f origin main
 	server_ok "forced" "$algo" refs/heads/main
 
+	# a revision as the source: git hands it to the helper as written
+	check "$algo: push of HEAD~1 to a new ref" pgit -C "$w" push -q origin HEAD~1:refs/heads/rev-expr
+	check "$algo: the new ref is HEAD~1" \
+		test "$(git -C "srv/$algo.git" rev-parse rev-expr)" = "$(git -C "$w" rev-parse HEAD~1)"
+	check "$algo: delete it" pgit -C "$w" push -q origin :rev-expr
+
 	# a ref locked by someone else: the push stops, nothing changes (the
 	# new branch locked before it leaves no file behind), then goes through
 	lockinfo='<?xml version="1.0" encoding="utf-8" ?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner><D:href>other</D:href></D:owner></D:lockinfo>'
