@@ -7,8 +7,9 @@
 # branch in a subdirectory, a push of enough objects to go as a pack; after
 # each the server repository is fsck --strict clean and has the pusher's
 # refs and objects, and a dumb clone of it (stock git) matches; packwire's
-# own push command takes the same path. A lock held by another client and
-# the other algorithm's repository stop a push before any write. Hostile
+# own push command takes the same path, and basic auth asks once. A lock
+# held by another client and the other algorithm's repository stop a push
+# before any write. Hostile
 # servers: no DAV at all, no locking, garbage XML, a refused lock: a clear
 # error, and the server's files unchanged.
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +98,14 @@ Alias /dav/ \"$T/srv/\"
 </Directory>
 <Location /dav/>
 	Dav on
+</Location>
+Alias /dav-auth/ \"$T/srv/\"
+<Location /dav-auth/>
+	Dav on
+	AuthType Basic
+	AuthName \"git\"
+	AuthUserFile \"$T/httpd/htpasswd\"
+	Require valid-user
 </Location>"
 start_httpd "$T/srv"
 own_httpd_root
@@ -223,6 +232,26 @@ for algo in sha1 sha256; do
 	check "$algo: stock git clones the pushed repository over dumb HTTP" \
 		test "$(git -C "reclone-$algo" rev-parse HEAD)" = "$(git -C "$w" rev-parse HEAD)"
 	check "$algo: the dumb clone is fsck --strict clean" fsck_ok "reclone-$algo"
+done
+
+# basic auth on every DAV request: the password asked once (askpass)
+cat >askpass <<ASKPASS
+#!/bin/sh
+echo "\$1" >>"$T/askpass.log"
+echo secret
+ASKPASS
+chmod +x askpass
+for algo in sha1 sha256; do
+	w=work-$algo
+	git -C "$w" commit -q --allow-empty -m "with auth"
+	: >askpass.log
+	check "$algo: push with basic auth (user in the URL)" env GIT_ASKPASS="$T/askpass" \
+		GIT_EXEC_PATH="$EXEC" git -C "$w" push -q "http://alice@127.0.0.1:$HTTPD_PORT/dav-auth/$algo.git" main
+	check "$algo: auth: the server has the commit" \
+		test "$(git -C "srv/$algo.git" rev-parse main)" = "$(git -C "$w" rev-parse main)"
+	check "$algo: auth: the password was asked once" test "$(wc -l <askpass.log)" -eq 1
+	own_httpd_root
+	check "$algo: auth: server fsck --strict clean" fsck_ok "srv/$algo.git"
 done
 
 # the other algorithm's repository: refused before anything is written
