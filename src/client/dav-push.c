@@ -767,7 +767,7 @@ static int put_file(struct pw_dav *d, const char *tmp, const char *final, int fd
 
 /* One pack and its .idx, then objects/info/packs names it. */
 static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
-                     const struct objs *s, struct pw_error *err)
+                     const struct objs *s, const struct pw_push_opts *o, struct pw_error *err)
 {
 	struct pw_pack_write_opts po;
 	struct pw_pack_writer *w = NULL;
@@ -792,6 +792,8 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	pw_pack_write_opts_init(&po);
 	pw_pack_write_opts_from_config(&po, pw_repo_config(repo));
 	po.objects_dir = pw_repo_objects_dir(repo);
+	po.progress = o->progress ? o->report.progress : NULL;
+	po.progress_data = o->report.data;
 	if ((rc = pw_pack_writer_new(&w, odb, &po))) {
 		rc = pw_error_set(err, rc, "out of memory");
 		goto out;
@@ -1037,7 +1039,6 @@ int pw_dav_push(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	size_t i;
 	int rc;
 
-	(void)o;
 	/* info/refs first: every push takes it, so pushes take turns */
 	if ((rc = lock(d, "info/refs", err)))
 		goto out;
@@ -1076,7 +1077,7 @@ int pw_dav_push(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	if ((rc = missing_objects(d, odb, res, &s, err)))
 		goto out;
 	if (s.nr && (rc = s.nr <= DAV_LOOSE_MAX ? send_loose(d, odb, &s, err)
-	                                        : send_pack(d, repo, odb, &s, err)))
+	                                        : send_pack(d, repo, odb, &s, o, err)))
 		goto out;
 	for (i = 0; i < res->nr && !rc; i++) {
 		struct pw_push_ref *r = &res->refs[i];

@@ -224,7 +224,8 @@ for algo in sha1 sha256; do
 	git -C "$w" add -A && git -C "$w" commit -q -m many
 	for i in $(seq 1 200); do echo "$i $algo again" >"$w/f$i.txt"; done
 	git -C "$w" commit -q -am "many again"
-	check "$algo: push of a few hundred objects" pgit -C "$w" push -q origin main
+	check "$algo: push of a few hundred objects" pgit -C "$w" push --progress origin main 2>pack.err
+	contains "$algo: the pack's progress is shown" pack.err "Writing objects"
 	server_ok "pack" "$algo" refs/heads/main
 	check "$algo: the objects came as a pack named in objects/info/packs" \
 		grep -q '^P pack-.*\.pack$' "srv/$algo.git/objects/info/packs"
