@@ -41,13 +41,13 @@ struct ps {
 	int rd_init;
 	struct pw_adv adv;
 	struct pw_odb *odb;
+	struct pw_dav *dav; /* a dumb HTTP server: WebDAV (dav-push.c) */
 	int server_report, server_report_v2, server_sideband, server_delete, server_atomic;
 	int server_options, server_ofs;
 	int sideband;
 	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
-	struct pw_dav *dav;       /* a dumb HTTP server: WebDAV (dav-push.c) */
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -1183,6 +1183,13 @@ static int exchange(struct ps *s)
 	size_t i;
 	int rc, rc2;
 
+	if (s->dav) {
+		/* WebDAV: no commands and no report; dav-push.c sets the outcomes */
+		if (!(rc = pw_dav_push(s->dav, s->repo, s->odb, s->o, res, s->err)))
+			update_tracking(s);
+		return rc;
+	}
+
 	rc = send_request(s);
 	if (rc && !res->sent)
 		return rc;
@@ -1247,11 +1254,6 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 				if (res->refs[i].status == PW_PUSH_PENDING)
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
-	}
-	if (s.dav) {
-		if (!(rc = pw_dav_push(s.dav, repo, s.odb, opts, res, err)))
-			update_tracking(&s);
-		goto out;
 	}
 	rc = exchange(&s);
 	goto out;
