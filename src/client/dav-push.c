@@ -350,6 +350,33 @@ static void unlock_all(struct pw_dav *d)
 	d->nr_locks = 0;
 }
 
+/* Renew every lock (a LOCK with the token and no body): sending the objects
+ * of a large push may outlast the locks' timeout, and the refs are written
+ * after it. A lock lost meanwhile stops the push before any ref changes. */
+static int refresh_all(struct pw_dav *d, struct pw_error *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < d->nr_locks && !rc; i++) {
+		struct pw_buf ifh = PW_BUF_INIT;
+		struct call c;
+
+		if (pw_buf_addf(&ifh, "If: (<%s>)", d->locks[i].token))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		call_init(&c, "LOCK", d->locks[i].path);
+		c.hdr[0] = "Timeout: Second-600";
+		c.hdr[1] = ifh.data;
+		rc = call(d, &c, err);
+		if (!rc && c.status != 200)
+			rc = pw_error_set(err, PW_ELOCKED,
+			                  "WebDAV: the lock on %s%s was lost (refresh: HTTP %ld)",
+			                  d->base, d->locks[i].path, c.status);
+		pw_buf_free(&ifh);
+	}
+	return rc;
+}
+
 /* ---- the remote's refs ----------------------------------------------------- */
 
 static int set_algo(struct pw_dav *d, size_t hexlen, const char *what, struct pw_error *err)
@@ -1078,6 +1105,8 @@ int pw_dav_push(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 		goto out;
 	if (s.nr && (rc = s.nr <= DAV_LOOSE_MAX ? send_loose(d, odb, &s, err)
 	                                        : send_pack(d, repo, odb, &s, o, err)))
+		goto out;
+	if (s.nr && (rc = refresh_all(d, err)))
 		goto out;
 	for (i = 0; i < res->nr && !rc; i++) {
 		struct pw_push_ref *r = &res->refs[i];
