@@ -237,6 +237,40 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 	return 0;
 }
 
+/* "list for-push" of a dumb server: the refs of its info/refs, as
+ * git-remote-http lists them (no refs: the local algorithm); the push then
+ * goes over WebDAV (pw_push). */
+static int list_dumb_for_push(struct rh *h)
+{
+	struct pw_client_opts o;
+	struct pw_error err = {0};
+	struct pw_buf out = PW_BUF_INIT;
+	const struct pw_adv *adv;
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t i;
+
+	client_opts(h, &o, 0);
+	if (pw_session_open(&h->s, h->url, &o, &err) ||
+	    pw_session_list_refs(h->s, NULL, 0, &adv, &err))
+		return pw_cli_fatal("%s", err.msg);
+	for (i = 0; i < adv->nr; i++) {
+		const struct pw_remote_ref *r = &adv->refs[i];
+
+		if (!r->unborn && !r->symref_target && strcmp(r->name, "HEAD") &&
+		    pw_buf_addf(&out, "%s %s\n", pw_oid_to_hex(&r->oid, hex), r->name))
+			return pw_cli_fatal("out of memory");
+	}
+	if (h->object_format)
+		printf(":object-format %s\n", !out.len && h->repo ? pw_repo_algo(h->repo)->name
+		                                                  : pw_session_algo(h->s)->name);
+	close_session(h);
+	fwrite(out.data, 1, out.len, stdout);
+	pw_buf_free(&h->pushrefs);
+	h->pushrefs = out;
+	answer("\n");
+	return 0;
+}
+
 /* "list for-push": receive-pack's refs, from its v0 advertisement. The
  * connection's info/refs answer stays in the cache, so that the push that
  * follows does not ask again (one GET, as git-remote-http). */
@@ -262,7 +296,7 @@ static int list_for_push(struct rh *h)
 		return pw_cli_fatal("%s", err.msg);
 	if (conn->in_fd < 0) {
 		pw_conn_free(conn);
-		return pw_cli_fatal("remote-http: cannot push to a dumb HTTP server: %s", h->url);
+		return list_dumb_for_push(h);
 	}
 	if (pw_pkt_reader_init(&rd, conn->in_fd, 0)) {
 		pw_conn_free(conn);

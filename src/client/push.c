@@ -20,10 +20,13 @@
 #include "packwire/push.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "packwire/revision.h"
 #include "packwire/revlist.h"
 #include "packwire/transport.h"
 #include "packwire/version.h"
 #include "client/client-priv.h"
+#include "client/dav.h"
+#include "client/dumb.h"
 #include "transport/transport-priv.h"
 
 struct ps {
@@ -38,6 +41,7 @@ struct ps {
 	int rd_init;
 	struct pw_adv adv;
 	struct pw_odb *odb;
+	struct pw_dav *dav; /* a dumb HTTP server: WebDAV (dav-push.c) */
 	int server_report, server_report_v2, server_sideband, server_delete, server_atomic;
 	int server_options, server_ofs;
 	int sideband;
@@ -170,6 +174,18 @@ static int resolve_src(struct ps *s, const char *src, char **full, struct pw_oid
 	if (strlen(src) == s->algo->hexsz && !pw_oid_from_hex(oid, src, s->algo->hexsz, s->algo) &&
 	    pw_odb_exists(s->odb, oid))
 		return 0;
+	/* any revision, as git push takes it ("HEAD~2:refs/heads/x"); git
+	 * passes such sources on to a push helper as they were written */
+	if (strpbrk(src, "~^@")) {
+		struct pw_revs *revs = NULL;
+
+		rc = pw_revs_new(&revs, s->repo, s->odb);
+		if (!rc)
+			rc = pw_revs_resolve(revs, src, oid);
+		pw_revs_free(revs);
+		if (!rc)
+			return 0;
+	}
 	return pw_error_set(s->err, PW_ENOTFOUND, "src refspec %s does not match any", src);
 }
 
@@ -1098,6 +1114,8 @@ static int connect_remote(struct ps *s)
 	to.remote_name = s->res->remote_name;
 	if ((rc = pw_transport_connect(&s->conn, s->res->url, &to, s->err)))
 		return rc;
+	if (s->conn->in_fd < 0 && pw_dumb_is(s->conn))
+		return pw_dav_open(&s->dav, s->conn, s->algo, &s->adv, s->err);
 	if (s->conn->in_fd < 0) {
 		s->helper = pw_transport__take_helper(s->conn);
 		if (!s->helper)
@@ -1145,6 +1163,8 @@ static int read_caps(struct ps *s)
 	s->server_options = pw_caps_has(caps, clen, "push-options");
 	s->server_ofs = pw_caps_has(caps, clen, "ofs-delta");
 	s->sideband = s->server_sideband;
+	if (s->dav)
+		s->server_delete = 1; /* DELETE */
 	if (s->o->atomic && !s->server_atomic)
 		return pw_error_set(s->err, PW_EUNSUPPORTED,
 		                    "the receiving end does not support --atomic push");
@@ -1162,6 +1182,13 @@ static int exchange(struct ps *s)
 	struct pw_error e2;
 	size_t i;
 	int rc, rc2;
+
+	if (s->dav) {
+		/* WebDAV: no commands and no report; dav-push.c sets the outcomes */
+		if (!(rc = pw_dav_push(s->dav, s->repo, s->odb, s->o, res, s->err)))
+			update_tracking(s);
+		return rc;
+	}
 
 	rc = send_request(s);
 	if (rc && !res->sent)
@@ -1246,6 +1273,7 @@ out:
 	if (s.rd_init)
 		pw_pkt_reader_free(&s.rd);
 	pw_client__helper_end(s.helper);
+	pw_dav_free(s.dav);
 	if (s.conn) {
 		struct pw_error e;
 		int status = 0;

@@ -7,6 +7,8 @@
 
 #include "packwire/transport.h"
 
+struct pw_buf;
+
 struct pw_conn_ops;
 
 /* What a connection is behind its public fields: pw_transport_connect
@@ -68,6 +70,23 @@ int pw_http__server_may_use(struct pw_conn *c, const char *url);
  * and is returned. PW_ENOTFOUND for 404/410, PW_EIO otherwise. */
 int pw_http__get(struct pw_conn *c, const char *url,
                  int (*sink)(void *ctx, const void *p, size_t n), void *ctx, struct pw_error *err);
+/* Any method (WebDAV's PROPFIND, LOCK, PUT, MOVE, ...) on an absolute URL
+ * of a dumb connection, with its settings and credentials (a 401 asks once).
+ * The body is body[0..body_len) or, when body is NULL and body_fd >= 0,
+ * body_len bytes of body_fd from offset 0. The response body goes to resp
+ * and its header lines to resp_headers (either may be NULL; their max
+ * bounds them: PW_ETOOBIG). Returns 0 whatever the status (in status) but
+ * 401; PW_EIO when no answer came. */
+struct pw_http__req {
+	const char *method, *url;
+	const char *const *headers; /* "Name: value", NULL-terminated (7 at most); or NULL */
+	const void *body;
+	int body_fd;
+	uint64_t body_len;
+	struct pw_buf *resp, *resp_headers;
+	long status;
+};
+int pw_http__request(struct pw_conn *c, struct pw_http__req *r, struct pw_error *err);
 /* <name>::<address> and unknown schemes: git-remote-<name> (helper.c). A
  * helper that cannot connect gives a conn without a stream (in_fd -1) whose
  * helper pw_transport__take_helper hands to the client. */
