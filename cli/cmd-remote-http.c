@@ -12,6 +12,7 @@
 
 #include "client-util.h"
 #include "cmds.h"
+#include "trace-packet.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] = "packwire remote-http <remote> [<url>]";
@@ -42,7 +43,24 @@ struct rh {
 	struct pw_oid *wants;
 	char **specs;
 	size_t nr_specs;
+	/* GIT_TRACE_PACKET as git-remote-http writes it: what the helper reads
+	 * as "git", its fetch as "fetch-pack", its push as "send-pack" */
+	struct pw_cli_trace_packet *trace;
 };
+
+static void trace_pkt(const struct rh *h, int write, const struct pw_pkt *pkt)
+{
+	if (!h->trace)
+		return;
+	if (pkt->kind == PW_PKT_DATA)
+		pw_cli_trace_packet(h->trace, write, pkt->data ? pkt->data : "", pkt->len);
+	else if (pkt->kind == PW_PKT_FLUSH)
+		pw_cli_trace_packet(h->trace, write, "0000", 4);
+	else if (pkt->kind == PW_PKT_DELIM)
+		pw_cli_trace_packet(h->trace, write, "0001", 4);
+	else if (pkt->kind == PW_PKT_RESPONSE_END)
+		pw_cli_trace_packet(h->trace, write, "0002", 4);
+}
 
 static void free_batch(struct rh *h)
 {
@@ -85,15 +103,17 @@ static void answer(const char *s)
 	fflush(stdout);
 }
 
-/* The version git-remote-http would ask for: GIT_TEST_PROTOCOL_VERSION (Git's
- * test suite) wins over protocol.version, as in Git. */
+/* The version git-remote-http would ask for: protocol.version when it is
+ * set, else GIT_TEST_PROTOCOL_VERSION (Git's test suite), else 2, as in Git. */
 static int wanted_version(const struct rh *h)
 {
 	const char *v = getenv("GIT_TEST_PROTOCOL_VERSION");
 
+	if (pw_config_get_entry(pw_cli_config(h->repo), "protocol.version"))
+		return pw_cli_protocol_version(h->repo);
 	if (v && (!strcmp(v, "0") || !strcmp(v, "1") || !strcmp(v, "2")))
 		return v[0] - '0';
-	return pw_cli_protocol_version(h->repo);
+	return 2;
 }
 
 static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
@@ -107,6 +127,10 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	o->protocol = &pw_cli_env()->protocol;
 	o->config = pw_cli_config(h->repo);
 	pw_cli_report(&o->report, NULL);
+	if (h->trace) {
+		o->trace_packet = pw_cli_trace_packet;
+		o->trace_packet_ctx = h->trace;
+	}
 }
 
 static void close_session(struct rh *h)
@@ -254,6 +278,8 @@ static int list_for_push(struct rh *h)
 	int rc;
 
 	to.service = "git-receive-pack";
+	/* receive-pack speaks v0 or v1: v2 asks for v0, as git-remote-http */
+	to.protocol_version = wanted_version(h) == 1 ? 1 : 0;
 	to.quiet = h->verbosity < 1;
 	to.config = pw_cli_config(h->repo);
 	to.http_env = &h->http;
@@ -273,6 +299,7 @@ static int list_for_push(struct rh *h)
 	do {
 		if ((rc = pw_pkt_read(&rd, &pkt, &err)))
 			break;
+		trace_pkt(h, 0, &pkt);
 		rc = pw_adv_feed_v0(&adv, &pkt, &err);
 	} while (rc == PW_EMORE);
 	pw_pkt_reader_free(&rd);
@@ -311,6 +338,7 @@ static int do_list(struct rh *h, int for_push)
 	if (h->s) {
 		close_session(h);
 	}
+	pw_cli_trace_packet_who(h->trace, "git");
 	if (for_push)
 		return list_for_push(h);
 	client_opts(h, &o, wanted_version(h));
@@ -345,6 +373,8 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 
 	if ((rc = open_repo(h)))
 		return rc;
+	/* git-remote-http's fetch is fetch-pack's */
+	pw_cli_trace_packet_who(h->trace, "fetch-pack");
 	if (!h->s) {
 		struct pw_client_opts o;
 		const struct pw_adv *adv;
@@ -566,6 +596,11 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
+	if (h->trace) {
+		pw_cli_trace_packet_who(h->trace, "send-pack");
+		o.trace_packet = pw_cli_trace_packet;
+		o.trace_packet_ctx = h->trace;
+	}
 	pw_cli_report(&o.report, NULL);
 	if (h->nr_specs)
 		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
@@ -593,9 +628,10 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	return 0;
 }
 
-/* Copy packets from r to fd 1 up to and including the one of kind `last`. */
-static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *out,
-                 struct pw_error *err)
+/* Copy packets from r to fd 1 up to and including the one of kind `last`;
+ * traced when trace is set. */
+static int relay(const struct rh *trace, struct pw_pkt_reader *r, enum pw_pkt_kind last,
+                 struct pw_buf *out, struct pw_error *err)
 {
 	struct pw_pkt pkt;
 	int rc;
@@ -604,6 +640,8 @@ static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *
 	for (;;) {
 		if ((rc = pw_pkt_read(r, &pkt, err)))
 			return rc;
+		if (trace)
+			trace_pkt(trace, 0, &pkt);
 		switch (pkt.kind) {
 		case PW_PKT_EOF:
 			return pw_error_set(err, PW_EPROTO, "the remote end hung up unexpectedly");
@@ -680,13 +718,17 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *f
 		return 0;
 	}
 	answer("\n");
-	if ((rc = relay(&rd, PW_PKT_FLUSH, &out, &err)))
+	/* as git-remote-http: its view of the capabilities and of Git's
+	 * requests is traced, the answers go through as they are */
+	pw_cli_trace_packet_who(h->trace, "git");
+	if ((rc = relay(h, &rd, PW_PKT_FLUSH, &out, &err)))
 		goto fail;
 	for (;;) {
 		pw_buf_reset(&req);
 		do {
 			if ((rc = pw_pkt_read(&in, &pkt, &err)))
 				goto fail;
+			trace_pkt(h, 0, &pkt);
 			if (pkt.kind == PW_PKT_EOF) {
 				if (req.len)
 					rc = pw_error_set(&err, PW_EPROTO,
@@ -707,8 +749,10 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *f
 		} while (pkt.kind != PW_PKT_FLUSH);
 		if ((rc = pw_pkt_send(conn->out_fd, &req, &err)) ||
 		    (rc = pw_conn_end_request(conn, &err)) ||
-		    (rc = relay(&rd, PW_PKT_RESPONSE_END, &out, &err)))
+		    (rc = relay(NULL, &rd, PW_PKT_RESPONSE_END, &out, &err)))
 			goto fail;
+		if (h->trace)
+			pw_cli_trace_packet(h->trace, 1, "0002", 4);
 	}
 done:
 fail:
@@ -717,6 +761,14 @@ fail:
 	pw_buf_free(&out);
 	pw_buf_free(&req);
 	pw_conn_close_write(conn);
+	if (rc) {
+		/* an answer cut off or badly framed: the transport knows how,
+		 * the reader saw only an early end */
+		struct pw_error why = {0};
+
+		if (pw_conn_finish(conn, NULL, &why) && why.msg[0])
+			pw_error_copy(&err, &why);
+	}
 	pw_conn_free(conn);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
@@ -751,6 +803,7 @@ int cmd_remote_http(int argc, char **argv)
 	}
 	if (pw_http_cache_new(&h.http.cache))
 		return pw_cli_fatal("out of memory");
+	h.trace = pw_cli_trace_packet_open("git");
 	/* the repository's config (http.*, credential.*) from the start, when
 	 * there is one; fetch and push open it afresh */
 	if (pw_repo_discover(&h.repo, getenv("GIT_DIR"), ".", pw_cli_repo_opts(), &err))
@@ -815,6 +868,7 @@ out:
 		free((char *)h.push_options[i]);
 	free(h.push_options);
 	pw_http_cache_free(h.http.cache);
+	pw_cli_trace_packet_close(h.trace);
 	for (size_t i = 0; i < h.nr_cas; i++)
 		free(h.cas[i]);
 	free(h.cas);

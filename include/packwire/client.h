@@ -106,6 +106,11 @@ struct pw_client_opts {
 	/* a remote helper's first argument (its marks and private refs are
 	 * kept under it); NULL: the URL, as for a URL given on the command line */
 	const char *remote_name;
+	/* GIT_TRACE_PACKET's view: each pkt-line read from the server (write
+	 * 0) or sent to it (1), control packets as "0000", "0001", "0002"; the
+	 * pack stream itself is left out. NULL: no trace. */
+	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
+	void *trace_packet_ctx;
 };
 
 struct pw_session;

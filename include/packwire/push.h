@@ -40,6 +40,9 @@ struct pw_push_opts {
 	const char *git_proxy; /* git:// proxy command (GIT_PROXY_COMMAND); NULL: core.gitProxy */
 	const struct pw_http_env *http_env;     /* http(s):// (pw_transport_opts); may be NULL */
 	const struct pw_protocol_env *protocol; /* policy, helpers; may be NULL */
+	/* each pkt-line read or sent, as pw_client_opts.trace_packet */
+	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
+	void *trace_packet_ctx;
 };
 
 enum pw_push_status {

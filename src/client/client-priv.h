@@ -32,6 +32,11 @@ int pw_adv__add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_re
                     struct pw_error *err);
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
+/* GIT_TRACE_PACKET (pw_client_opts.trace_packet): one packet, or each
+ * packet of an outgoing buffer. fn NULL: nothing. */
+typedef void pw_client__trace_fn(void *ctx, int write, const char *data, size_t len);
+void pw_client__trace_pkt(pw_client__trace_fn *fn, void *ctx, int write, const struct pw_pkt *pkt);
+void pw_client__trace_buf(pw_client__trace_fn *fn, void *ctx, const struct pw_buf *b);
 /* Send s->out (and empty it). */
 int pw_client__send(struct pw_session *s, struct pw_error *err);
 /* Stateless v2: the transport's response-end packet must follow a response

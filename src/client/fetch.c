@@ -717,8 +717,11 @@ static void *demux_main(void *arg)
 
 		if ((rc = pw_pkt_read(&s->rd, &pkt, &d->err)))
 			break;
-		if (pkt.kind == PW_PKT_FLUSH)
+		if (pkt.kind == PW_PKT_FLUSH) {
+			pw_client__trace_pkt(s->opts.trace_packet, s->opts.trace_packet_ctx, 0,
+			                     &pkt);
 			break;
+		}
 		if (pkt.kind == PW_PKT_EOF) {
 			rc = pw_error_set(&d->err, PW_EPROTO,
 			                  "the remote end hung up unexpectedly");

@@ -572,7 +572,18 @@ static int decide(struct ps *s)
 
 static int send_out(struct ps *s, struct pw_buf *b)
 {
+	pw_client__trace_buf(s->o->trace_packet, s->o->trace_packet_ctx, b);
 	return pw_pkt_send(s->conn->out_fd, b, s->err);
+}
+
+/* A packet from the server, traced (GIT_TRACE_PACKET). */
+static int read_pkt(struct ps *s, struct pw_pkt *pkt)
+{
+	int rc = pw_pkt_read(&s->rd, pkt, s->err);
+
+	if (!rc)
+		pw_client__trace_pkt(s->o->trace_packet, s->o->trace_packet_ctx, 0, pkt);
+	return rc;
 }
 
 struct pack_ctx {
@@ -858,7 +869,7 @@ static int read_report(struct ps *s)
 	/* band payloads keep their LF: the caller needs the line ends */
 	s->rd.flags &= ~(unsigned)PW_PKT_READ_CHOMP;
 	for (;;) {
-		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
+		if ((rc = read_pkt(s, &pkt)))
 			break;
 		if (pkt.kind == PW_PKT_EOF) {
 			if (!s->sideband)
@@ -1059,7 +1070,7 @@ static int read_advertisement(struct ps *s)
 	int rc;
 
 	for (;;) {
-		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
+		if ((rc = read_pkt(s, &pkt)))
 			return rc;
 		if (pkt.kind == PW_PKT_EOF)
 			return pw_error_set(s->err, PW_EPROTO,

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# packwire remote-http as git-remote-http, for what Git's own HTTP tests
+# (t5539, t5551, t5700, t5702, ...) look at beyond the result: stock git with
+# packwire's helper against Apache + git http-backend and packwire
+# http-backend, SHA-1 and SHA-256. Protocol v1 asked with the Git-Protocol
+# header and answered "version 1" (protocol.version wins over
+# GIT_TEST_PROTOCOL_VERSION, as in Git); GIT_TRACE_PACKET lines as
+# git-remote-http and its fetch-pack/send-pack write them; a v2 answer cut
+# off inside a packet's length or body reported in Git's words.
+. "$(dirname "$0")/lib.sh"
+unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+. "$(dirname "$0")/http-lib.sh"
+
+if ! need_httpd; then
+	skip "apache2 (apache2-bin), curl or openssl missing: scripts/install-deps.sh installs them"
+	finish
+fi
+
+EXEC=$T/exec
+mkdir -p "$EXEC"
+for f in "$(git --exec-path)"/*; do ln -s "$f" "$EXEC/"; done
+for n in git-remote-http git-remote-https; do
+	rm -f "$EXEC/$n"
+	printf '#!/bin/sh\nexec "%s" remote-http "$@"\n' "$PACKWIRE" >"$EXEC/$n"
+	chmod +x "$EXEC/$n"
+done
+pgit() { GIT_EXEC_PATH=$EXEC git "$@"; }
+
+mkdir -p srv
+for algo in sha1 sha256; do
+	make_repo "src-$algo" "$algo"
+	git clone -q --bare "src-$algo" "srv/$algo.git"
+	git -C "srv/$algo.git" config http.receivepack true
+done
+# v2 answers cut off: info/refs from git http-backend, the POST from a
+# script that stops inside a packet (as Git's t5702 does)
+mkdir -p "$T/httpd"
+for kind in length body; do
+	{
+		printf '#!/bin/sh\nprintf "Content-Type: text/application/x-git-upload-pack-result\\n\\n"\n'
+		[ $kind = length ] && echo 'printf "%s" "00"' || echo 'printf "%s%s" "0079" "45"'
+	} >"$T/httpd/cut-$kind.sh"
+	chmod +x "$T/httpd/cut-$kind.sh"
+done
+HTTPD_EXTRA_CONF="ScriptAliasMatch ^/cut-(length|body)/[^/]*/git-upload-pack\$ \"$T/httpd/cut-\$1.sh\"
+ScriptAliasMatch ^/cut-(length|body)/(.*)\$ \"$T/httpd/git-backend/\$2\""
+start_httpd "$T/srv"
+U=http://127.0.0.1:$HTTPD_PORT
+
+for algo in sha1 sha256; do
+	r=$algo.git
+	for be in git pw; do
+		t="$algo $be http-backend"
+		# protocol v1: asked for on the GET and the POSTs, answered
+		c=v1-$algo-$be
+		if GIT_TRACE_PACKET=$T/$c.pkt GIT_TRACE_CURL=$T/$c.curl \
+			pgit -c protocol.version=1 clone -q "$U/$be-open/$r" "$c" 2>"$c.err"; then
+			check "$t: v1 clone is fsck --strict clean" fsck_ok "$c"
+			check "$t: v1 clone has the server's main" \
+				test "$(git -C "$c" rev-parse origin/main)" = "$(git -C "srv/$r" rev-parse main)"
+			check "$t: v1 asked on the GET and the POST" \
+				test "$(grep -c 'Send header: Git-Protocol: version=1' "$T/$c.curl")" -ge 2
+			contains "$t: v1 answered (git< version 1)" "$T/$c.pkt" "packet:          git< version 1"
+			contains "$t: the v1 fetch traced as fetch-pack's" "$T/$c.pkt" "packet:   fetch-pack> want "
+			contains "$t: the server's answer traced" "$T/$c.pkt" "packet:   fetch-pack< NAK"
+		else
+			not_ok "$t: v1 clone"
+			cat "$c.err"
+			continue
+		fi
+		# v1 push: "version 1" from receive-pack, send-pack's trace
+		(cd "$c" && echo "v1 $be" >>a.txt && git commit -q -am "v1 $be")
+		if GIT_TRACE_PACKET=$T/$c.ppkt pgit -C "$c" -c protocol.version=1 \
+			push -q origin HEAD:refs/heads/v1-$be 2>"$c.perr"; then
+			check "$t: v1 push updated the server" \
+				test "$(git -C "srv/$r" rev-parse v1-$be)" = "$(git -C "$c" rev-parse HEAD)"
+			check "$t: server is fsck --strict clean after the v1 push" fsck_ok "srv/$r"
+			contains "$t: receive-pack answered v1" "$T/$c.ppkt" "packet:          git< version 1"
+			contains "$t: the push traced as send-pack's" "$T/$c.ppkt" "packet:    send-pack> "
+		else
+			not_ok "$t: v1 push"
+			cat "$c.perr"
+		fi
+		own_httpd_root
+		# protocol.version wins over GIT_TEST_PROTOCOL_VERSION, as in Git
+		GIT_TEST_PROTOCOL_VERSION=0 GIT_TRACE_PACKET=$T/$c.env \
+			pgit -C "$c" -c protocol.version=1 fetch -q origin 2>/dev/null || true
+		contains "$t: protocol.version=1 over GIT_TEST_PROTOCOL_VERSION=0" "$T/$c.env" "git< version 1"
+		# v0: the advertisement's capabilities in the trace (symref)
+		c=v0-$algo-$be
+		if GIT_TRACE_PACKET=$T/$c.pkt GIT_TEST_PROTOCOL_VERSION=0 \
+			pgit clone -q "$U/$be-open/$r" "$c" 2>"$c.err"; then
+			check "$t: v0 clone is fsck --strict clean" fsck_ok "$c"
+			contains "$t: v0 advertisement traced with its symref" "$T/$c.pkt" "symref=HEAD:refs/heads/main"
+			check "$t: v0 asks no version" test "$(grep -c 'version 1' "$T/$c.pkt")" = 0
+		else
+			not_ok "$t: v0 clone"
+			cat "$c.err"
+		fi
+		# v2: the capabilities as git-remote-http traces them
+		c=v2-$algo-$be
+		if GIT_TRACE_PACKET=$T/$c.pkt pgit -c protocol.version=2 clone -q "$U/$be-open/$r" "$c" 2>"$c.err"; then
+			check "$t: v2 clone is fsck --strict clean" fsck_ok "$c"
+			contains "$t: v2 answered (git< version 2)" "$T/$c.pkt" "packet:          git< version 2"
+			contains "$t: Git's v2 requests traced" "$T/$c.pkt" "packet:          git< command=fetch"
+			contains "$t: response end traced" "$T/$c.pkt" "packet:          git> 0002"
+		else
+			not_ok "$t: v2 clone"
+			cat "$c.err"
+		fi
+	done
+	# a v2 answer cut off inside a length, inside a body
+	t=$algo
+	for kind in length body; do
+		c=cut-$kind-$algo
+		check_fails "$t: a v2 answer cut in its $kind fails the clone" \
+			pgit -c protocol.version=2 clone -q "$U/cut-$kind/$r" "$c" 2>"$c.err"
+		if [ $kind = length ]; then
+			contains "$t: cut in a length, told as Git does" "$c.err" "2 bytes of length header were received"
+		else
+			contains "$t: cut in a body, told as Git does" "$c.err" "115 bytes of body are still expected"
+		fi
+		check "$t: the failed clone left nothing" test ! -e "$c"
+	done
+done
+finish
