@@ -12,6 +12,7 @@
 
 #include "client-util.h"
 #include "cmds.h"
+#include "push-sign.h"
 #include "trace-packet.h"
 #include "packwire/packwire.h"
 
@@ -20,6 +21,7 @@ static const char usage_str[] = "packwire remote-http <remote> [<url>]";
 struct rh {
 	const char *url;
 	int verbosity, progress, followtags, dry_run, atomic, object_format, cloning;
+	int push_cert; /* "option pushcert": 0 false, 1 if-asked, 2 true */
 	unsigned depth;
 	char *filter;
 	const char **push_options;
@@ -246,9 +248,14 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		h->cas[h->nr_cas++] = value;
 		value = NULL;
 	} else if (!strcmp(name, "pushcert")) {
-		free(value);
-		answer("error packwire remote-http does not support signed pushes\n");
-		return 0;
+		if (!strcmp(value, "true"))
+			h->push_cert = 2;
+		else if (!strcmp(value, "if-asked"))
+			h->push_cert = 1;
+		else if (!strcmp(value, "false"))
+			h->push_cert = 0;
+		else
+			known = 0;
 	} else if (!strcmp(name, "thin") || !strcmp(name, "update-shallow") ||
 	           !strcmp(name, "check-connectivity") || !strcmp(name, "from-promisor") ||
 	           !strcmp(name, "no-dependents")) {
@@ -558,6 +565,7 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
 	struct pw_push_opts o = {0};
 	struct pw_push_result res = {0};
+	char pusher[640];
 	struct pw_error err = {0};
 	struct pw_helper_cmd c = *first;
 	size_t i;
@@ -596,6 +604,16 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
+	if (h->push_cert) {
+		/* push --signed: the certificate signed with gpg, as send-pack */
+		if (pw_cli_push_pusher(h->repo, pusher, sizeof(pusher)))
+			return pw_cli_fatal("a signed push needs a committer email "
+			                    "(user.email or GIT_COMMITTER_EMAIL)");
+		o.push_cert = h->push_cert;
+		o.cert_pusher = pusher;
+		o.sign = pw_cli_push_sign;
+		o.sign_ctx = h->repo;
+	}
 	if (h->trace) {
 		pw_cli_trace_packet_who(h->trace, "send-pack");
 		o.trace_packet = pw_cli_trace_packet;

@@ -44,6 +44,7 @@ struct ps {
 	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
+	char *nonce;              /* the server's push-cert nonce, when one is sent */
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -677,6 +678,75 @@ out:
 	return rc;
 }
 
+/* The URL without its user information, as the certificate's "pushee". */
+static int add_pushee(struct pw_buf *b, const char *url)
+{
+	const char *scheme = strstr(url, "://"), *host, *at, *slash;
+
+	if (!scheme)
+		return pw_buf_addf(b, "pushee %s\n", url);
+	host = scheme + 3;
+	slash = strchr(host, '/');
+	at = memchr(host, '@', slash ? (size_t)(slash - host) : strlen(host));
+	if (!at)
+		return pw_buf_addf(b, "pushee %s\n", url);
+	return pw_buf_addf(b, "pushee %.*s%s\n", (int)(host - url), url, at + 1);
+}
+
+/* A signed push: the certificate (the commands, signed) in place of the
+ * command lines, "push-cert" with the capabilities first. *sent = 0 when
+ * no ref is to be updated (nothing is sent, as Git). */
+static int add_push_cert(struct ps *s, struct pw_buf *b, const char *caps, int *sent)
+{
+	struct pw_buf cert = PW_BUF_INIT;
+	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
+	const char *p, *end;
+	size_t i;
+	int rc = 0;
+
+	*sent = 0;
+	rc |= pw_buf_addf(&cert, "certificate version 0.1\npusher %s\n", s->o->cert_pusher);
+	if (s->res->url && *s->res->url)
+		rc |= add_pushee(&cert, s->res->url);
+	rc |= pw_buf_addf(&cert, "nonce %s\n", s->nonce);
+	for (i = 0; i < s->o->nr_push_options; i++)
+		rc |= pw_buf_addf(&cert, "push-option %s\n", s->o->push_options[i]);
+	rc |= pw_buf_adds(&cert, "\n");
+	for (i = 0; i < s->res->nr; i++) {
+		struct pw_push_ref *r = &s->res->refs[i];
+
+		if (r->status != PW_PUSH_PENDING)
+			continue;
+		rc |= pw_buf_addf(&cert, "%s %s %s\n", pw_oid_to_hex(&r->old_oid, o),
+		                  pw_oid_to_hex(&r->new_oid, n), r->dst);
+		*sent = 1;
+	}
+	if (rc) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!*sent)
+		goto out;
+	if ((rc = s->o->sign(s->o->sign_ctx, cert.data, cert.len, &cert, s->err)))
+		goto out;
+	rc = pw_pkt_writef(b, "push-cert%c%s", '\0', caps);
+	for (p = cert.data, end = cert.data + cert.len; !rc && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		rc = len > PW_PKT_DATA_MAX ? PW_ETOOBIG : pw_pkt_write(b, p, len);
+		p += len;
+	}
+	if (!rc)
+		rc = pw_pkt_writef(b, "push-cert-end\n");
+	if (rc)
+		rc = pw_error_set(s->err, rc, "cannot build the push certificate: %s",
+		                  rc == PW_ETOOBIG ? "a line is too long" : pw_strerror(rc));
+out:
+	pw_buf_free(&cert);
+	return rc;
+}
+
 static int send_request(struct ps *s)
 {
 	struct pw_buf b = PW_BUF_INIT, caps = PW_BUF_INIT;
@@ -703,6 +773,13 @@ static int send_request(struct ps *s)
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
+	if (s->nonce && !s->o->dry_run) {
+		int sent;
+
+		if ((rc = add_push_cert(s, &b, caps.data, &sent)))
+			goto out;
+		first = !sent;
+	}
 	for (i = 0; i < s->res->nr && !rc; i++) {
 		struct pw_push_ref *r = &s->res->refs[i];
 
@@ -710,6 +787,11 @@ static int send_request(struct ps *s)
 			continue;
 		if (s->o->dry_run) {
 			r->status = PW_PUSH_OK;
+			continue;
+		}
+		if (s->nonce) { /* in the certificate */
+			if (!r->is_delete)
+				need_pack = 1;
 			continue;
 		}
 		pw_oid_to_hex(&r->old_oid, o);
@@ -1162,6 +1244,36 @@ static int read_caps(struct ps *s)
 	if (s->o->nr_push_options && !s->server_options)
 		return pw_error_set(s->err, PW_EUNSUPPORTED,
 		                    "the receiving end does not support push options");
+	if (s->o->push_cert) {
+		struct pw_str v = {0};
+		size_t i;
+
+		if (pw_caps_get(caps, clen, "push-cert", &v) || !v.p) {
+			if (s->o->push_cert == 2)
+				return pw_error_set(
+				        s->err, PW_EUNSUPPORTED,
+				        "the receiving end does not support --signed push");
+			if (s->o->report.warning)
+				s->o->report.warning(
+				        s->o->report.data,
+				        "not sending a push certificate since the "
+				        "receiving end does not support --signed push");
+			return 0;
+		}
+		/* it goes into a line of the certificate: printable, no spaces */
+		for (i = 0; i < v.len; i++)
+			if (v.p[i] <= ' ' || v.p[i] > '~')
+				return pw_error_set(
+				        s->err, PW_EPROTO,
+				        "the receiving end asked to sign an invalid nonce "
+				        "<%.*s>",
+				        (int)(v.len > 64 ? 64 : v.len), v.p);
+		if (!s->o->sign || !s->o->cert_pusher)
+			return pw_error_set(s->err, PW_EINVAL,
+			                    "a signed push needs a signer and a pusher");
+		if (!(s->nonce = strndup(v.p, v.len)))
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -1265,6 +1377,7 @@ out:
 		pw_conn_free(s.conn);
 	}
 	pw_adv_free(&s.adv);
+	free(s.nonce);
 	if (s.odb)
 		pw_odb_free(s.odb);
 	return rc;

@@ -6,7 +6,9 @@
 # header and answered "version 1" (protocol.version wins over
 # GIT_TEST_PROTOCOL_VERSION, as in Git); GIT_TRACE_PACKET lines as
 # git-remote-http and its fetch-pack/send-pack write them; a v2 answer cut
-# off inside a packet's length or body reported in Git's words.
+# off inside a packet's length or body reported in Git's words; push
+# --signed through the helper (option pushcert: the certificate signed with
+# gpg, its nonce, pushee and commands), when gpg is installed.
 . "$(dirname "$0")/lib.sh"
 unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 . "$(dirname "$0")/http-lib.sh"
@@ -46,6 +48,16 @@ HTTPD_EXTRA_CONF="ScriptAliasMatch ^/cut-(length|body)/[^/]*/git-upload-pack\$ \
 ScriptAliasMatch ^/cut-(length|body)/(.*)\$ \"$T/httpd/git-backend/\$2\""
 start_httpd "$T/srv"
 U=http://127.0.0.1:$HTTPD_PORT
+# a gpg key for push --signed (its agent's socket path kept short)
+GNUPGHOME=
+if command -v gpg >/dev/null && command -v gpgconf >/dev/null; then
+	GNUPGHOME=$(mktemp -d /tmp/pw-gpg.XXXXXX)
+	export GNUPGHOME
+	trap 'gpgconf --kill gpg-agent 2>/dev/null || true; rm -rf "$GNUPGHOME"; http_cleanup' EXIT
+	gpg --batch -q --passphrase '' --quick-gen-key "Pusher Person <pusher@example.com>" ed25519 sign never 2>/dev/null
+else
+	skip "gpg is not installed: no signed push (scripts/install-deps.sh installs it)"
+fi
 
 for algo in sha1 sha256; do
 	r=$algo.git
@@ -109,8 +121,57 @@ for algo in sha1 sha256; do
 			cat "$c.err"
 		fi
 	done
-	# a v2 answer cut off inside a length, inside a body
+	# push --signed: a certificate the server stores (nonce OK) and gpg
+	# verifies; refused without a nonce, a warning with --signed=if-asked
 	t=$algo
+	if [ -n "$GNUPGHOME" ]; then
+		for be in git pw; do
+			c=signed-$algo-$be
+			git clone -q "srv/$r" "$c"
+			git -C "$c" config user.signingkey pusher@example.com
+			(cd "$c" && echo "signed $be" >>a.txt && git commit -q -am "signed $be")
+			check_fails "$t $be: --signed refused by a server without receive.certNonceSeed" \
+				pgit -C "$c" push --signed "$U/$be-open/$r" HEAD:refs/heads/signed-$be 2>"$c.nerr"
+			contains "$t $be: ... in Git's words" "$c.nerr" "the receiving end does not support --signed push"
+			if pgit -C "$c" push --signed=if-asked "$U/$be-open/$r" HEAD:refs/heads/ifasked-$be 2>"$c.ierr"; then
+				contains "$t $be: --signed=if-asked warns and pushes" "$c.ierr" \
+					"not sending a push certificate since the receiving end does not support --signed push"
+			else
+				not_ok "$t $be: --signed=if-asked push"
+				cat "$c.ierr"
+			fi
+			git -C "srv/$r" config receive.certNonceSeed sekrit
+			cat >"srv/$r/hooks/post-receive" <<-\HOOK
+			#!/bin/sh
+			cat >/dev/null
+			env | grep '^GIT_PUSH_CERT' | sort >cert-env
+			if test -n "${GIT_PUSH_CERT-}"; then git cat-file blob "$GIT_PUSH_CERT" >cert-blob; fi
+			HOOK
+			chmod +x "srv/$r/hooks/post-receive"
+			rm -f "srv/$r/cert-env" "srv/$r/cert-blob"
+			own_httpd_root
+			if pgit -C "$c" push -q --signed "$U/$be-open/$r" HEAD:refs/heads/signed-$be 2>"$c.serr"; then
+				new=$(git -C "$c" rev-parse HEAD)
+				check "$t $be: the signed push updated the server" \
+					test "$(git -C "srv/$r" rev-parse signed-$be)" = "$new"
+				contains "$t $be: the server took the nonce" "srv/$r/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+				contains "$t $be: the certificate names the pusher" "srv/$r/cert-blob" "pusher pusher@example.com "
+				contains "$t $be: ... the pushee" "srv/$r/cert-blob" "pushee $U/$be-open/$r"
+				contains "$t $be: ... the update" "srv/$r/cert-blob" "$(printf '%0*d' "${#new}" 0) $new refs/heads/signed-$be"
+				sed -n '/^-----BEGIN PGP SIGNATURE-----/,$p' "srv/$r/cert-blob" >"$c.sig"
+				sed '/^-----BEGIN PGP SIGNATURE-----/,$d' "srv/$r/cert-blob" >"$c.payload"
+				check "$t $be: gpg verifies the certificate's signature" \
+					gpg -q --verify "$c.sig" "$c.payload" 2>/dev/null
+			else
+				not_ok "$t $be: signed push"
+				cat "$c.serr"
+			fi
+			rm -f "srv/$r/hooks/post-receive"
+			git -C "srv/$r" config --unset receive.certNonceSeed
+			own_httpd_root
+		done
+	fi
+	# a v2 answer cut off inside a length, inside a body
 	for kind in length body; do
 		c=cut-$kind-$algo
 		check_fails "$t: a v2 answer cut in its $kind fails the clone" \
