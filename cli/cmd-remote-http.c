@@ -560,6 +560,30 @@ static int apply_cas(struct rh *h)
 	return 0;
 }
 
+/* A proc-receive hook's reports of what it did instead (report-status-v2),
+ * as "option" lines after the ref's "ok", one "ok" more for each further
+ * report, as send-pack --helper-status prints them. */
+static void print_reports(const struct pw_push_ref *r)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t j;
+
+	for (j = 0; j < r->nr_reports; j++) {
+		const struct pw_push_report *rep = &r->reports[j];
+
+		if (j)
+			printf("ok %s\n", r->dst);
+		if (rep->ref_name)
+			printf("option refname %s\n", rep->ref_name);
+		if (rep->old_oid.algo)
+			printf("option old-oid %s\n", pw_oid_to_hex(&rep->old_oid, hex));
+		if (rep->new_oid.algo)
+			printf("option new-oid %s\n", pw_oid_to_hex(&rep->new_oid, hex));
+		if (rep->forced_update)
+			printf("option forced-update\n");
+	}
+}
+
 /* "push <refspec>" lines up to a blank one, then one push. */
 static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
@@ -640,6 +664,8 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		const char *msg, *st = push_status(&res.refs[i], &msg);
 
 		printf("%s %s%s%s\n", st, res.refs[i].dst, msg ? " " : "", msg ? msg : "");
+		if (res.refs[i].status == PW_PUSH_OK)
+			print_reports(&res.refs[i]);
 	}
 	pw_push_result_free(&res);
 	answer("\n");

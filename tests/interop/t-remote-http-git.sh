@@ -8,7 +8,9 @@
 # git-remote-http and its fetch-pack/send-pack write them; a v2 answer cut
 # off inside a packet's length or body reported in Git's words; push
 # --signed through the helper (option pushcert: the certificate signed with
-# gpg, its nonce, pushee and commands), when gpg is installed.
+# gpg, its nonce, pushee and commands), when gpg is installed; a
+# proc-receive hook's reports (report-status-v2 "option" lines: the ref it
+# made instead) passed on to git as send-pack --helper-status does.
 . "$(dirname "$0")/lib.sh"
 unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 . "$(dirname "$0")/http-lib.sh"
@@ -141,6 +143,7 @@ for algo in sha1 sha256; do
 				cat "$c.ierr"
 			fi
 			git -C "srv/$r" config receive.certNonceSeed sekrit
+			git -C "srv/$r" config receive.certNonceSlop 30
 			cat >"srv/$r/hooks/post-receive" <<-\HOOK
 			#!/bin/sh
 			cat >/dev/null
@@ -168,8 +171,47 @@ for algo in sha1 sha256; do
 			fi
 			rm -f "srv/$r/hooks/post-receive"
 			git -C "srv/$r" config --unset receive.certNonceSeed
+			git -C "srv/$r" config --unset receive.certNonceSlop
 			own_httpd_root
 		done
+	fi
+	# a proc-receive hook rewrites refs/for/* pushes: git shows the ref it
+	# made, through the helper's "option refname" lines; push options reach it
+	if command -v python3 >/dev/null; then
+		git -C "srv/$r" config receive.procReceiveRefs refs/for
+		git -C "srv/$r" config receive.advertisePushOptions true
+		cp "$PW_SRC/tests/interop/proc-receive-hook.py" "srv/$r/hooks/proc-receive"
+		echo rewrite >"srv/$r/proc-mode"
+		for be in git pw; do
+			c=proc-$algo-$be
+			git clone -q "srv/$r" "$c"
+			(cd "$c" && echo "proc $be" >>a.txt && git commit -q -am "proc $be")
+			rm -f "srv/$r/proc.log"
+			git -C "srv/$r" for-each-ref --format='delete %(refname)' refs/changes | git -C "srv/$r" update-ref --stdin
+			own_httpd_root
+			if pgit -C "$c" push -o reviewer=alice "$U/$be-open/$r" HEAD:refs/for/main/topic >"$c.out" 2>&1; then
+				contains "$t $be: git shows the ref the hook made" "$c.out" "HEAD -> refs/changes/1"
+				check "$t $be: ... which the server has" \
+					test "$(git -C "srv/$r" rev-parse refs/changes/1)" = "$(git -C "$c" rev-parse HEAD)"
+				check_fails "$t $be: the refs/for ref was not made" \
+					git -C "srv/$r" rev-parse -q --verify refs/for/main/topic
+				contains "$t $be: the push option reached the hook" "srv/$r/proc.log" "option: reviewer=alice"
+			else
+				not_ok "$t $be: push to a proc-receive hook"
+				cat "$c.out"
+			fi
+			if pgit -C "$c" push --porcelain "$U/$be-open/$r" HEAD:refs/for/main/two >"$c.pout" 2>&1; then
+				contains "$t $be: --porcelain shows the hook's ref" "$c.pout" "HEAD:refs/changes/1"
+			else
+				not_ok "$t $be: porcelain push to a proc-receive hook"
+				cat "$c.pout"
+			fi
+		done
+		git -C "srv/$r" config --unset receive.procReceiveRefs
+		rm -f "srv/$r/hooks/proc-receive"
+		own_httpd_root
+	else
+		skip "$t: python3 missing: no proc-receive hook"
 	fi
 	# a v2 answer cut off inside a length, inside a body
 	for kind in length body; do
