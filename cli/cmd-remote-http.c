@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "push-sign.h"
 #include "trace-packet.h"
+#include "trace2.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] = "packwire remote-http <remote> [<url>]";
@@ -48,6 +49,8 @@ struct rh {
 	/* GIT_TRACE_PACKET as git-remote-http writes it: what the helper reads
 	 * as "git", its fetch as "fetch-pack", its push as "send-pack" */
 	struct pw_cli_trace_packet *trace;
+	/* GIT_TRACE2_EVENT: the pack a push wrote, as pack-objects tells it */
+	struct pw_cli_trace2 *trace2;
 };
 
 static void trace_pkt(const struct rh *h, int write, const struct pw_pkt *pkt)
@@ -584,6 +587,17 @@ static void print_reports(const struct pw_push_ref *r)
 	}
 }
 
+/* The pack is sent: its object count as Git's pack-objects reports it to
+ * trace2 (Git's t5549 reads it to see what push.negotiate saved). */
+static void pack_done(void *data, const struct pw_pack_write_stats *st)
+{
+	const struct rh *h = data;
+	char n[16];
+
+	snprintf(n, sizeof(n), "%u", (unsigned)st->written);
+	pw_cli_trace2_data(h->trace2, "pack-objects", "write_pack_file/wrote", n);
+}
+
 /* "push <refspec>" lines up to a blank one, then one push. */
 static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
@@ -644,6 +658,19 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		o.trace_packet_ctx = h->trace;
 	}
 	pw_cli_report(&o.report, NULL);
+	o.report.data = h;
+	o.local_pack_done = pack_done;
+	{
+		/* push.negotiate, read by send-pack in Git: its fetch speaks
+		 * the version git-remote-http would */
+		int found, b = 0;
+		const char *v = pw_cli_config_get(h->repo, "push.negotiate", &found);
+
+		if (found && !pw_config_parse_bool(v, &b) && b) {
+			o.negotiate = 1;
+			o.negotiate_protocol = wanted_version(h);
+		}
+	}
 	if (h->nr_specs)
 		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
 		             &err);
@@ -848,6 +875,12 @@ int cmd_remote_http(int argc, char **argv)
 	if (pw_http_cache_new(&h.http.cache))
 		return pw_cli_fatal("out of memory");
 	h.trace = pw_cli_trace_packet_open("git");
+	{
+		char sid[96];
+
+		pw_cli_sid_make(sid, sizeof(sid));
+		h.trace2 = pw_cli_trace2_open(sid);
+	}
 	/* the repository's config (http.*, credential.*) from the start, when
 	 * there is one; fetch and push open it afresh */
 	if (pw_repo_discover(&h.repo, getenv("GIT_DIR"), ".", pw_cli_repo_opts(), &err))
@@ -913,6 +946,7 @@ out:
 	free(h.push_options);
 	pw_http_cache_free(h.http.cache);
 	pw_cli_trace_packet_close(h.trace);
+	pw_cli_trace2_close(h.trace2);
 	for (size_t i = 0; i < h.nr_cas; i++)
 		free(h.cas[i]);
 	free(h.cas);

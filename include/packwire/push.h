@@ -41,6 +41,11 @@ struct pw_push_opts {
 	const char *git_proxy; /* git:// proxy command (GIT_PROXY_COMMAND); NULL: core.gitProxy */
 	const struct pw_http_env *http_env;     /* http(s):// (pw_transport_opts); may be NULL */
 	const struct pw_protocol_env *protocol; /* policy, helpers; may be NULL */
+	/* push.negotiate: before the pack, an upload-pack session (of
+	 * negotiate_protocol, which must be 2 to negotiate) finds which of the
+	 * pushed history the server has, and the pack leaves it out; when that
+	 * fails, two warnings and the push goes on, as Git. */
+	int negotiate, negotiate_protocol;
 	/* --signed: send a push certificate (gitprotocol-pack(5)) instead of
 	 * bare commands. 0 never; 1 when the server asks for one (push-cert
 	 * in its capabilities; else a warning); 2 always (PW_EUNSUPPORTED

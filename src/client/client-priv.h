@@ -70,6 +70,9 @@ struct pw_odb;
 struct pw_have_walk;
 int pw_have_walk_new(struct pw_have_walk **out, struct pw_odb *odb, struct pw_repo *repo,
                      struct pw_error *err);
+/* The same from the given commits (or tags of commits) instead of the refs. */
+int pw_have_walk_new_tips(struct pw_have_walk **out, struct pw_odb *odb, const struct pw_oid *tips,
+                          size_t nr, struct pw_error *err);
 /* 1 with the next commit to offer, 0 when there are no more. */
 int pw_have_walk_next(struct pw_have_walk *w, struct pw_oid *out);
 /* The server has this commit: it and its ancestors need not be offered. */

@@ -45,6 +45,8 @@ struct ps {
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
 	char *nonce;              /* the server's push-cert nonce, when one is sent */
+	struct pw_oid *commons;   /* push.negotiate: commits the server has */
+	size_t nr_commons;
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -635,6 +637,9 @@ static int send_pack_data(struct ps *s)
 		if (!pw_oid_is_zero(&s->adv.refs[i].oid) &&
 		    pw_odb_exists(s->odb, &s->adv.refs[i].oid))
 			pw_revlist_add(rl, &s->adv.refs[i].oid, NULL, 1);
+	for (i = 0; i < s->nr_commons && !rc; i++)
+		if (pw_odb_exists(s->odb, &s->commons[i]))
+			pw_revlist_add(rl, &s->commons[i], NULL, 1);
 	if (rc)
 		goto out;
 	pw_pack_write_opts_init(&po);
@@ -1277,6 +1282,46 @@ static int read_caps(struct ps *s)
 	return 0;
 }
 
+/* push.negotiate: what of the pushed history does the server have (its
+ * upload-pack says, through a v2 fetch with wait-for-done)? A failure is
+ * told and the push goes on without. */
+static void negotiate(struct ps *s)
+{
+	struct pw_client_opts co;
+	struct pw_session *ss = NULL;
+	struct pw_oid *tips;
+	struct pw_error e = {0};
+	size_t i, nr = 0;
+	int rc;
+
+	if (!(tips = calloc(s->res->nr ? s->res->nr : 1, sizeof(*tips))))
+		return;
+	for (i = 0; i < s->res->nr; i++)
+		if (s->res->refs[i].status == PW_PUSH_PENDING && !s->res->refs[i].is_delete)
+			tips[nr++] = s->res->refs[i].new_oid;
+	memset(&co, 0, sizeof(co));
+	co.protocol_version = s->o->negotiate_protocol;
+	co.quiet = 1;
+	co.ssh = s->o->ssh;
+	co.git_proxy = s->o->git_proxy;
+	co.config = pw_repo_config(s->repo);
+	co.http_env = s->o->http_env;
+	co.protocol = s->o->protocol;
+	co.git_dir = pw_repo_git_dir(s->repo);
+	co.trace_packet = s->o->trace_packet;
+	co.trace_packet_ctx = s->o->trace_packet_ctx;
+	rc = nr ? pw_session_open(&ss, s->res->url, &co, &e) : 0;
+	if (!rc && nr)
+		rc = pw_session_negotiate(ss, s->repo, tips, nr, &s->commons, &s->nr_commons, &e);
+	pw_session_close(ss, NULL);
+	free(tips);
+	if (rc && s->o->report.warning) {
+		s->o->report.warning(s->o->report.data, e.msg);
+		s->o->report.warning(s->o->report.data,
+		                     "push negotiation failed; proceeding anyway with push");
+	}
+}
+
 /* Send the commands and the pack, read the report; every ref gets its
  * outcome. */
 static int exchange(struct ps *s)
@@ -1351,6 +1396,8 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
 	}
+	if (opts->negotiate)
+		negotiate(&s);
 	rc = exchange(&s);
 	goto out;
 polite:
@@ -1378,6 +1425,7 @@ out:
 	}
 	pw_adv_free(&s.adv);
 	free(s.nonce);
+	free(s.commons);
 	if (s.odb)
 		pw_odb_free(s.odb);
 	return rc;

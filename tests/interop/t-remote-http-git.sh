@@ -10,7 +10,10 @@
 # --signed through the helper (option pushcert: the certificate signed with
 # gpg, its nonce, pushee and commands), when gpg is installed; a
 # proc-receive hook's reports (report-status-v2 "option" lines: the ref it
-# made instead) passed on to git as send-pack --helper-status does.
+# made instead) passed on to git as send-pack --helper-status does;
+# push.negotiate (a v2 fetch with wait-for-done finds what the server has
+# under a hidden ref: a smaller pack, told through trace2's
+# write_pack_file/wrote; with v0 Git's two warnings and a full pack).
 . "$(dirname "$0")/lib.sh"
 unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 . "$(dirname "$0")/http-lib.sh"
@@ -213,6 +216,47 @@ for algo in sha1 sha256; do
 	else
 		skip "$t: python3 missing: no proc-receive hook"
 	fi
+	# push.negotiate: the server has the first commit, but under a ref
+	# receive-pack hides; upload-pack tells of it
+	wrote() { sed -n 's/.*"key":"write_pack_file\/wrote","value":"\([0-9]*\)".*/\1/p' "$1"; }
+	for be in git pw; do
+		c=neg-$algo-$be
+		git init -q --object-format="$algo" "$c"
+		for i in 1 2; do
+			echo "$i $be" >"$c/f$i" && git -C "$c" add "f$i" && git -C "$c" commit -q -m "c$i"
+		done
+		for k in plain neg v0; do
+			s=srv/neg-$algo-$be-$k.git
+			git init -q --bare --object-format="$algo" "$s"
+			git -C "$s" config http.receivepack true
+			git -C "$c" push -q "$PWD/$s" HEAD~1:refs/remotes/origin/first
+			git -C "$s" config receive.hideRefs refs/remotes/origin/first
+		done
+		own_httpd_root
+		u=$U/$be-open/neg-$algo-$be
+		if GIT_TRACE2_EVENT=$T/$c.plain pgit -C "$c" -c protocol.version=2 push -q "$u-plain.git" \
+			HEAD:refs/heads/main 2>"$c.err" &&
+			GIT_TRACE2_EVENT=$T/$c.neg pgit -C "$c" -c protocol.version=2 -c push.negotiate=1 \
+				push -q "$u-neg.git" HEAD:refs/heads/main 2>>"$c.err" &&
+			GIT_TEST_PROTOCOL_VERSION=0 GIT_TRACE2_EVENT=$T/$c.v0 pgit -C "$c" -c push.negotiate=1 \
+				push -q "$u-v0.git" HEAD:refs/heads/main 2>"$c.v0err"; then
+			check "$t $be: without push.negotiate the pack has 6 objects" test "$(wrote "$T/$c.plain")" = 6
+			check "$t $be: with it, 3 (the server had the first commit)" test "$(wrote "$T/$c.neg")" = 3
+			for k in plain neg v0; do
+				check "$t $be $k: the push updated the server" \
+					test "$(git -C "srv/neg-$algo-$be-$k.git" rev-parse main)" = "$(git -C "$c" rev-parse HEAD)"
+				check "$t $be $k: the server is fsck --strict clean" fsck_ok "srv/neg-$algo-$be-$k.git"
+			done
+			printf 'warning: %s\nwarning: %s\n' "--negotiate-only requires protocol v2" \
+				"push negotiation failed; proceeding anyway with push" >"$c.v0expect"
+			grep "warning:" "$c.v0err" >"$c.v0warn" || true
+			same_file "$t $be: v0 cannot negotiate: Git's two warnings" "$c.v0expect" "$c.v0warn"
+			check "$t $be: ... and the whole pack" test "$(wrote "$T/$c.v0")" = 6
+		else
+			not_ok "$t $be: push with push.negotiate"
+			cat "$c.err" "$c.v0err"
+		fi
+	done
 	# a v2 answer cut off inside a length, inside a body
 	for kind in length body; do
 		c=cut-$kind-$algo
