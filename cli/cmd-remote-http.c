@@ -699,6 +699,36 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	return 0;
 }
 
+/* "get <url> <path>": the file at url into path (Git's bundle URIs), with
+ * the remote's http.* settings; a blank line when it is there. */
+static int do_get(struct rh *h, const struct pw_helper_cmd *c)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_error err = {0};
+	char *url = strndup(c->arg, c->arg_len), *path = strndup(c->arg2, c->arg2_len);
+	int rc;
+
+	if (!url || !path) {
+		free(url);
+		free(path);
+		return pw_cli_fatal("out of memory");
+	}
+	to.quiet = h->verbosity < 1;
+	to.config = pw_cli_config(h->repo);
+	to.http_env = &h->http;
+	to.protocol = &pw_cli_env()->protocol;
+	rc = pw_http_download(url, path, &to, &err);
+	if (rc) {
+		fprintf(stderr, "error: %s\n", err.msg);
+		rc = pw_cli_fatal("failed to download file at URL '%s'", url);
+	} else {
+		answer("\n");
+	}
+	free(url);
+	free(path);
+	return rc;
+}
+
 /* Copy packets from r to fd 1 up to and including the one of kind `last`;
  * traced when trace is set. */
 static int relay(const struct rh *trace, struct pw_pkt_reader *r, enum pw_pkt_kind last,
@@ -903,7 +933,7 @@ int cmd_remote_http(int argc, char **argv)
 		case PW_HCMD_END:
 			goto out;
 		case PW_HCMD_CAPABILITIES:
-			answer("stateless-connect\nfetch\npush\noption\ncheck-connectivity\n"
+			answer("stateless-connect\nfetch\nget\npush\noption\ncheck-connectivity\n"
 			       "object-format\n\n");
 			break;
 		case PW_HCMD_OPTION:
@@ -918,6 +948,9 @@ int cmd_remote_http(int argc, char **argv)
 			break;
 		case PW_HCMD_PUSH:
 			rc = do_push(&h, &c);
+			break;
+		case PW_HCMD_GET:
+			rc = do_get(&h, &c);
 			break;
 		case PW_HCMD_STATELESS_CONNECT:
 			/* after a fallback Git goes on with list and fetch */

@@ -2162,6 +2162,93 @@ static const struct pw_conn_ops http_ops = {
         .free = http_free,
 };
 
+/* A redirect is not the user's choice: "user" transports are out, as in
+ * Git. */
+static void redirect_protocols(struct http *h, const struct pw_config *cfg,
+                               const struct pw_transport_opts *opts)
+{
+	struct pw_protocol_env pe = {0};
+	int hp, hs;
+
+	if (opts && opts->protocol)
+		pe = *opts->protocol;
+	pe.protocol_from_user = "0";
+	hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
+	hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
+	snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s", hp ? "http" : "",
+	         hp && hs ? "," : "", hs ? "https" : "");
+}
+
+struct file_sink {
+	int fd, write_errno;
+};
+
+static int file_sink(void *ctx, const void *p, size_t n)
+{
+	struct file_sink *f = ctx;
+
+	if (pw_write_full(f->fd, p, n, NULL)) {
+		f->write_errno = errno ? errno : EIO;
+		return PW_EIO;
+	}
+	return 0;
+}
+
+int pw_http_download(const char *url, const char *path, const struct pw_transport_opts *opts,
+                     struct pw_error *err)
+{
+	const struct pw_config *cfg =
+	        opts ? (opts->config ? opts->config : opts->git_proxy_config) : NULL;
+	struct pw_conn_impl ci;
+	struct pw_url u;
+	struct http *h;
+	struct file_sink f = {-1, 0};
+	int rc;
+
+	if ((rc = pw_curl_load(err)) || (rc = pw_url_parse(&u, url, err)))
+		return rc;
+	if (!(h = calloc(1, sizeof(*h)))) {
+		pw_url_free(&u);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	/* a dumb connection of its own, for pw_http__get */
+	h->req_rd = h->resp_wr = -1;
+	h->authmask = (long)CURLAUTH_ANY;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->service = "git-upload-pack";
+	h->dumb = 1;
+	memset(&ci, 0, sizeof(ci));
+	ci.pub.in_fd = ci.pub.out_fd = -1;
+	ci.ops = &http_ops;
+	ci.priv = h;
+	h->conn = &ci.pub;
+	if ((rc = split_url(h, url, err)) ||
+	    (rc = load_settings(h, &u, cfg, opts ? opts->http_env : NULL, err)))
+		goto out;
+	redirect_protocols(h, cfg, opts);
+	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
+	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((f.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+		rc = pw_error_set(err, PW_EIO, "cannot create '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	rc = pw_http__get(&ci.pub, url, file_sink, &f, err);
+	if (rc && f.write_errno)
+		pw_error_set(err, rc, "cannot write '%s': %s", path, strerror(f.write_errno));
+	if (close(f.fd) && !rc)
+		rc = pw_error_set(err, PW_EIO, "cannot write '%s': %s", path, strerror(errno));
+	if (rc)
+		unlink(path);
+out:
+	http_free_priv(h);
+	pw_url_free(&u);
+	return rc;
+}
+
 int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *url,
                        const char *service, int version, const struct pw_transport_opts *opts,
                        struct pw_error *err)
@@ -2185,20 +2272,7 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	if ((rc = split_url(h, url, err)) ||
 	    (rc = load_settings(h, u, cfg, opts ? opts->http_env : NULL, err)))
 		goto fail;
-	{
-		/* a redirect is not the user's choice: "user" transports are out,
-		 * as in Git */
-		struct pw_protocol_env pe = {0};
-		int hp, hs;
-
-		if (opts && opts->protocol)
-			pe = *opts->protocol;
-		pe.protocol_from_user = "0";
-		hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
-		hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
-		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
-		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
-	}
+	redirect_protocols(h, cfg, opts);
 	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
 	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");

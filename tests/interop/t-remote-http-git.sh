@@ -13,7 +13,8 @@
 # made instead) passed on to git as send-pack --helper-status does;
 # push.negotiate (a v2 fetch with wait-for-done finds what the server has
 # under a hidden ref: a smaller pack, told through trace2's
-# write_pack_file/wrote; with v0 Git's two warnings and a full pack).
+# write_pack_file/wrote; with v0 Git's two warnings and a full pack); the
+# helper's "get" capability (git clone --bundle-uri over HTTP).
 . "$(dirname "$0")/lib.sh"
 unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 . "$(dirname "$0")/http-lib.sh"
@@ -49,7 +50,10 @@ for kind in length body; do
 	} >"$T/httpd/cut-$kind.sh"
 	chmod +x "$T/httpd/cut-$kind.sh"
 done
-HTTPD_EXTRA_CONF="ScriptAliasMatch ^/cut-(length|body)/[^/]*/git-upload-pack\$ \"$T/httpd/cut-\$1.sh\"
+mkdir -p "$T/srv/files"
+echo bogus >"$T/srv/files/bogus"
+HTTPD_EXTRA_CONF="Alias /files/ \"$T/srv/files/\"
+ScriptAliasMatch ^/cut-(length|body)/[^/]*/git-upload-pack\$ \"$T/httpd/cut-\$1.sh\"
 ScriptAliasMatch ^/cut-(length|body)/(.*)\$ \"$T/httpd/git-backend/\$2\""
 start_httpd "$T/srv"
 U=http://127.0.0.1:$HTTPD_PORT
@@ -257,6 +261,36 @@ for algo in sha1 sha256; do
 			cat "$c.err" "$c.v0err"
 		fi
 	done
+	# bundle URIs: git fetches the bundle with the helper's "get"
+	git -C "srv/$r" bundle create -q "$PWD/srv/files/$algo.bundle" --all 2>/dev/null
+	own_httpd_root
+	c=bundle-$algo
+	printf 'capabilities\nget %s %s\n\n' "$U/files/$algo.bundle" "$T/$c.got" |
+		"$PACKWIRE" remote-http origin "$U/git-open/$r" >"$c.out" 2>"$c.gerr" || true
+	check "$t: get is among the helper's capabilities" grep -qx get "$c.out"
+	check "$t: get fetched the bundle byte for byte" cmp -s "srv/files/$algo.bundle" "$T/$c.got"
+	check "$t: git bundle verify takes it" git -C "srv/$r" bundle verify -q "$T/$c.got"
+	printf 'get %s %s\n\n' "$U/files/missing" "$T/$c.none" |
+		"$PACKWIRE" remote-http origin "$U/git-open/$r" >/dev/null 2>"$c.gerr" && not_ok "$t: get of a 404 succeeded" ||
+		contains "$t: get of a 404 fails as git-remote-http" "$c.gerr" "failed to download file at URL"
+	check "$t: ... leaving no file" test ! -e "$T/$c.none"
+	# (Git 2.39 applies a bundle URI before it learns the remote's object
+	# format: a clone's bundle can only be SHA-1)
+	if [ "$algo" = sha1 ]; then
+		if pgit clone -q --bundle-uri="$U/files/$algo.bundle" "$U/git-open/$r" "$c" 2>"$c.err"; then
+			check "$t: the bundle's refs came by get (refs/bundles/main)" \
+				test "$(git -C "$c" rev-parse refs/bundles/main)" = "$(git -C "srv/$r" rev-parse main)"
+			check "$t: the clone with a bundle URI is fsck --strict clean" fsck_ok "$c"
+		else
+			not_ok "$t: clone with a bundle URI"
+			cat "$c.err"
+		fi
+	fi
+	pgit clone -q --bundle-uri="$U/files/bogus" "$U/git-open/$r" "$c-bogus" 2>"$c.bogus" || true
+	contains "$t: a file that is no bundle is told as Git does" "$c.bogus" "is not a bundle"
+	pgit clone -q --bundle-uri="$U/files/missing" "$U/git-open/$r" "$c-missing" 2>"$c.missing" || true
+	contains "$t: a missing bundle is told as Git does" "$c.missing" "failed to download bundle from URI"
+	check "$t: ... and the clone goes on" test -d "$c-missing/.git"
 	# a v2 answer cut off inside a length, inside a body
 	for kind in length body; do
 		c=cut-$kind-$algo
