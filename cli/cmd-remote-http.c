@@ -12,6 +12,9 @@
 
 #include "client-util.h"
 #include "cmds.h"
+#include "push-sign.h"
+#include "trace-packet.h"
+#include "trace2.h"
 #include "packwire/packwire.h"
 
 static const char usage_str[] = "packwire remote-http <remote> [<url>]";
@@ -19,6 +22,7 @@ static const char usage_str[] = "packwire remote-http <remote> [<url>]";
 struct rh {
 	const char *url;
 	int verbosity, progress, followtags, dry_run, atomic, object_format, cloning;
+	int push_cert; /* "option pushcert": 0 false, 1 if-asked, 2 true */
 	unsigned depth;
 	char *filter;
 	const char **push_options;
@@ -42,7 +46,26 @@ struct rh {
 	struct pw_oid *wants;
 	char **specs;
 	size_t nr_specs;
+	/* GIT_TRACE_PACKET as git-remote-http writes it: what the helper reads
+	 * as "git", its fetch as "fetch-pack", its push as "send-pack" */
+	struct pw_cli_trace_packet *trace;
+	/* GIT_TRACE2_EVENT: the pack a push wrote, as pack-objects tells it */
+	struct pw_cli_trace2 *trace2;
 };
+
+static void trace_pkt(const struct rh *h, int write, const struct pw_pkt *pkt)
+{
+	if (!h->trace)
+		return;
+	if (pkt->kind == PW_PKT_DATA)
+		pw_cli_trace_packet(h->trace, write, pkt->data ? pkt->data : "", pkt->len);
+	else if (pkt->kind == PW_PKT_FLUSH)
+		pw_cli_trace_packet(h->trace, write, "0000", 4);
+	else if (pkt->kind == PW_PKT_DELIM)
+		pw_cli_trace_packet(h->trace, write, "0001", 4);
+	else if (pkt->kind == PW_PKT_RESPONSE_END)
+		pw_cli_trace_packet(h->trace, write, "0002", 4);
+}
 
 static void free_batch(struct rh *h)
 {
@@ -85,15 +108,17 @@ static void answer(const char *s)
 	fflush(stdout);
 }
 
-/* The version git-remote-http would ask for: GIT_TEST_PROTOCOL_VERSION (Git's
- * test suite) wins over protocol.version, as in Git. */
+/* The version git-remote-http would ask for: protocol.version when it is
+ * set, else GIT_TEST_PROTOCOL_VERSION (Git's test suite), else 2, as in Git. */
 static int wanted_version(const struct rh *h)
 {
 	const char *v = getenv("GIT_TEST_PROTOCOL_VERSION");
 
+	if (pw_config_get_entry(pw_cli_config(h->repo), "protocol.version"))
+		return pw_cli_protocol_version(h->repo);
 	if (v && (!strcmp(v, "0") || !strcmp(v, "1") || !strcmp(v, "2")))
 		return v[0] - '0';
-	return pw_cli_protocol_version(h->repo);
+	return 2;
 }
 
 static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
@@ -107,6 +132,10 @@ static void client_opts(struct rh *h, struct pw_client_opts *o, int version)
 	o->protocol = &pw_cli_env()->protocol;
 	o->config = pw_cli_config(h->repo);
 	pw_cli_report(&o->report, NULL);
+	if (h->trace) {
+		o->trace_packet = pw_cli_trace_packet;
+		o->trace_packet_ctx = h->trace;
+	}
 }
 
 static void close_session(struct rh *h)
@@ -222,9 +251,14 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		h->cas[h->nr_cas++] = value;
 		value = NULL;
 	} else if (!strcmp(name, "pushcert")) {
-		free(value);
-		answer("error packwire remote-http does not support signed pushes\n");
-		return 0;
+		if (!strcmp(value, "true"))
+			h->push_cert = 2;
+		else if (!strcmp(value, "if-asked"))
+			h->push_cert = 1;
+		else if (!strcmp(value, "false"))
+			h->push_cert = 0;
+		else
+			known = 0;
 	} else if (!strcmp(name, "thin") || !strcmp(name, "update-shallow") ||
 	           !strcmp(name, "check-connectivity") || !strcmp(name, "from-promisor") ||
 	           !strcmp(name, "no-dependents")) {
@@ -288,6 +322,8 @@ static int list_for_push(struct rh *h)
 	int rc;
 
 	to.service = "git-receive-pack";
+	/* receive-pack speaks v0 or v1: v2 asks for v0, as git-remote-http */
+	to.protocol_version = wanted_version(h) == 1 ? 1 : 0;
 	to.quiet = h->verbosity < 1;
 	to.config = pw_cli_config(h->repo);
 	to.http_env = &h->http;
@@ -307,6 +343,7 @@ static int list_for_push(struct rh *h)
 	do {
 		if ((rc = pw_pkt_read(&rd, &pkt, &err)))
 			break;
+		trace_pkt(h, 0, &pkt);
 		rc = pw_adv_feed_v0(&adv, &pkt, &err);
 	} while (rc == PW_EMORE);
 	pw_pkt_reader_free(&rd);
@@ -345,6 +382,7 @@ static int do_list(struct rh *h, int for_push)
 	if (h->s) {
 		close_session(h);
 	}
+	pw_cli_trace_packet_who(h->trace, "git");
 	if (for_push)
 		return list_for_push(h);
 	client_opts(h, &o, wanted_version(h));
@@ -379,6 +417,8 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 
 	if ((rc = open_repo(h)))
 		return rc;
+	/* git-remote-http's fetch is fetch-pack's */
+	pw_cli_trace_packet_who(h->trace, "fetch-pack");
 	if (!h->s) {
 		struct pw_client_opts o;
 		const struct pw_adv *adv;
@@ -557,11 +597,47 @@ static int apply_cas(struct rh *h)
 	return 0;
 }
 
+/* A proc-receive hook's reports of what it did instead (report-status-v2),
+ * as "option" lines after the ref's "ok", one "ok" more for each further
+ * report, as send-pack --helper-status prints them. */
+static void print_reports(const struct pw_push_ref *r)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+	size_t j;
+
+	for (j = 0; j < r->nr_reports; j++) {
+		const struct pw_push_report *rep = &r->reports[j];
+
+		if (j)
+			printf("ok %s\n", r->dst);
+		if (rep->ref_name)
+			printf("option refname %s\n", rep->ref_name);
+		if (rep->old_oid.algo)
+			printf("option old-oid %s\n", pw_oid_to_hex(&rep->old_oid, hex));
+		if (rep->new_oid.algo)
+			printf("option new-oid %s\n", pw_oid_to_hex(&rep->new_oid, hex));
+		if (rep->forced_update)
+			printf("option forced-update\n");
+	}
+}
+
+/* The pack is sent: its object count as Git's pack-objects reports it to
+ * trace2 (Git's t5549 reads it to see what push.negotiate saved). */
+static void pack_done(void *data, const struct pw_pack_write_stats *st)
+{
+	const struct rh *h = data;
+	char n[16];
+
+	snprintf(n, sizeof(n), "%u", (unsigned)st->written);
+	pw_cli_trace2_data(h->trace2, "pack-objects", "write_pack_file/wrote", n);
+}
+
 /* "push <refspec>" lines up to a blank one, then one push. */
 static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 {
 	struct pw_push_opts o = {0};
 	struct pw_push_result res = {0};
+	char pusher[640];
 	struct pw_error err = {0};
 	struct pw_helper_cmd c = *first;
 	size_t i;
@@ -600,7 +676,35 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 	o.protocol = &pw_cli_env()->protocol;
 	o.push_options = h->push_options;
 	o.nr_push_options = h->nr_push_options;
+	if (h->push_cert) {
+		/* push --signed: the certificate signed with gpg, as send-pack */
+		if (pw_cli_push_pusher(h->repo, pusher, sizeof(pusher)))
+			return pw_cli_fatal("a signed push needs a committer email "
+			                    "(user.email or GIT_COMMITTER_EMAIL)");
+		o.push_cert = h->push_cert;
+		o.cert_pusher = pusher;
+		o.sign = pw_cli_push_sign;
+		o.sign_ctx = h->repo;
+	}
+	if (h->trace) {
+		pw_cli_trace_packet_who(h->trace, "send-pack");
+		o.trace_packet = pw_cli_trace_packet;
+		o.trace_packet_ctx = h->trace;
+	}
 	pw_cli_report(&o.report, NULL);
+	o.report.data = h;
+	o.local_pack_done = pack_done;
+	{
+		/* push.negotiate, read by send-pack in Git: its fetch speaks
+		 * the version git-remote-http would */
+		int found, b = 0;
+		const char *v = pw_cli_config_get(h->repo, "push.negotiate", &found);
+
+		if (found && !pw_config_parse_bool(v, &b) && b) {
+			o.negotiate = 1;
+			o.negotiate_protocol = wanted_version(h);
+		}
+	}
 	if (h->nr_specs)
 		rc = pw_push(h->repo, h->url, (const char *const *)h->specs, h->nr_specs, &o, &res,
 		             &err);
@@ -621,15 +725,48 @@ static int do_push(struct rh *h, const struct pw_helper_cmd *first)
 		const char *msg, *st = push_status(&res.refs[i], &msg);
 
 		printf("%s %s%s%s\n", st, res.refs[i].dst, msg ? " " : "", msg ? msg : "");
+		if (res.refs[i].status == PW_PUSH_OK)
+			print_reports(&res.refs[i]);
 	}
 	pw_push_result_free(&res);
 	answer("\n");
 	return 0;
 }
 
-/* Copy packets from r to fd 1 up to and including the one of kind `last`. */
-static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *out,
-                 struct pw_error *err)
+/* "get <url> <path>": the file at url into path (Git's bundle URIs), with
+ * the remote's http.* settings; a blank line when it is there. */
+static int do_get(struct rh *h, const struct pw_helper_cmd *c)
+{
+	struct pw_transport_opts to = {0};
+	struct pw_error err = {0};
+	char *url = strndup(c->arg, c->arg_len), *path = strndup(c->arg2, c->arg2_len);
+	int rc;
+
+	if (!url || !path) {
+		free(url);
+		free(path);
+		return pw_cli_fatal("out of memory");
+	}
+	to.quiet = h->verbosity < 1;
+	to.config = pw_cli_config(h->repo);
+	to.http_env = &h->http;
+	to.protocol = &pw_cli_env()->protocol;
+	rc = pw_http_download(url, path, &to, &err);
+	if (rc) {
+		fprintf(stderr, "error: %s\n", err.msg);
+		rc = pw_cli_fatal("failed to download file at URL '%s'", url);
+	} else {
+		answer("\n");
+	}
+	free(url);
+	free(path);
+	return rc;
+}
+
+/* Copy packets from r to fd 1 up to and including the one of kind `last`;
+ * traced when trace is set. */
+static int relay(const struct rh *trace, struct pw_pkt_reader *r, enum pw_pkt_kind last,
+                 struct pw_buf *out, struct pw_error *err)
 {
 	struct pw_pkt pkt;
 	int rc;
@@ -638,6 +775,8 @@ static int relay(struct pw_pkt_reader *r, enum pw_pkt_kind last, struct pw_buf *
 	for (;;) {
 		if ((rc = pw_pkt_read(r, &pkt, err)))
 			return rc;
+		if (trace)
+			trace_pkt(trace, 0, &pkt);
 		switch (pkt.kind) {
 		case PW_PKT_EOF:
 			return pw_error_set(err, PW_EPROTO, "the remote end hung up unexpectedly");
@@ -714,13 +853,17 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *f
 		return 0;
 	}
 	answer("\n");
-	if ((rc = relay(&rd, PW_PKT_FLUSH, &out, &err)))
+	/* as git-remote-http: its view of the capabilities and of Git's
+	 * requests is traced, the answers go through as they are */
+	pw_cli_trace_packet_who(h->trace, "git");
+	if ((rc = relay(h, &rd, PW_PKT_FLUSH, &out, &err)))
 		goto fail;
 	for (;;) {
 		pw_buf_reset(&req);
 		do {
 			if ((rc = pw_pkt_read(&in, &pkt, &err)))
 				goto fail;
+			trace_pkt(h, 0, &pkt);
 			if (pkt.kind == PW_PKT_EOF) {
 				if (req.len)
 					rc = pw_error_set(&err, PW_EPROTO,
@@ -741,8 +884,10 @@ static int stateless_connect(struct rh *h, const struct pw_helper_cmd *c, int *f
 		} while (pkt.kind != PW_PKT_FLUSH);
 		if ((rc = pw_pkt_send(conn->out_fd, &req, &err)) ||
 		    (rc = pw_conn_end_request(conn, &err)) ||
-		    (rc = relay(&rd, PW_PKT_RESPONSE_END, &out, &err)))
+		    (rc = relay(NULL, &rd, PW_PKT_RESPONSE_END, &out, &err)))
 			goto fail;
+		if (h->trace)
+			pw_cli_trace_packet(h->trace, 1, "0002", 4);
 	}
 done:
 fail:
@@ -751,6 +896,14 @@ fail:
 	pw_buf_free(&out);
 	pw_buf_free(&req);
 	pw_conn_close_write(conn);
+	if (rc) {
+		/* an answer cut off or badly framed: the transport knows how,
+		 * the reader saw only an early end */
+		struct pw_error why = {0};
+
+		if (pw_conn_finish(conn, NULL, &why) && why.msg[0])
+			pw_error_copy(&err, &why);
+	}
 	pw_conn_free(conn);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
@@ -785,6 +938,13 @@ int cmd_remote_http(int argc, char **argv)
 	}
 	if (pw_http_cache_new(&h.http.cache))
 		return pw_cli_fatal("out of memory");
+	h.trace = pw_cli_trace_packet_open("git");
+	{
+		char sid[96];
+
+		pw_cli_sid_make(sid, sizeof(sid));
+		h.trace2 = pw_cli_trace2_open(sid);
+	}
 	/* the repository's config (http.*, credential.*) from the start, when
 	 * there is one; fetch and push open it afresh */
 	if (pw_repo_discover(&h.repo, getenv("GIT_DIR"), ".", pw_cli_repo_opts(), &err))
@@ -807,7 +967,7 @@ int cmd_remote_http(int argc, char **argv)
 		case PW_HCMD_END:
 			goto out;
 		case PW_HCMD_CAPABILITIES:
-			answer("stateless-connect\nfetch\npush\noption\ncheck-connectivity\n"
+			answer("stateless-connect\nfetch\nget\npush\noption\ncheck-connectivity\n"
 			       "object-format\n\n");
 			break;
 		case PW_HCMD_OPTION:
@@ -822,6 +982,9 @@ int cmd_remote_http(int argc, char **argv)
 			break;
 		case PW_HCMD_PUSH:
 			rc = do_push(&h, &c);
+			break;
+		case PW_HCMD_GET:
+			rc = do_get(&h, &c);
 			break;
 		case PW_HCMD_STATELESS_CONNECT:
 			/* after a fallback Git goes on with list and fetch */
@@ -849,6 +1012,8 @@ out:
 		free((char *)h.push_options[i]);
 	free(h.push_options);
 	pw_http_cache_free(h.http.cache);
+	pw_cli_trace_packet_close(h.trace);
+	pw_cli_trace2_close(h.trace2);
 	for (size_t i = 0; i < h.nr_cas; i++)
 		free(h.cas[i]);
 	free(h.cas);

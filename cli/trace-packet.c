@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "packwire/pkt.h"
 #include "trace-packet.h"
 
 struct pw_cli_trace_packet {
@@ -107,6 +108,32 @@ void pw_cli_trace_packet(void *ctx, int write_, const char *data, size_t len)
 		/* nothing to do: tracing must not break the session */
 	}
 	free(line);
+}
+
+void pw_cli_trace_packet_who(struct pw_cli_trace_packet *t, const char *who)
+{
+	if (t)
+		snprintf(t->who, sizeof(t->who), "%s", who);
+}
+
+void pw_cli_trace_packet_buf(struct pw_cli_trace_packet *t, int write_, const void *data,
+                             size_t len)
+{
+	const uint8_t *p = data;
+	struct pw_pkt pkt;
+	size_t off = 0, used;
+
+	while (t && off < len && !pw_pkt_decode(p + off, len - off, &pkt, &used, NULL)) {
+		off += used;
+		if (pkt.kind == PW_PKT_DATA)
+			pw_cli_trace_packet(t, write_, pkt.data ? pkt.data : "", pkt.len);
+		else if (pkt.kind == PW_PKT_FLUSH)
+			pw_cli_trace_packet(t, write_, "0000", 4);
+		else if (pkt.kind == PW_PKT_DELIM)
+			pw_cli_trace_packet(t, write_, "0001", 4);
+		else if (pkt.kind == PW_PKT_RESPONSE_END)
+			pw_cli_trace_packet(t, write_, "0002", 4);
+	}
 }
 
 void pw_cli_trace_packet_close(struct pw_cli_trace_packet *t)

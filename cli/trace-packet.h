@@ -15,6 +15,12 @@ struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who);
 /* A pw_upload_pack_opts.trace_packet callback (ctx = the handle). */
 void pw_cli_trace_packet(void *ctx, int write, const char *data, size_t len);
 void pw_cli_trace_packet_close(struct pw_cli_trace_packet *t);
+/* Show later lines as coming from `who` (a client changes roles: git
+ * remote-http traces as "git", its fetch as "fetch-pack"). NULL t: no-op. */
+void pw_cli_trace_packet_who(struct pw_cli_trace_packet *t, const char *who);
+/* Trace each packet of a buffer of pkt-lines (write: 1 sent, 0 read). */
+void pw_cli_trace_packet_buf(struct pw_cli_trace_packet *t, int write, const void *data,
+                             size_t len);
 
 /* Where Git's trace variable var (GIT_TRACE_PACKET, GIT_TRACE_CURL) with
  * value v sends its lines: stderr for "1"/"true", fd N for a digit, a file

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
 		if (!pw_helper_cmd_parse(p, len, &c, &err)) {
-			if (c.kind < PW_HCMD_END || c.kind > PW_HCMD_EXPORT)
+			if (c.kind < PW_HCMD_END || c.kind > PW_HCMD_GET)
 				__builtin_trap();
 			in_line(c.arg, c.arg_len, p, len);
 			in_line(c.arg2, c.arg2_len, p, len);

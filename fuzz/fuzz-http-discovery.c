@@ -12,14 +12,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *service;
 	struct pw_error err;
 	size_t skip = 0;
-	int v2 = 0;
+	int version = 0;
 
 	if (!size)
 		return 0;
 	service = (data[0] & 1) ? "git-receive-pack" : "git-upload-pack";
 	data++;
 	size--;
-	if (!pw_http__discovery(data, size, service, &skip, &v2, &err) && skip > size)
+	if (!pw_http__discovery(data, size, service, &skip, &version, &err) &&
+	    (skip > size || version < 0 || version > 2))
 		__builtin_trap();
 	return 0;
 }

@@ -106,6 +106,11 @@ struct pw_client_opts {
 	/* a remote helper's first argument (its marks and private refs are
 	 * kept under it); NULL: the URL, as for a URL given on the command line */
 	const char *remote_name;
+	/* GIT_TRACE_PACKET's view: each pkt-line read from the server (write
+	 * 0) or sent to it (1), control packets as "0000", "0001", "0002"; the
+	 * pack stream itself is left out. NULL: no trace. */
+	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
+	void *trace_packet_ctx;
 };
 
 struct pw_session;
@@ -187,6 +192,16 @@ struct pw_fetch_result {
 PW_API int pw_session_fetch(struct pw_session *s, struct pw_repo *repo,
                             const struct pw_fetch_request *req, struct pw_fetch_result *res,
                             struct pw_error *err);
+/*
+ * push.negotiate (git fetch --negotiate-only): offer the history of tips as
+ * "have" lines with wait-for-done, and return the commits the server
+ * acknowledged in *common (the caller frees it). Protocol v2 only:
+ * PW_EUNSUPPORTED "--negotiate-only requires protocol v2", or when the
+ * server lacks wait-for-done. No pack is asked for.
+ */
+PW_API int pw_session_negotiate(struct pw_session *s, struct pw_repo *repo,
+                                const struct pw_oid *tips, size_t nr_tips, struct pw_oid **common,
+                                size_t *nr_common, struct pw_error *err);
 /* Remove the pack stored by a fetch whose refs could not be written. */
 PW_API void pw_fetch_result_rollback(struct pw_fetch_result *res);
 /* Write $GIT_DIR/shallow from the result (when it changed). */

@@ -22,6 +22,7 @@ enum pw_helper_cmd_kind {
 	PW_HCMD_STATELESS_CONNECT, /* "stateless-connect <service>": arg */
 	PW_HCMD_IMPORT,            /* "import <name>": arg */
 	PW_HCMD_EXPORT,            /* "export" */
+	PW_HCMD_GET,               /* "get <url> <path>": arg, arg2 (the path may hold spaces) */
 };
 
 /* A parsed command; the arguments are views into the line (not

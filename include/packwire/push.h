@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "packwire/buf.h"
 #include "packwire/error.h"
 #include "packwire/hash.h"
 #include "packwire/pack-write.h"
@@ -40,6 +41,27 @@ struct pw_push_opts {
 	const char *git_proxy; /* git:// proxy command (GIT_PROXY_COMMAND); NULL: core.gitProxy */
 	const struct pw_http_env *http_env;     /* http(s):// (pw_transport_opts); may be NULL */
 	const struct pw_protocol_env *protocol; /* policy, helpers; may be NULL */
+	/* push.negotiate: before the pack, an upload-pack session (of
+	 * negotiate_protocol, which must be 2 to negotiate) finds which of the
+	 * pushed history the server has, and the pack leaves it out; when that
+	 * fails, two warnings and the push goes on, as Git. */
+	int negotiate, negotiate_protocol;
+	/* --signed: send a push certificate (gitprotocol-pack(5)) instead of
+	 * bare commands. 0 never; 1 when the server asks for one (push-cert
+	 * in its capabilities; else a warning); 2 always (PW_EUNSUPPORTED
+	 * when the server takes none). */
+	int push_cert;
+	/* the certificate's "pusher": the signing key id (or committer ident)
+	 * with a timestamp and zone, "Name <mail> 1700000000 +0000" */
+	const char *cert_pusher;
+	/* Sign cert[0..len): append its detached ASCII-armoured signature to
+	 * sig; 0 or an error in err. Needed when push_cert is set. */
+	int (*sign)(void *ctx, const char *cert, size_t len, struct pw_buf *sig,
+	            struct pw_error *err);
+	void *sign_ctx;
+	/* each pkt-line read or sent, as pw_client_opts.trace_packet */
+	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
+	void *trace_packet_ctx;
 };
 
 enum pw_push_status {

@@ -177,6 +177,12 @@ PW_API int pw_transport_connect(struct pw_conn **out, const char *url,
  * response's status and type are known, with Git's words when they are bad
  * ("RPC failed; HTTP 500 ..."). */
 PW_API int pw_conn_end_request(struct pw_conn *c, struct pw_error *err);
+/* GET an http(s):// URL into the file path (created or truncated; removed
+ * again on failure), with the http.* settings and credentials of opts, as
+ * a remote helper's "get" does for bundle URIs. PW_ENOTFOUND for 404/410,
+ * PW_EIO for other failures. */
+PW_API int pw_http_download(const char *url, const char *path, const struct pw_transport_opts *opts,
+                            struct pw_error *err);
 /* Close our side of the stream so the server sees end of input. */
 PW_API void pw_conn_close_write(struct pw_conn *c);
 /* Close both ends and reap the server process. *status (may be NULL) gets

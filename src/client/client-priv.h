@@ -32,6 +32,11 @@ int pw_adv__add_ref(struct pw_adv *a, const char *name, size_t len, struct pw_re
                     struct pw_error *err);
 
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err);
+/* GIT_TRACE_PACKET (pw_client_opts.trace_packet): one packet, or each
+ * packet of an outgoing buffer. fn NULL: nothing. */
+typedef void pw_client__trace_fn(void *ctx, int write, const char *data, size_t len);
+void pw_client__trace_pkt(pw_client__trace_fn *fn, void *ctx, int write, const struct pw_pkt *pkt);
+void pw_client__trace_buf(pw_client__trace_fn *fn, void *ctx, const struct pw_buf *b);
 /* Send s->out (and empty it). */
 int pw_client__send(struct pw_session *s, struct pw_error *err);
 /* Stateless v2: the transport's response-end packet must follow a response
@@ -65,6 +70,9 @@ struct pw_odb;
 struct pw_have_walk;
 int pw_have_walk_new(struct pw_have_walk **out, struct pw_odb *odb, struct pw_repo *repo,
                      struct pw_error *err);
+/* The same from the given commits (or tags of commits) instead of the refs. */
+int pw_have_walk_new_tips(struct pw_have_walk **out, struct pw_odb *odb, const struct pw_oid *tips,
+                          size_t nr, struct pw_error *err);
 /* 1 with the next commit to offer, 0 when there are no more. */
 int pw_have_walk_next(struct pw_have_walk *w, struct pw_oid *out);
 /* The server has this commit: it and its ancestors need not be offered. */

@@ -718,8 +718,11 @@ static void *demux_main(void *arg)
 
 		if ((rc = pw_pkt_read(&s->rd, &pkt, &d->err)))
 			break;
-		if (pkt.kind == PW_PKT_FLUSH)
+		if (pkt.kind == PW_PKT_FLUSH) {
+			pw_client__trace_pkt(s->opts.trace_packet, s->opts.trace_packet_ctx, 0,
+			                     &pkt);
 			break;
+		}
 		if (pkt.kind == PW_PKT_EOF) {
 			rc = pw_error_set(&d->err, PW_EPROTO,
 			                  "the remote end hung up unexpectedly");
@@ -1119,6 +1122,103 @@ fail:
 	pw_error_set(err, rc, "remote did not send all necessary objects (%s)",
 	             pw_revlist_error(rl)->msg);
 	pw_revlist_free(rl);
+	return rc;
+}
+
+int pw_session_negotiate(struct pw_session *s, struct pw_repo *repo, const struct pw_oid *tips,
+                         size_t nr_tips, struct pw_oid **common, size_t *nr_common,
+                         struct pw_error *err)
+{
+	struct pw_fetch_request req;
+	struct pw_fetch_result res;
+	struct pw_odb *odb = NULL;
+	struct neg n;
+	int rc, count = INITIAL_FLUSH, last = 0;
+
+	*common = NULL;
+	*nr_common = 0;
+	if (s->version != 2 || !s->conn)
+		return pw_error_set(err, PW_EUNSUPPORTED, "--negotiate-only requires protocol v2");
+	if (!pw_v2_caps_has_feature(&s->caps2, "fetch", "wait-for-done"))
+		return pw_error_set(err, PW_EUNSUPPORTED, "server does not support wait-for-done");
+	memset(&req, 0, sizeof(req));
+	memset(&res, 0, sizeof(res));
+	memset(&n, 0, sizeof(n));
+	n.s = s;
+	n.req = &req;
+	n.res = &res;
+	n.algo = pw_repo_algo(repo);
+	if ((rc = pw_session_check_algo(s, n.algo, err)))
+		return rc;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), n.algo, err)))
+		return rc;
+	if ((rc = pw_have_walk_new_tips(&n.walk, odb, tips, nr_tips, err)))
+		goto out;
+	while (!last) {
+		struct pw_pkt pkt;
+		int added = 0, end;
+
+		if ((rc = pw_client__v2_command(s, "fetch", err)))
+			goto fail;
+		rc = pw_pkt_writes(&s->out, "wait-for-done\n");
+		if (!rc)
+			rc = add_haves(&n, count, &added);
+		if (!rc && !added) {
+			/* nothing more to offer: a request without haves would
+			 * be a request for a pack to Git's upload-pack */
+			pw_buf_reset(&s->out);
+			break;
+		}
+		if (n.got_ack && n.in_vain >= MAX_IN_VAIN)
+			last = 1;
+		if (!rc)
+			rc = pw_pkt_flush(&s->out);
+		if (rc) {
+			rc = pw_error_set(err, rc, "out of memory");
+			goto fail;
+		}
+		if ((rc = pw_client__send(s, err)))
+			goto fail;
+		if ((rc = read_line(&n, &pkt, err)))
+			goto fail;
+		if (pkt.kind != PW_PKT_DATA || pkt.len != 15 ||
+		    memcmp(pkt.data, "acknowledgments", 15)) {
+			rc = quoted_err(err, "expected 'acknowledgments', got",
+			                pkt.data ? pkt.data : "(control packet)",
+			                pkt.data ? pkt.len : 16);
+			goto fail;
+		}
+		for (;;) {
+			if ((rc = read_line(&n, &pkt, err)))
+				goto fail;
+			if (pkt.kind == PW_PKT_FLUSH)
+				break;
+			if (pkt.kind != PW_PKT_DATA) {
+				/* wait-for-done: no packfile section may follow */
+				rc = pw_error_set(err, PW_EPROTO,
+				                  "protocol error: unexpected packet in "
+				                  "acknowledgments");
+				goto fail;
+			}
+			if ((rc = ack_line(&n, &pkt, &end, err)))
+				goto fail;
+		}
+		if (n.ready)
+			last = 1;
+		if ((rc = pw_client__response_end(s, "acknowledgments", err)))
+			goto fail;
+		count = next_flush(count);
+	}
+	*common = n.common;
+	*nr_common = n.nr_common;
+	n.common = NULL;
+	goto out;
+fail:
+	s->failed = 1;
+out:
+	pw_have_walk_free(n.walk);
+	pw_odb_free(odb);
+	free(n.common);
 	return rc;
 }
 

@@ -48,6 +48,9 @@ struct ps {
 	struct pw_push_ref *hint; /* the ref of the last "ok"/"ng" report line */
 	int new_report;           /* 1: its next "option" starts a report; 2: in one */
 	struct pw_helper *helper; /* a "push" helper instead of receive-pack */
+	char *nonce;              /* the server's push-cert nonce, when one is sent */
+	struct pw_oid *commons;   /* push.negotiate: commits the server has */
+	size_t nr_commons;
 };
 
 void pw_push_result_free(struct pw_push_result *res)
@@ -588,7 +591,18 @@ static int decide(struct ps *s)
 
 static int send_out(struct ps *s, struct pw_buf *b)
 {
+	pw_client__trace_buf(s->o->trace_packet, s->o->trace_packet_ctx, b);
 	return pw_pkt_send(s->conn->out_fd, b, s->err);
+}
+
+/* A packet from the server, traced (GIT_TRACE_PACKET). */
+static int read_pkt(struct ps *s, struct pw_pkt *pkt)
+{
+	int rc = pw_pkt_read(&s->rd, pkt, s->err);
+
+	if (!rc)
+		pw_client__trace_pkt(s->o->trace_packet, s->o->trace_packet_ctx, 0, pkt);
+	return rc;
 }
 
 struct pack_ctx {
@@ -639,6 +653,9 @@ static int send_pack_data(struct ps *s)
 		if (!pw_oid_is_zero(&s->adv.refs[i].oid) &&
 		    pw_odb_exists(s->odb, &s->adv.refs[i].oid))
 			pw_revlist_add(rl, &s->adv.refs[i].oid, NULL, 1);
+	for (i = 0; i < s->nr_commons && !rc; i++)
+		if (pw_odb_exists(s->odb, &s->commons[i]))
+			pw_revlist_add(rl, &s->commons[i], NULL, 1);
 	if (rc)
 		goto out;
 	pw_pack_write_opts_init(&po);
@@ -682,6 +699,75 @@ out:
 	return rc;
 }
 
+/* The URL without its user information, as the certificate's "pushee". */
+static int add_pushee(struct pw_buf *b, const char *url)
+{
+	const char *scheme = strstr(url, "://"), *host, *at, *slash;
+
+	if (!scheme)
+		return pw_buf_addf(b, "pushee %s\n", url);
+	host = scheme + 3;
+	slash = strchr(host, '/');
+	at = memchr(host, '@', slash ? (size_t)(slash - host) : strlen(host));
+	if (!at)
+		return pw_buf_addf(b, "pushee %s\n", url);
+	return pw_buf_addf(b, "pushee %.*s%s\n", (int)(host - url), url, at + 1);
+}
+
+/* A signed push: the certificate (the commands, signed) in place of the
+ * command lines, "push-cert" with the capabilities first. *sent = 0 when
+ * no ref is to be updated (nothing is sent, as Git). */
+static int add_push_cert(struct ps *s, struct pw_buf *b, const char *caps, int *sent)
+{
+	struct pw_buf cert = PW_BUF_INIT;
+	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
+	const char *p, *end;
+	size_t i;
+	int rc = 0;
+
+	*sent = 0;
+	rc |= pw_buf_addf(&cert, "certificate version 0.1\npusher %s\n", s->o->cert_pusher);
+	if (s->res->url && *s->res->url)
+		rc |= add_pushee(&cert, s->res->url);
+	rc |= pw_buf_addf(&cert, "nonce %s\n", s->nonce);
+	for (i = 0; i < s->o->nr_push_options; i++)
+		rc |= pw_buf_addf(&cert, "push-option %s\n", s->o->push_options[i]);
+	rc |= pw_buf_adds(&cert, "\n");
+	for (i = 0; i < s->res->nr; i++) {
+		struct pw_push_ref *r = &s->res->refs[i];
+
+		if (r->status != PW_PUSH_PENDING)
+			continue;
+		rc |= pw_buf_addf(&cert, "%s %s %s\n", pw_oid_to_hex(&r->old_oid, o),
+		                  pw_oid_to_hex(&r->new_oid, n), r->dst);
+		*sent = 1;
+	}
+	if (rc) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!*sent)
+		goto out;
+	if ((rc = s->o->sign(s->o->sign_ctx, cert.data, cert.len, &cert, s->err)))
+		goto out;
+	rc = pw_pkt_writef(b, "push-cert%c%s", '\0', caps);
+	for (p = cert.data, end = cert.data + cert.len; !rc && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		rc = len > PW_PKT_DATA_MAX ? PW_ETOOBIG : pw_pkt_write(b, p, len);
+		p += len;
+	}
+	if (!rc)
+		rc = pw_pkt_writef(b, "push-cert-end\n");
+	if (rc)
+		rc = pw_error_set(s->err, rc, "cannot build the push certificate: %s",
+		                  rc == PW_ETOOBIG ? "a line is too long" : pw_strerror(rc));
+out:
+	pw_buf_free(&cert);
+	return rc;
+}
+
 static int send_request(struct ps *s)
 {
 	struct pw_buf b = PW_BUF_INIT, caps = PW_BUF_INIT;
@@ -708,6 +794,13 @@ static int send_request(struct ps *s)
 		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
+	if (s->nonce && !s->o->dry_run) {
+		int sent;
+
+		if ((rc = add_push_cert(s, &b, caps.data, &sent)))
+			goto out;
+		first = !sent;
+	}
 	for (i = 0; i < s->res->nr && !rc; i++) {
 		struct pw_push_ref *r = &s->res->refs[i];
 
@@ -715,6 +808,11 @@ static int send_request(struct ps *s)
 			continue;
 		if (s->o->dry_run) {
 			r->status = PW_PUSH_OK;
+			continue;
+		}
+		if (s->nonce) { /* in the certificate */
+			if (!r->is_delete)
+				need_pack = 1;
 			continue;
 		}
 		pw_oid_to_hex(&r->old_oid, o);
@@ -874,7 +972,7 @@ static int read_report(struct ps *s)
 	/* band payloads keep their LF: the caller needs the line ends */
 	s->rd.flags &= ~(unsigned)PW_PKT_READ_CHOMP;
 	for (;;) {
-		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
+		if ((rc = read_pkt(s, &pkt)))
 			break;
 		if (pkt.kind == PW_PKT_EOF) {
 			if (!s->sideband)
@@ -1075,7 +1173,7 @@ static int read_advertisement(struct ps *s)
 	int rc;
 
 	for (;;) {
-		if ((rc = pw_pkt_read(&s->rd, &pkt, s->err)))
+		if ((rc = read_pkt(s, &pkt)))
 			return rc;
 		if (pkt.kind == PW_PKT_EOF)
 			return pw_error_set(s->err, PW_EPROTO,
@@ -1171,7 +1269,77 @@ static int read_caps(struct ps *s)
 	if (s->o->nr_push_options && !s->server_options)
 		return pw_error_set(s->err, PW_EUNSUPPORTED,
 		                    "the receiving end does not support push options");
+	if (s->o->push_cert) {
+		struct pw_str v = {0};
+		size_t i;
+
+		if (pw_caps_get(caps, clen, "push-cert", &v) || !v.p) {
+			if (s->o->push_cert == 2)
+				return pw_error_set(
+				        s->err, PW_EUNSUPPORTED,
+				        "the receiving end does not support --signed push");
+			if (s->o->report.warning)
+				s->o->report.warning(
+				        s->o->report.data,
+				        "not sending a push certificate since the "
+				        "receiving end does not support --signed push");
+			return 0;
+		}
+		/* it goes into a line of the certificate: printable, no spaces */
+		for (i = 0; i < v.len; i++)
+			if (v.p[i] <= ' ' || v.p[i] > '~')
+				return pw_error_set(
+				        s->err, PW_EPROTO,
+				        "the receiving end asked to sign an invalid nonce "
+				        "<%.*s>",
+				        (int)(v.len > 64 ? 64 : v.len), v.p);
+		if (!s->o->sign || !s->o->cert_pusher)
+			return pw_error_set(s->err, PW_EINVAL,
+			                    "a signed push needs a signer and a pusher");
+		if (!(s->nonce = strndup(v.p, v.len)))
+			return pw_error_set(s->err, PW_ENOMEM, "out of memory");
+	}
 	return 0;
+}
+
+/* push.negotiate: what of the pushed history does the server have (its
+ * upload-pack says, through a v2 fetch with wait-for-done)? A failure is
+ * told and the push goes on without. */
+static void negotiate(struct ps *s)
+{
+	struct pw_client_opts co;
+	struct pw_session *ss = NULL;
+	struct pw_oid *tips;
+	struct pw_error e = {0};
+	size_t i, nr = 0;
+	int rc;
+
+	if (!(tips = calloc(s->res->nr ? s->res->nr : 1, sizeof(*tips))))
+		return;
+	for (i = 0; i < s->res->nr; i++)
+		if (s->res->refs[i].status == PW_PUSH_PENDING && !s->res->refs[i].is_delete)
+			tips[nr++] = s->res->refs[i].new_oid;
+	memset(&co, 0, sizeof(co));
+	co.protocol_version = s->o->negotiate_protocol;
+	co.quiet = 1;
+	co.ssh = s->o->ssh;
+	co.git_proxy = s->o->git_proxy;
+	co.config = pw_repo_config(s->repo);
+	co.http_env = s->o->http_env;
+	co.protocol = s->o->protocol;
+	co.git_dir = pw_repo_git_dir(s->repo);
+	co.trace_packet = s->o->trace_packet;
+	co.trace_packet_ctx = s->o->trace_packet_ctx;
+	rc = nr ? pw_session_open(&ss, s->res->url, &co, &e) : 0;
+	if (!rc && nr)
+		rc = pw_session_negotiate(ss, s->repo, tips, nr, &s->commons, &s->nr_commons, &e);
+	pw_session_close(ss, NULL);
+	free(tips);
+	if (rc && s->o->report.warning) {
+		s->o->report.warning(s->o->report.data, e.msg);
+		s->o->report.warning(s->o->report.data,
+		                     "push negotiation failed; proceeding anyway with push");
+	}
 }
 
 /* Send the commands and the pack, read the report; every ref gets its
@@ -1255,6 +1423,8 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 					res->refs[i].status = PW_PUSH_OK;
 		goto polite;
 	}
+	if (opts->negotiate)
+		negotiate(&s);
 	rc = exchange(&s);
 	goto out;
 polite:
@@ -1282,6 +1452,8 @@ out:
 		pw_conn_free(s.conn);
 	}
 	pw_adv_free(&s.adv);
+	free(s.nonce);
+	free(s.commons);
 	if (s.odb)
 		pw_odb_free(s.odb);
 	return rc;

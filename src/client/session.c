@@ -33,14 +33,45 @@ const char *pw_session_caps(const struct pw_session *s)
 	return s->caps_joined ? s->caps_joined : "";
 }
 
+void pw_client__trace_pkt(pw_client__trace_fn *fn, void *ctx, int write, const struct pw_pkt *pkt)
+{
+	static const char *const ctl[] = {"0000", "0001", "0002"};
+
+	if (!fn)
+		return;
+	if (pkt->kind == PW_PKT_DATA)
+		fn(ctx, write, pkt->data ? pkt->data : "", pkt->len);
+	else if (pkt->kind >= PW_PKT_FLUSH && pkt->kind <= PW_PKT_RESPONSE_END)
+		fn(ctx, write, ctl[pkt->kind - PW_PKT_FLUSH], 4);
+}
+
+void pw_client__trace_buf(pw_client__trace_fn *fn, void *ctx, const struct pw_buf *b)
+{
+	struct pw_pkt pkt;
+	size_t off = 0, used;
+
+	while (fn && off < b->len &&
+	       !pw_pkt_decode((const uint8_t *)b->data + off, b->len - off, &pkt, &used, NULL)) {
+		off += used;
+		pw_client__trace_pkt(fn, ctx, 1, &pkt);
+	}
+}
+
 int pw_client__read(struct pw_session *s, struct pw_pkt *pkt, struct pw_error *err)
 {
-	return pw_pkt_read(&s->rd, pkt, err);
+	int rc = pw_pkt_read(&s->rd, pkt, err);
+
+	if (!rc)
+		pw_client__trace_pkt(s->opts.trace_packet, s->opts.trace_packet_ctx, 0, pkt);
+	return rc;
 }
 
 int pw_client__send(struct pw_session *s, struct pw_error *err)
 {
-	int rc = pw_pkt_send(s->conn->out_fd, &s->out, err);
+	int rc;
+
+	pw_client__trace_buf(s->opts.trace_packet, s->opts.trace_packet_ctx, &s->out);
+	rc = pw_pkt_send(s->conn->out_fd, &s->out, err);
 
 	if (rc)
 		return pw_error_set(err, rc, "sending to the server: %s",

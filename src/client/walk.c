@@ -187,6 +187,34 @@ int pw_have_walk_new(struct pw_have_walk **out, struct pw_odb *odb, struct pw_re
 	return 0;
 }
 
+int pw_have_walk_new_tips(struct pw_have_walk **out, struct pw_odb *odb, const struct pw_oid *tips,
+                          size_t nr, struct pw_error *err)
+{
+	struct pw_have_walk *w = calloc(1, sizeof(*w));
+	size_t i;
+
+	*out = NULL;
+	if (!w)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	w->odb = odb;
+	for (i = 0; i < nr; i++) {
+		struct pw_oid oid = tips[i];
+		struct node *n;
+
+		if (pw_oid_is_zero(&oid) || peel_to_commit(odb, &oid))
+			continue;
+		/* a tip given twice is one node, already queued */
+		if (pw_oidmap_get(&w->map, &oid))
+			continue;
+		if (!(n = get_node(w, &oid)) || push(w, n)) {
+			pw_have_walk_free(w);
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+	}
+	*out = w;
+	return 0;
+}
+
 static void mark_common(struct node *n)
 {
 	size_t i;

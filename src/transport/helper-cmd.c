@@ -107,6 +107,17 @@ int pw_helper_cmd_parse(const char *line, size_t len, struct pw_helper_cmd *out,
 		out->arg_len = rl;
 		return 0;
 	}
+	if ((w = word(line, len, "get", 0, &rest, &rl))) {
+		if (w < 0 || !(sp = memchr(rest, ' ', rl)) || sp == rest || sp + 1 == rest + rl)
+			return pw_error_set(err, PW_EPROTO,
+			                    "malformed 'get' command (expected '<url> <path>')");
+		out->kind = PW_HCMD_GET;
+		out->arg = rest;
+		out->arg_len = (size_t)(sp - rest);
+		out->arg2 = sp + 1;
+		out->arg2_len = rl - out->arg_len - 1;
+		return 0;
+	}
 	if ((w = word(line, len, "import", 0, &rest, &rl))) {
 		if (w < 0 || !rl)
 			return pw_error_set(err, PW_EPROTO, "malformed 'import' command");

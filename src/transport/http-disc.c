@@ -7,7 +7,7 @@
 #include "proto/quote.h"
 #include "transport/transport-priv.h"
 
-int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *v2,
+int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *version,
                        struct pw_error *err)
 {
 	struct pw_pkt pkt;
@@ -16,7 +16,7 @@ int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *
 	int rc;
 
 	*skip = 0;
-	*v2 = 0;
+	*version = 0;
 	rc = pw_pkt_decode(p, n, &pkt, &used, err);
 	if (rc == PW_EMORE)
 		return pw_error_set(err, PW_EPROTO, "invalid server response; truncated");
@@ -27,7 +27,7 @@ int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *
 		                    "invalid server response; expected service, got flush packet");
 	pw_pkt_chomp(&pkt);
 	if (pkt.len == 9 && !memcmp(pkt.data, "version 2", 9)) {
-		*v2 = 1;
+		*version = 2;
 		return 0;
 	}
 	if (!(pkt.len == 10 + sl && !memcmp(pkt.data, "# service=", 10) &&
@@ -54,7 +54,11 @@ int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *
 	*skip = off;
 	if (!pw_pkt_decode(p + off, n - off, &pkt, &used, NULL) && pkt.kind == PW_PKT_DATA) {
 		pw_pkt_chomp(&pkt);
-		*v2 = pkt.len == 9 && !memcmp(pkt.data, "version 2", 9);
+		/* v1: the refs follow "version 1"; v2 (after a "# service"
+		 * preamble, as some servers send): its capabilities */
+		if (pkt.len == 9 && !memcmp(pkt.data, "version ", 8) &&
+		    (pkt.data[8] == '1' || pkt.data[8] == '2'))
+			*version = pkt.data[8] - '0';
 	}
 	return 0;
 }

@@ -82,7 +82,10 @@ struct http {
 	char *base;  /* the repository URL (after a discovery redirect), no trailing '/' */
 	char *shown; /* base without user info, with a trailing '/', for messages */
 	const char *service;
-	int v2_asked, v2;
+	/* the protocol version asked for (Git-Protocol on the discovery) and
+	 * the one the server answered (Git-Protocol on the POSTs); v2 = (version
+	 * == 2) */
+	int asked, version, v2;
 	struct settings set;
 	struct cred cred;
 	int have_cred;              /* username and password are set on the handle */
@@ -781,7 +784,7 @@ struct pw_http_cache {
 	char *disc_url, *disc_service, *disc_base;
 	struct pw_buf disc_adv;
 	size_t disc_skip;
-	int disc_v2, disc_dumb;
+	int disc_version, disc_dumb;
 	long disc_authmask;
 };
 
@@ -835,7 +838,7 @@ static void disc_keep(struct http *h, const char *url)
 		disc_clear(a);
 	a->disc_skip = h->adv_skip;
 	a->disc_authmask = h->authmask;
-	a->disc_v2 = h->v2;
+	a->disc_version = h->version;
 	a->disc_dumb = h->dumb;
 	pthread_mutex_unlock(&a->mu);
 }
@@ -851,7 +854,7 @@ static int disc_take(struct http *h, const char *url)
 		return 0;
 	pthread_mutex_lock(&a->mu);
 	if (a->disc_url && !strcmp(a->disc_url, url) && !strcmp(a->disc_service, h->service) &&
-	    (a->disc_dumb || !a->disc_v2 || h->v2_asked)) {
+	    (a->disc_dumb || a->disc_version != 2 || h->asked == 2)) {
 		pw_buf_free(&h->adv);
 		h->adv = a->disc_adv;
 		pw_buf_init(&a->disc_adv, 0);
@@ -860,7 +863,8 @@ static int disc_take(struct http *h, const char *url)
 		a->disc_base = NULL;
 		h->adv_skip = a->disc_skip;
 		h->authmask &= a->disc_authmask;
-		h->v2 = a->disc_v2;
+		h->version = a->disc_version;
+		h->v2 = h->version == 2;
 		h->dumb = a->disc_dumb;
 		took = 1;
 	}
@@ -1183,9 +1187,9 @@ static void setup_common(struct http *h, int follow)
 }
 
 /* lines (Accept-Language before them for a GET, after them for a POST, as
- * Git orders them), Git-Protocol when v2 is asked (discovery) or spoken
- * (POSTs), and http.extraHeader */
-static struct curl_slist *headers(struct http *h, const char *const *lines, int v2, int post)
+ * Git orders them), Git-Protocol when v1 or v2 is asked (discovery) or
+ * spoken (POSTs), and http.extraHeader */
+static struct curl_slist *headers(struct http *h, const char *const *lines, int version, int post)
 {
 	struct curl_slist *l = NULL, *n, *e;
 
@@ -1203,10 +1207,12 @@ static struct curl_slist *headers(struct http *h, const char *const *lines, int 
 			goto fail;
 		l = n;
 	}
-	if (v2 && !(n = curl_slist_append(l, "Git-Protocol: version=2")))
-		goto fail;
-	if (v2)
+	if (version == 1 || version == 2) {
+		if (!(n = curl_slist_append(l, version == 1 ? "Git-Protocol: version=1"
+		                                            : "Git-Protocol: version=2")))
+			goto fail;
 		l = n;
+	}
 	for (e = h->set.extra; e; e = e->next) {
 		if (!(n = curl_slist_append(l, e->data)))
 			goto fail;
@@ -1349,7 +1355,7 @@ static int discover_get(struct http *h, struct pw_error *err)
 	const char *hdr_lines[] = {"Pragma: no-cache", NULL};
 	struct curl_slist *hl;
 	struct getbuf g = {&h->adv, 0};
-	int tries, rc = 0, v2 = 0;
+	int tries, rc = 0, version = 0;
 	size_t skip = 0;
 	long code = 0;
 	CURLcode cc = CURLE_OK;
@@ -1362,7 +1368,7 @@ static int discover_get(struct http *h, struct pw_error *err)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	strcpy(url, h->base);
 	strcat(url, tail);
-	if (!(hl = headers(h, hdr_lines, h->v2_asked, 0))) {
+	if (!(hl = headers(h, hdr_lines, h->asked, 0))) {
 		free(url);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
@@ -1442,10 +1448,11 @@ static int discover_get(struct http *h, struct pw_error *err)
 		goto out;
 	}
 	if ((rc = pw_http__discovery((const uint8_t *)h->adv.data, h->adv.len, h->service, &skip,
-	                             &v2, err)))
+	                             &version, err)))
 		goto out;
 	h->adv_skip = skip;
-	h->v2 = v2;
+	h->version = version;
+	h->v2 = version == 2;
 out:
 	curl_slist_free_all(hl);
 	free(url);
@@ -1812,7 +1819,8 @@ struct post {
 	int may_retry;       /* a 401 gets credentials and one more try */
 	const uint8_t *body; /* buffered part of the request */
 	size_t body_len, body_off;
-	int stream_fd; /* the rest, chunked; -1 when all is buffered */
+	int stream_fd;              /* the rest, chunked; -1 when all is buffered */
+	struct pw_http_pktcheck pc; /* v2: where the answer is in its packets */
 };
 
 static void signal_response(struct http *h, int rc)
@@ -1841,12 +1849,12 @@ static int send_resp(struct http *h, const void *p, size_t n)
 	return 0;
 }
 
-/* The status and type of a POST's answer, checked when its first bytes
- * come (or at its end when it has none). */
+/* The status of a POST's answer, checked when its first bytes come (or at
+ * its end when it has none). Its Content-Type is not checked, as Git does
+ * not: the packets say what they are. */
 static int check_post(struct post *p, CURLcode cc)
 {
 	struct http *h = p->h;
-	char ct[128], want[96];
 	long code = 0;
 
 	p->checked = 1;
@@ -1868,15 +1876,6 @@ static int check_post(struct post *p, CURLcode cc)
 		signal_response(h, h->resp_err.code);
 		return -1;
 	}
-	content_type(h->curl, ct, sizeof(ct));
-	snprintf(want, sizeof(want), "application/x-%s-result", h->service);
-	if (strcmp(ct, want)) {
-		pw_error_set(&h->resp_err, PW_EPROTO, "invalid Content-Type: %s",
-		             ct[0] ? ct : "(none)");
-		p->failed = 1;
-		signal_response(h, PW_EPROTO);
-		return -1;
-	}
 	signal_response(h, 0);
 	return 0;
 }
@@ -1894,6 +1893,13 @@ static size_t post_write(char *data, size_t sz, size_t n, void *arg)
 	}
 	if (!p->checked && check_post(p, CURLE_OK))
 		return 0;
+	/* v2: the response-end packet is ours to add, and where the answer
+	 * stops matters (Git's words for an answer cut off) */
+	if (p->h->v2 &&
+	    pw_http__pktcheck_feed(&p->pc, (const uint8_t *)data, sz * n, &p->h->resp_err)) {
+		p->failed = 1;
+		return 0;
+	}
 	if (send_resp(p->h, data, sz * n))
 		return 0;
 	return sz * n;
@@ -2017,7 +2023,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	lines[nl] = NULL;
 	url = malloc(strlen(h->base) + strlen(url_tail) + 1);
-	hl = url ? headers(h, lines, h->v2, 1) : NULL;
+	hl = url ? headers(h, lines, h->version, 1) : NULL;
 	if (!hl) {
 		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
 		signal_response(h, PW_ENOMEM);
@@ -2040,6 +2046,7 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	for (tries = 0; tries < 2; tries++) {
 		code = 0;
 		p.checked = p.failed = 0;
+		memset(&p.pc, 0, sizeof(p.pc));
 		p.may_retry = eof && !tries && !h->have_cred;
 		p.body = (const uint8_t *)body->data;
 		p.body_len = body->len;
@@ -2074,6 +2081,8 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	}
 	if (!p.checked) {
 		check_post(&p, cc);
+	} else if (p.failed) {
+		/* the answer's framing was wrong: resp_err says how */
 	} else if (!p.failed && cc != CURLE_OK) {
 		/* cut off mid-response: the reader sees the end of the stream */
 		pw_error_set(&h->resp_err, PW_EIO, "RPC failed; curl %d %s", (int)cc,
@@ -2086,6 +2095,8 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 		auth_approve(h);
 		h->approved = 1;
 	}
+	if (!p.failed && h->v2 && pw_http__pktcheck_end(&p.pc, &h->resp_err))
+		p.failed = 1;
 	if (!p.failed && h->v2) {
 		if (send_resp(h, "0002", 4))
 			p.failed = 1;
@@ -2202,7 +2213,6 @@ static int http_finish(struct pw_conn *c, int *status, struct pw_error *err)
 {
 	struct http *h = pw_conn__impl(c)->priv;
 
-	(void)err;
 	if (h && h->started) {
 		pthread_mutex_lock(&h->mu);
 		h->quit = 1;
@@ -2221,6 +2231,10 @@ static int http_finish(struct pw_conn *c, int *status, struct pw_error *err)
 	pw_conn__impl(c)->status = 0;
 	if (status)
 		*status = 0;
+	/* an answer that went wrong after its start (cut off, badly framed):
+	 * the reader saw only its end, this says why */
+	if (h && h->dead && h->resp_err.code)
+		return pw_error_copy(err, &h->resp_err);
 	return 0;
 }
 
@@ -2280,6 +2294,93 @@ static const struct pw_conn_ops http_ops = {
         .free = http_free,
 };
 
+/* A redirect is not the user's choice: "user" transports are out, as in
+ * Git. */
+static void redirect_protocols(struct http *h, const struct pw_config *cfg,
+                               const struct pw_transport_opts *opts)
+{
+	struct pw_protocol_env pe = {0};
+	int hp, hs;
+
+	if (opts && opts->protocol)
+		pe = *opts->protocol;
+	pe.protocol_from_user = "0";
+	hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
+	hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
+	snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s", hp ? "http" : "",
+	         hp && hs ? "," : "", hs ? "https" : "");
+}
+
+struct file_sink {
+	int fd, write_errno;
+};
+
+static int file_sink(void *ctx, const void *p, size_t n)
+{
+	struct file_sink *f = ctx;
+
+	if (pw_write_full(f->fd, p, n, NULL)) {
+		f->write_errno = errno ? errno : EIO;
+		return PW_EIO;
+	}
+	return 0;
+}
+
+int pw_http_download(const char *url, const char *path, const struct pw_transport_opts *opts,
+                     struct pw_error *err)
+{
+	const struct pw_config *cfg =
+	        opts ? (opts->config ? opts->config : opts->git_proxy_config) : NULL;
+	struct pw_conn_impl ci;
+	struct pw_url u;
+	struct http *h;
+	struct file_sink f = {-1, 0};
+	int rc;
+
+	if ((rc = pw_curl_load(err)) || (rc = pw_url_parse(&u, url, err)))
+		return rc;
+	if (!(h = calloc(1, sizeof(*h)))) {
+		pw_url_free(&u);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	/* a dumb connection of its own, for pw_http__get */
+	h->req_rd = h->resp_wr = -1;
+	h->authmask = (long)CURLAUTH_ANY;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->service = "git-upload-pack";
+	h->dumb = 1;
+	memset(&ci, 0, sizeof(ci));
+	ci.pub.in_fd = ci.pub.out_fd = -1;
+	ci.ops = &http_ops;
+	ci.priv = h;
+	h->conn = &ci.pub;
+	if ((rc = split_url(h, url, err)) ||
+	    (rc = load_settings(h, &u, cfg, opts ? opts->http_env : NULL, err)))
+		goto out;
+	redirect_protocols(h, cfg, opts);
+	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
+	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((f.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+		rc = pw_error_set(err, PW_EIO, "cannot create '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	rc = pw_http__get(&ci.pub, url, file_sink, &f, err);
+	if (rc && f.write_errno)
+		pw_error_set(err, rc, "cannot write '%s': %s", path, strerror(f.write_errno));
+	if (close(f.fd) && !rc)
+		rc = pw_error_set(err, PW_EIO, "cannot write '%s': %s", path, strerror(errno));
+	if (rc)
+		unlink(path);
+out:
+	http_free_priv(h);
+	pw_url_free(&u);
+	return rc;
+}
+
 int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *url,
                        const char *service, int version, const struct pw_transport_opts *opts,
                        struct pw_error *err)
@@ -2298,25 +2399,12 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
 	h->service = service;
-	h->v2_asked = version == 2;
+	h->asked = version;
 	h->conn = c;
 	if ((rc = split_url(h, url, err)) ||
 	    (rc = load_settings(h, u, cfg, opts ? opts->http_env : NULL, err)))
 		goto fail;
-	{
-		/* a redirect is not the user's choice: "user" transports are out,
-		 * as in Git */
-		struct pw_protocol_env pe = {0};
-		int hp, hs;
-
-		if (opts && opts->protocol)
-			pe = *opts->protocol;
-		pe.protocol_from_user = "0";
-		hp = !pw_protocol_check_allowed("http", cfg, &pe, NULL);
-		hs = !pw_protocol_check_allowed("https", cfg, &pe, NULL);
-		snprintf(h->set.redir_protocols, sizeof(h->set.redir_protocols), "%s%s%s",
-		         hp ? "http" : "", hp && hs ? "," : "", hs ? "https" : "");
-	}
+	redirect_protocols(h, cfg, opts);
 	h->auth = opts && opts->http_env ? opts->http_env->cache : NULL;
 	if (set_shown(h) || !(h->curl = curl_easy_init()) || auth_take(h)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");

@@ -50,9 +50,21 @@ int pw_transport__http(struct pw_conn *c, const struct pw_url *u, const char *ur
                        const char *service, int version, const struct pw_transport_opts *opts,
                        struct pw_error *err);
 /* Where the advertisement starts in an info/refs body (after "# service="
- * and its flush); *v2 when it is a v2 capability advertisement. Pure. */
-int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *v2,
+ * and its flush); *version: 2 for a v2 capability advertisement, 1 for refs
+ * after "version 1", else 0. Pure. */
+int pw_http__discovery(const uint8_t *p, size_t n, const char *service, size_t *skip, int *version,
                        struct pw_error *err);
+/* A v2 answer's pkt-line framing as it streams (http-pktcheck.c): feed
+ * each piece (PW_EPROTO for a bad length or a response-end packet from the
+ * server), then _end says whether it stopped inside a packet. Pure. */
+struct pw_http_pktcheck {
+	char len[4];
+	unsigned len_filled;
+	size_t remaining;
+};
+int pw_http__pktcheck_feed(struct pw_http_pktcheck *st, const uint8_t *p, size_t n,
+                           struct pw_error *err);
+int pw_http__pktcheck_end(const struct pw_http_pktcheck *st, struct pw_error *err);
 /* Dumb HTTP (http.c, for client/dumb.c). pw_http__dumb_refs: 1 when c is an
  * HTTP connection whose info/refs had no smart answer, with that body
  * (borrowed, valid while c lives); else 0. */
