@@ -285,6 +285,11 @@ static int heap_push(struct pw_revlist *rl, uint32_t idx)
 
 	if (rl->commits[idx].flags & C_QUEUED)
 		return 0;
+	/* The date orders the queue, so parse now, as Git does when it queues a
+	 * parent. A commit that does not parse is queued anyway: popping it
+	 * parses it again and reports the error where the walk always did. */
+	if (!(rl->commits[idx].flags & C_PARSED) && parse_commit(rl, idx))
+		pw_error_clear(&rl->err);
 	if (grow((void **)&rl->heap, &rl->heap_alloc, rl->heap_nr + 1, sizeof(*rl->heap)))
 		return nomem(rl);
 	rl->commits[idx].flags |= C_QUEUED;
@@ -635,9 +640,9 @@ static int walk_commits(struct pw_revlist *rl)
 
 		if ((rc = parse_commit(rl, idx)))
 			return rc;
-		c = &rl->commits[idx];
+		c = &rl->commits[idx]; /* heap_push may move the array: c is stale after */
 		if (c->flags & C_UNINT) {
-			for (i = 0; i < c->nparents; i++) {
+			for (i = 0; i < rl->commits[idx].nparents; i++) {
 				uint32_t p = rl->commits[idx].parents[i];
 
 				if ((rc = mark_uninteresting(rl, p)) || (rc = heap_push(rl, p)))
