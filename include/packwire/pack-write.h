@@ -72,6 +72,15 @@ PW_API int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid
  * sent. Ignored unless opts.thin. Missing bases are dropped silently. */
 PW_API int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
                                    const char *path, size_t path_len);
+/* Name an object a tag ref points at (or peels to), as Git's pack-objects
+ * marks the targets of refs/tags: it is written early, with the newest
+ * history. Objects not in the pack are ignored. Without any call, the tag
+ * objects of the pack and what they peel to are taken. */
+PW_API int pw_pack_writer_add_tagged(struct pw_pack_writer *w, const struct pw_oid *oid);
+struct pw_repo;
+/* pw_pack_writer_add_tagged for every ref under refs/tags of repo and what
+ * it peels to. */
+PW_API int pw_pack_writer_add_tag_refs(struct pw_pack_writer *w, struct pw_repo *repo);
 /* Objects to be sent so far. */
 PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
 

@@ -374,6 +374,10 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	wo.progress_data = r->opts->data;
 	if (pw_pack_writer_new(&r->w, r->odb, &wo))
 		return pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
+	if ((rc = pw_pack_writer_add_tag_refs(r->w, r->repo))) {
+		pw_error_copy(r->err, pw_pack_writer_error(r->w));
+		goto out;
+	}
 	if ((rc = enumerate(r, &tips, &ntips)))
 		goto out;
 	if (!pw_pack_writer_count(r->w)) {
