@@ -244,7 +244,8 @@ static int setup(struct po *p)
 	if (pw_odb_open(&p->odb, pw_repo_objects_dir(p->repo), pw_repo_algo(p->repo), &err))
 		return pw_cli_fatal("%s", err.msg);
 	set_write_opts(p);
-	if (pw_pack_writer_new(&p->w, p->odb, &p->opts))
+	if (pw_pack_writer_new(&p->w, p->odb, &p->opts) ||
+	    pw_pack_writer_add_tag_refs(p->w, p->repo))
 		return pw_cli_fatal("out of memory");
 	p->col.w = p->w;
 	if (!p->a.use_revs)

@@ -865,6 +865,11 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		pw_error_set(&s->err, rc, "pack writer: %s", pw_strerror(rc));
 		goto out;
 	}
+	/* git's write order: the targets of refs/tags early */
+	if ((rc = pw_pack_writer_add_tag_refs(g.w, s->repo))) {
+		pw_error_copy(&s->err, pw_pack_writer_error(g.w));
+		goto out;
+	}
 	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
 	if (!rc && s->args.include_tag)
 		rc = include_tags(&g);
