@@ -321,29 +321,20 @@ static int collect_revs(struct po *p)
 	return 0;
 }
 
-/* The .bitmap beside the pack: every revision given is a tip to bitmap. A
+/* The .bitmap beside the pack, its commits chosen as Git chooses them. A
  * pack that is not closed under reachability keeps no bitmap, as in Git. */
 static int write_bitmap(struct po *p)
 {
-	struct pw_oid *tips;
-	size_t i, n = 0, count = p->revs ? pw_revs_count(p->revs) : 0;
-	int rc, exclude;
+	int rc;
 
-	if (!p->revs || !(tips = malloc((count + 1) * sizeof(*tips)))) {
+	if (!p->revs) {
 		if (p->a.write_bitmap == 1)
 			fputs("warning: disabling bitmap writing, as some objects are not "
 			      "being packed\n",
 			      stderr);
 		return 0;
 	}
-	for (i = 0; i < count; i++) {
-		const struct pw_oid *oid = pw_revs_get(p->revs, i, &exclude);
-
-		if (!exclude)
-			tips[n++] = *oid;
-	}
-	rc = pw_pack_writer_write_bitmap_file(p->w, p->a.base_name, tips, n);
-	free(tips);
+	rc = pw_pack_writer_write_bitmap_file(p->w, p->a.base_name, NULL, 0);
 	if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT) {
 		if (p->a.write_bitmap == 1)
 			fprintf(stderr,

@@ -104,7 +104,8 @@ PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base
 
 /* After pw_pack_writer_write_files: write "<base_name>-<hex>.bitmap" (a
  * reachability bitmap that Git 2.39 reads) through a temporary file renamed
- * into place. tips are the ref tips (tags are peeled); each gets a bitmap.
+ * into place. Commits are chosen as Git chooses them; one that tips (may be
+ * tags) peel to is preferred in its window (pack.preferBitmapTips).
  * PW_ENOTFOUND when the pack is not closed under reachability (no file
  * written; the message says which object is missing). */
 PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,

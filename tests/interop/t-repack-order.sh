@@ -5,8 +5,9 @@
 # then blobs by delta family). The history has a side branch whose commits
 # interleave by date with main's (a walk in breadth-first order would differ),
 # annotated and lightweight tags, and files that change a little (deltas).
-# With -b, git accepts the pack and the bitmap. With the v2.0.0 history of
-# ../shared/data (when present) the packs are compared the same way.
+# With -b, git accepts the pack and the bitmap, which has as many commit
+# bitmaps as git's and is no larger. With the v2.0.0 history of
+# ../shared/data (when present) packs and bitmaps are compared the same way.
 . "$(dirname "$0")/lib.sh"
 
 # history DIR ALGO N
@@ -91,11 +92,38 @@ same_pack_as_git() {
 	check "$what: same .idx too" cmp -s "$T"/g.git/objects/pack/*.idx "$T"/p.git/objects/pack/*.idx
 }
 
+# bitmap_entries DIR: how many commit bitmaps git loads from DIR's .bitmap
+bitmap_entries() {
+	git -C "$1" rev-list --test-bitmap HEAD 2>&1 | tr '\r' '\n' |
+		sed -n 's/.*(\([0-9]*\) entries.*/\1/p'
+}
+
+# same_bitmap_as_git SRC WHAT: repack -a -d -b copies of SRC with git and
+# packwire: the same commits get bitmaps (as many), the file is as small
+same_bitmap_as_git() {
+	local src=$1 what=$2 gb pb
+	rm -rf "$T/gb.git" "$T/pb.git"
+	cp -a "$src" "$T/gb.git"
+	cp -a "$src" "$T/pb.git"
+	git -C "$T/gb.git" repack -a -d -b -q
+	"$PACKWIRE" -C "$T/pb.git" repack -a -d -b -q
+	check "$what -b: as many bitmaps as git's" \
+		[ "$(bitmap_entries "$T/pb.git")" = "$(bitmap_entries "$T/gb.git")" ]
+	gb=$(stat -c %s "$T"/gb.git/objects/pack/*.bitmap)
+	pb=$(stat -c %s "$T"/pb.git/objects/pack/*.bitmap)
+	echo "# $what: .bitmap $pb bytes, git's $gb"
+	check "$what -b: .bitmap at most 2% larger than git's" [ $((pb * 100)) -le $((gb * 102)) ]
+	out=$(git -C "$T/pb.git" rev-list --test-bitmap HEAD 2>&1 || true)
+	case $out in *"OK!"*) ok "$what -b: git rev-list --test-bitmap" ;;
+	*) not_ok "$what -b: git rev-list --test-bitmap" ;; esac
+}
+
 for algo in sha1 sha256; do
 	w=$algo
 	S=$T/src-$algo.git
 	history "$S" "$algo" 200
 	same_pack_as_git "$S" "$w"
+	same_bitmap_as_git "$S" "$w"
 
 	# the order itself: the newest tip first; untagged commits in the order
 	# of git's walk (date order, not breadth first)
@@ -135,6 +163,7 @@ done
 if need_data; then
 	for algo in sha1 sha256; do
 		same_pack_as_git "$(data_repo large "$algo")" "v2.0.0 $algo"
+		same_bitmap_as_git "$(data_repo large "$algo")" "v2.0.0 $algo"
 	done
 else
 	echo "# ../shared/data missing: the v2.0.0 comparison is skipped"
