@@ -13,6 +13,9 @@
 
 /* Extra queue pops after only excluded commits remain (Git uses 5 too). */
 #define SLOP 5
+/* Trees kept for skipping unchanged entries: one per path, this many paths
+ * at most (a collision loses a tree, never a correct answer). */
+#define PREV_SLOTS 1024
 /* Deepest tree nesting we follow; deeper is treated as corrupt. */
 #define MAX_TREE_DEPTH 4096
 
@@ -64,6 +67,11 @@ struct pw_revlist {
 	 * walk one level down may grow the array under a caller's pointer */
 	struct pw_buf **tree_bufs;
 	size_t nr_tree_bufs;
+	/* the last tree walked at each path (hashed), to skip the lookups of
+	 * unchanged entries (see unchanged) */
+	struct pw_buf *prev_trees;
+	uint64_t *prev_keys;
+	struct pw_buf no_prev;
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
 	int ran;
@@ -101,6 +109,7 @@ int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags)
 		rl->flags |= PW_REVLIST_OBJECTS;
 	pw_buf_init(&rl->data, 0);
 	pw_buf_init(&rl->path, 0);
+	pw_buf_init(&rl->no_prev, 0);
 	*out = rl;
 	return 0;
 }
@@ -130,6 +139,12 @@ void pw_revlist_free(struct pw_revlist *rl)
 		}
 	free(rl->tree_bufs);
 	free(rl->stack);
+	if (rl->prev_trees)
+		for (i = 0; i < PREV_SLOTS; i++)
+			pw_buf_free(&rl->prev_trees[i]);
+	free(rl->prev_trees);
+	free(rl->prev_keys);
+	pw_buf_free(&rl->no_prev);
 	free(rl);
 }
 
@@ -578,12 +593,96 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	return rc < 0 ? rc : 0;
 }
 
+/* One entry of a tree's bytes ("<mode> <name>\0<raw id>") at p: its end and
+ * its name, or 0 when malformed (the walk's own parser reports that). */
+static int raw_entry(const char *p, const char *end, size_t rawsz, const char **name,
+                     size_t *name_len, const char **next)
+{
+	const char *sp = memchr(p, ' ', (size_t)(end - p)), *nul;
+
+	if (!sp || !(nul = memchr(sp + 1, '\0', (size_t)(end - sp - 1))) ||
+	    (size_t)(end - nul - 1) < rawsz)
+		return 0;
+	*name = sp + 1;
+	*name_len = (size_t)(nul - sp - 1);
+	*next = nul + 1 + rawsz;
+	return 1;
+}
+
+/* The tree walked last at the path being walked (rl->path), kept in one of
+ * PREV_SLOTS slots chosen by a hash of the path; another path's tree in the
+ * slot (a collision) is no match. &rl->no_prev when there is none. */
+static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *key)
+{
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < rl->path.len; i++)
+		h = (h ^ (uint8_t)rl->path.data[i]) * 0x100000001b3u;
+	h |= 1; /* 0 marks an empty slot */
+	*key = h;
+	*prev = &rl->no_prev;
+	if (!rl->prev_trees) {
+		rl->prev_trees = calloc(PREV_SLOTS, sizeof(*rl->prev_trees));
+		rl->prev_keys = calloc(PREV_SLOTS, sizeof(*rl->prev_keys));
+		if (!rl->prev_trees || !rl->prev_keys)
+			return nomem(rl);
+		for (i = 0; i < PREV_SLOTS; i++)
+			pw_buf_init(&rl->prev_trees[i], 0);
+	}
+	if (rl->prev_keys[h % PREV_SLOTS] == h || !rl->prev_keys[h % PREV_SLOTS])
+		*prev = &rl->prev_trees[h % PREV_SLOTS];
+	if (!rl->prev_keys[h % PREV_SLOTS])
+		pw_buf_reset(*prev);
+	return 0;
+}
+
+/* Is the entry ent (len bytes, named name) byte for byte in prev, the tree
+ * walked before at the same path (most often one commit older)? Its id is marked already then,
+ * since prev was walked to its end, and needs no lookup in the map of objects seen (a cache miss
+ * each, most of the walk's time on a flat tree such as git.git's root). *q is the cursor in prev:
+ * both trees are sorted by name, so one pass does it. */
+static int unchanged(const struct pw_buf *prev, size_t *q, const char *ent, size_t len,
+                     const char *name, size_t name_len, size_t rawsz)
+{
+	const char *p, *end = prev->data + prev->len;
+
+	/* prev may have been replaced by a tree of another path (same slot)
+	 * walked below: any tree walked to its end does, the cursor is kept in
+	 * its bounds */
+	if (*q > prev->len)
+		*q = prev->len;
+	p = prev->data + *q;
+	/* the common case: the next entry of prev is this one */
+	if ((size_t)(end - p) >= len && !memcmp(p, ent, len)) {
+		*q += len;
+		return 1;
+	}
+	while (p < end) {
+		const char *qname, *next;
+		size_t qlen;
+		int c;
+
+		if (!raw_entry(p, end, rawsz, &qname, &qlen, &next))
+			break;
+		c = memcmp(qname, name, qlen < name_len ? qlen : name_len);
+		if (c > 0 || (c == 0 && qlen > name_len))
+			break; /* prev has no entry of this name */
+		p = next;
+		if (c == 0 && qlen == name_len)
+			break; /* same name, another id or mode */
+	}
+	*q = (size_t)(p - prev->data);
+	return 0;
+}
+
 static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t depth,
                         pw_revlist_fn fn, void *data)
 {
-	struct pw_buf *buf;
+	struct pw_buf *buf, *prev, tmp;
+	uint64_t key;
 	struct pw_tree_entry e;
-	size_t pos = 0, old;
+	size_t pos = 0, old, start = 0, q = 0;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
@@ -594,13 +693,19 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
 	buf = tree_buf(rl, depth);
-	if (!buf)
-		return nomem(rl);
+	if (!buf || (rc = last_walked(rl, &prev, &key)))
+		return buf ? rc : nomem(rl);
 	if ((rc = read_typed(rl, tree, PW_OBJ_TREE, buf, rl->path.data)))
 		return rc;
 	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
 		return rc;
 	while ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) == 1) {
+		if (unchanged(prev, &q, buf->data + start, pos - start, e.name, e.name_len,
+		              rl->algo->rawsz)) {
+			start = pos;
+			continue;
+		}
+		start = pos;
 		if (is_gitlink(e.mode))
 			continue;
 		if (!is_dir(e.mode)) {
@@ -625,7 +730,16 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		if (rc)
 			return rc;
 	}
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	/* walked to its end: the next tree at this path compares with it */
+	if (prev != &rl->no_prev) {
+		tmp = *prev;
+		*prev = *buf;
+		*buf = tmp;
+		rl->prev_keys[key % PREV_SLOTS] = key;
+	}
+	return 0;
 }
 
 /* ---- the walk ------------------------------------------------------------- */

@@ -160,6 +160,63 @@ for algo in sha1 sha256; do
 		"$(git -C "$P" rev-list --count --objects --all)" ]
 done
 
+# The walk skips the lookups of tree entries unchanged since the tree last
+# walked at the same path; trees that change in every way must still list
+# every object: a file becoming a directory of the same name and back, a
+# mode change of the same blob, the same blob under other names, entries
+# removed and added again, a name that is a prefix of another.
+tricky_history() {
+	local dir=$1 algo=$2 i t
+	git init -q --bare --object-format="$algo" "$dir"
+	{
+		t=1700000000
+		for i in $(seq 1 40); do
+			t=$((t + 60))
+			echo "commit refs/heads/main"
+			echo "committer T <t@example.com> $t +0000"
+			echo "data <<EOM"
+			echo "c $i"
+			echo "EOM"
+			case $((i % 5)) in
+			0) echo "D a"; echo "M 644 inline a/x"; echo "data <<EOF"; echo "x $i"; echo "EOF" ;;
+			1) echo "D a"; echo "M 644 inline a"; echo "data <<EOF"; echo "file $((i % 3))"; echo "EOF" ;;
+			2) echo "M 755 inline a.b"; echo "data <<EOF"; echo "same"; echo "EOF" ;;
+			3) echo "M 644 inline a.b"; echo "data <<EOF"; echo "same"; echo "EOF"
+			   echo "M 644 inline ab$i"; echo "data <<EOF"; echo "same"; echo "EOF" ;;
+			4) echo "D ab$((i - 1))"; echo "M 644 inline a-$((i % 2))/deep/f"; echo "data <<EOF"
+			   echo "deep $i"; echo "EOF" ;;
+			esac
+			echo
+			if [ $((i % 7)) = 0 ]; then
+				echo "reset refs/heads/b$i"
+				echo "from refs/heads/main"
+				echo
+			fi
+		done
+	} | git -C "$dir" fast-import --quiet
+}
+
+for algo in sha1 sha256; do
+	X=$T/tricky-$algo.git
+	tricky_history "$X" "$algo"
+	check "$algo tricky trees: rev-list --objects --all lists git's objects and paths" \
+		diff <("$PACKWIRE" -C "$X" rev-list --objects --all | sort) \
+		<(git -C "$X" rev-list --objects --all | sort)
+	check "$algo tricky trees: main~5..main too" \
+		diff <("$PACKWIRE" -C "$X" rev-list --objects main~5..main | sort) \
+		<(git -C "$X" rev-list --objects main~5..main | sort)
+	same_pack_as_git "$X" "$algo tricky trees"
+done
+
+if need_data; then
+	for algo in sha1 sha256; do
+		L=$(data_repo large "$algo")
+		check "v2.0.0 $algo: rev-list --objects --all lists git's objects" \
+			diff <("$PACKWIRE" -C "$L" rev-list --objects --all | sort) \
+			<(git -C "$L" rev-list --objects --all | sort)
+	done
+fi
+
 if need_data; then
 	for algo in sha1 sha256; do
 		same_pack_as_git "$(data_repo large "$algo")" "v2.0.0 $algo"
