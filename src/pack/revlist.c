@@ -71,6 +71,7 @@ struct pw_revlist {
 	 * unchanged entries (see unchanged) */
 	struct pw_buf *prev_trees;
 	uint64_t *prev_keys;
+	uint64_t *prev_stamps, prev_stamp; /* which replacement of the slot */
 	struct pw_buf no_prev;
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
@@ -144,6 +145,7 @@ void pw_revlist_free(struct pw_revlist *rl)
 			pw_buf_free(&rl->prev_trees[i]);
 	free(rl->prev_trees);
 	free(rl->prev_keys);
+	free(rl->prev_stamps);
 	pw_buf_free(&rl->no_prev);
 	free(rl);
 }
@@ -625,7 +627,8 @@ static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *ke
 	if (!rl->prev_trees) {
 		rl->prev_trees = calloc(PREV_SLOTS, sizeof(*rl->prev_trees));
 		rl->prev_keys = calloc(PREV_SLOTS, sizeof(*rl->prev_keys));
-		if (!rl->prev_trees || !rl->prev_keys)
+		rl->prev_stamps = calloc(PREV_SLOTS, sizeof(*rl->prev_stamps));
+		if (!rl->prev_trees || !rl->prev_keys || !rl->prev_stamps)
 			return nomem(rl);
 		for (i = 0; i < PREV_SLOTS; i++)
 			pw_buf_init(&rl->prev_trees[i], 0);
@@ -635,6 +638,40 @@ static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *ke
 	if (!rl->prev_keys[h % PREV_SLOTS])
 		pw_buf_reset(*prev);
 	return 0;
+}
+
+/* The length of the tree entry at p when the bytes at q (an entry of a
+ * tree walked to its end) are the same entry, byte for byte; else 0. One
+ * pass up to the end of the name, then the raw id: no parsing of either. */
+static size_t same_entry(const char *p, size_t plen, const char *q, size_t qlen, size_t rawsz)
+{
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	size_t i = 0, max = plen < qlen ? plen : qlen, end;
+	uint64_t a, b;
+
+	/* eight bytes at a time while equal and without the name's NUL */
+	while (i + 8 <= max) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, q + i, 8);
+		if (a != b || ((a - ones) & ~a & highs))
+			break;
+		i += 8;
+	}
+	while (i < max && p[i] == q[i] && p[i])
+		i++;
+	if (i >= max || p[i] || q[i] || max - i - 1 < rawsz)
+		return 0;
+	end = ++i + rawsz;
+	for (; i + 8 <= end; i += 8) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, q + i, 8);
+		if (a != b)
+			return 0;
+	}
+	for (; i < end; i++)
+		if (p[i] != q[i])
+			return 0;
+	return end;
 }
 
 /* Is the entry ent (len bytes, named name) byte for byte in prev, the tree
@@ -680,9 +717,9 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
                         pw_revlist_fn fn, void *data)
 {
 	struct pw_buf *buf, *prev, tmp;
-	uint64_t key;
+	uint64_t key, stamp;
 	struct pw_tree_entry e;
-	size_t pos = 0, old, start = 0, q = 0;
+	size_t pos = 0, old, start, q = 0;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
@@ -699,13 +736,24 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		return rc;
 	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
 		return rc;
-	while ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) == 1) {
-		if (unchanged(prev, &q, buf->data + start, pos - start, e.name, e.name_len,
-		              rl->algo->rawsz)) {
-			start = pos;
+	stamp = rl->prev_stamps[key % PREV_SLOTS];
+	for (;;) {
+		size_t n;
+
+		/* the common case first: the next entry of prev is this one */
+		if (prev != &rl->no_prev &&
+		    (n = same_entry(buf->data + pos, buf->len - pos, prev->data + q, prev->len - q,
+		                    rl->algo->rawsz))) {
+			pos += n;
+			q += n;
 			continue;
 		}
 		start = pos;
+		if ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) != 1)
+			break;
+		if (prev != &rl->no_prev && unchanged(prev, &q, buf->data + start, pos - start,
+		                                      e.name, e.name_len, rl->algo->rawsz))
+			continue;
 		if (is_gitlink(e.mode))
 			continue;
 		if (!is_dir(e.mode)) {
@@ -719,6 +767,10 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 			return rc;
 		if (is_dir(e.mode)) {
 			rc = process_tree(rl, &e.oid, depth + 1, fn, data);
+			/* a tree of another path put in prev's slot below: no
+			 * more comparing (the cursor means nothing in it) */
+			if (rl->prev_stamps[key % PREV_SLOTS] != stamp)
+				prev = &rl->no_prev;
 		} else {
 			if (!pw_odb_exists(rl->odb, &e.oid))
 				rc = pw_error_set(&rl->err, PW_ENOTFOUND, "missing blob %s at %s",
@@ -733,11 +785,13 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 	if (rc < 0)
 		return rc;
 	/* walked to its end: the next tree at this path compares with it */
-	if (prev != &rl->no_prev) {
+	if (rl->prev_trees) {
+		prev = &rl->prev_trees[key % PREV_SLOTS];
 		tmp = *prev;
 		*prev = *buf;
 		*buf = tmp;
 		rl->prev_keys[key % PREV_SLOTS] = key;
+		rl->prev_stamps[key % PREV_SLOTS] = ++rl->prev_stamp;
 	}
 	return 0;
 }
