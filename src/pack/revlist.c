@@ -69,10 +69,10 @@ struct pw_revlist {
 	size_t nr_tree_bufs;
 	/* the last tree walked at each path (hashed), to skip the lookups of
 	 * unchanged entries (see unchanged) */
-	struct pw_buf *prev_trees;
+	struct pw_buf *prev_trees; /* per slot: the tree, its end offsets */
 	uint64_t *prev_keys;
 	uint64_t *prev_stamps, prev_stamp; /* which replacement of the slot */
-	struct pw_buf no_prev;
+	struct pw_buf no_prev[2];
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
 	int ran;
@@ -110,7 +110,8 @@ int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags)
 		rl->flags |= PW_REVLIST_OBJECTS;
 	pw_buf_init(&rl->data, 0);
 	pw_buf_init(&rl->path, 0);
-	pw_buf_init(&rl->no_prev, 0);
+	pw_buf_init(&rl->no_prev[0], 0);
+	pw_buf_init(&rl->no_prev[1], 0);
 	*out = rl;
 	return 0;
 }
@@ -141,12 +142,13 @@ void pw_revlist_free(struct pw_revlist *rl)
 	free(rl->tree_bufs);
 	free(rl->stack);
 	if (rl->prev_trees)
-		for (i = 0; i < PREV_SLOTS; i++)
+		for (i = 0; i < 2 * PREV_SLOTS; i++)
 			pw_buf_free(&rl->prev_trees[i]);
 	free(rl->prev_trees);
 	free(rl->prev_keys);
 	free(rl->prev_stamps);
-	pw_buf_free(&rl->no_prev);
+	pw_buf_free(&rl->no_prev[0]);
+	pw_buf_free(&rl->no_prev[1]);
 	free(rl);
 }
 
@@ -553,7 +555,7 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
-	buf = tree_buf(rl, depth);
+	buf = tree_buf(rl, 3 * depth + 2);
 	if (!buf)
 		return nomem(rl);
 	rc = pw_odb_read(rl->odb, tree, &type, buf);
@@ -595,25 +597,9 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	return rc < 0 ? rc : 0;
 }
 
-/* One entry of a tree's bytes ("<mode> <name>\0<raw id>") at p: its end and
- * its name, or 0 when malformed (the walk's own parser reports that). */
-static int raw_entry(const char *p, const char *end, size_t rawsz, const char **name,
-                     size_t *name_len, const char **next)
-{
-	const char *sp = memchr(p, ' ', (size_t)(end - p)), *nul;
-
-	if (!sp || !(nul = memchr(sp + 1, '\0', (size_t)(end - sp - 1))) ||
-	    (size_t)(end - nul - 1) < rawsz)
-		return 0;
-	*name = sp + 1;
-	*name_len = (size_t)(nul - sp - 1);
-	*next = nul + 1 + rawsz;
-	return 1;
-}
-
 /* The tree walked last at the path being walked (rl->path), kept in one of
  * PREV_SLOTS slots chosen by a hash of the path; another path's tree in the
- * slot (a collision) is no match. &rl->no_prev when there is none. */
+ * slot (a collision) is no match. rl->no_prev when there is none. */
 static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *key)
 {
 	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
@@ -623,103 +609,95 @@ static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *ke
 		h = (h ^ (uint8_t)rl->path.data[i]) * 0x100000001b3u;
 	h |= 1; /* 0 marks an empty slot */
 	*key = h;
-	*prev = &rl->no_prev;
+	*prev = &rl->no_prev[0];
 	if (!rl->prev_trees) {
-		rl->prev_trees = calloc(PREV_SLOTS, sizeof(*rl->prev_trees));
+		rl->prev_trees = calloc(2 * PREV_SLOTS, sizeof(*rl->prev_trees));
 		rl->prev_keys = calloc(PREV_SLOTS, sizeof(*rl->prev_keys));
 		rl->prev_stamps = calloc(PREV_SLOTS, sizeof(*rl->prev_stamps));
 		if (!rl->prev_trees || !rl->prev_keys || !rl->prev_stamps)
 			return nomem(rl);
-		for (i = 0; i < PREV_SLOTS; i++)
+		for (i = 0; i < 2 * PREV_SLOTS; i++)
 			pw_buf_init(&rl->prev_trees[i], 0);
 	}
-	if (rl->prev_keys[h % PREV_SLOTS] == h || !rl->prev_keys[h % PREV_SLOTS])
-		*prev = &rl->prev_trees[h % PREV_SLOTS];
-	if (!rl->prev_keys[h % PREV_SLOTS])
-		pw_buf_reset(*prev);
+	if (rl->prev_keys[h % PREV_SLOTS] == h)
+		*prev = &rl->prev_trees[2 * (h % PREV_SLOTS)];
 	return 0;
 }
 
-/* The length of the tree entry at p when the bytes at q (an entry of a
- * tree walked to its end) are the same entry, byte for byte; else 0. One
- * pass up to the end of the name, then the raw id: no parsing of either. */
-static size_t same_entry(const char *p, size_t plen, const char *q, size_t qlen, size_t rawsz)
+/* How many bytes a and b have in common from their start, eight at a time. */
+static size_t common_len(const char *a, const char *b, size_t n)
 {
-	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-	size_t i = 0, max = plen < qlen ? plen : qlen, end;
-	uint64_t a, b;
+	size_t i = 0;
+	uint64_t x, y;
 
-	/* eight bytes at a time while equal and without the name's NUL */
-	while (i + 8 <= max) {
-		memcpy(&a, p + i, 8);
-		memcpy(&b, q + i, 8);
-		if (a != b || ((a - ones) & ~a & highs))
+	while (i + 8 <= n) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
 			break;
 		i += 8;
 	}
-	while (i < max && p[i] == q[i] && p[i])
+	while (i < n && a[i] == b[i])
 		i++;
-	if (i >= max || p[i] || q[i] || max - i - 1 < rawsz)
-		return 0;
-	end = ++i + rawsz;
-	for (; i + 8 <= end; i += 8) {
-		memcpy(&a, p + i, 8);
-		memcpy(&b, q + i, 8);
-		if (a != b)
-			return 0;
-	}
-	for (; i < end; i++)
-		if (p[i] != q[i])
-			return 0;
-	return end;
+	return i;
 }
 
-/* Is the entry ent (len bytes, named name) byte for byte in prev, the tree
- * walked before at the same path (most often one commit older)? Its id is marked already then,
- * since prev was walked to its end, and needs no lookup in the map of objects seen (a cache miss
- * each, most of the walk's time on a flat tree such as git.git's root). *q is the cursor in prev:
- * both trees are sorted by name, so one pass does it. */
-static int unchanged(const struct pw_buf *prev, size_t *q, const char *ent, size_t len,
-                     const char *name, size_t name_len, size_t rawsz)
+/* The end offsets of a tree's entries (uint32 each) in a pw_buf. */
+static size_t nbounds(const struct pw_buf *b)
 {
-	const char *p, *end = prev->data + prev->len;
+	return b->len / sizeof(uint32_t);
+}
 
-	/* prev may have been replaced by a tree of another path (same slot)
-	 * walked below: any tree walked to its end does, the cursor is kept in
-	 * its bounds */
-	if (*q > prev->len)
-		*q = prev->len;
-	p = prev->data + *q;
-	/* the common case: the next entry of prev is this one */
-	if ((size_t)(end - p) >= len && !memcmp(p, ent, len)) {
-		*q += len;
-		return 1;
-	}
-	while (p < end) {
-		const char *qname, *next;
-		size_t qlen;
+static uint32_t bound(const struct pw_buf *b, size_t i)
+{
+	uint32_t v;
+
+	memcpy(&v, b->data + i * sizeof(v), sizeof(v));
+	return v;
+}
+
+static int add_bound(struct pw_revlist *rl, struct pw_buf *b, size_t v)
+{
+	uint32_t x = (uint32_t)v;
+
+	return pw_buf_add(b, &x, sizeof(x)) ? nomem(rl) : 0;
+}
+
+/* After a changed entry named name: move the cursor *qi of prev (entry
+ * index; pb its end offsets) past the entries sorted before that name and
+ * past the one of that name. Both trees are sorted by name. */
+static void resync(const struct pw_buf *prev, const struct pw_buf *pb, size_t *qi, const char *name,
+                   size_t name_len)
+{
+	size_t j = *qi, n = nbounds(pb);
+
+	while (j < n) {
+		size_t s = j ? bound(pb, j - 1) : 0, e = bound(pb, j), qlen;
+		const char *sp, *qname, *nul;
 		int c;
 
-		if (!raw_entry(p, end, rawsz, &qname, &qlen, &next))
+		if (e > prev->len || s >= e || !(sp = memchr(prev->data + s, ' ', e - s)) ||
+		    !(nul = memchr(sp, '\0', (size_t)(prev->data + e - sp))))
 			break;
+		qname = sp + 1;
+		qlen = (size_t)(nul - qname);
 		c = memcmp(qname, name, qlen < name_len ? qlen : name_len);
 		if (c > 0 || (c == 0 && qlen > name_len))
 			break; /* prev has no entry of this name */
-		p = next;
+		j++;
 		if (c == 0 && qlen == name_len)
 			break; /* same name, another id or mode */
 	}
-	*q = (size_t)(p - prev->data);
-	return 0;
+	*qi = j;
 }
 
 static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t depth,
                         pw_revlist_fn fn, void *data)
 {
-	struct pw_buf *buf, *prev, tmp;
+	struct pw_buf *buf, *bounds, *prev, *pb, tmp;
 	uint64_t key, stamp;
 	struct pw_tree_entry e;
-	size_t pos = 0, old, start, q = 0;
+	size_t pos = 0, old, qi = 0;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
@@ -729,31 +707,63 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
-	buf = tree_buf(rl, depth);
-	if (!buf || (rc = last_walked(rl, &prev, &key)))
-		return buf ? rc : nomem(rl);
+	/* per depth: the tree, its entries' end offsets (to be kept for the
+	 * next tree at this path), a third slot for mark_tree_uninteresting */
+	buf = tree_buf(rl, 3 * depth);
+	bounds = tree_buf(rl, 3 * depth + 1);
+	if (!buf || !bounds)
+		return nomem(rl);
+	if ((rc = last_walked(rl, &prev, &key)))
+		return rc;
+	pb = prev + 1;
 	if ((rc = read_typed(rl, tree, PW_OBJ_TREE, buf, rl->path.data)))
 		return rc;
 	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
 		return rc;
 	stamp = rl->prev_stamps[key % PREV_SLOTS];
+	pw_buf_reset(bounds);
 	for (;;) {
-		size_t n;
+		/* Unchanged entries since prev: the bytes at both cursors agree
+		 * up to some point; every entry of prev that ends before it is
+		 * an entry of this tree too (parsing is the same from the same
+		 * bytes), already marked since prev was walked to its end. */
+		if (prev != &rl->no_prev[0] && qi < nbounds(pb)) {
+			size_t q = qi ? bound(pb, qi - 1) : 0, m, lo = qi, hi = nbounds(pb);
 
-		/* the common case first: the next entry of prev is this one */
-		if (prev != &rl->no_prev &&
-		    (n = same_entry(buf->data + pos, buf->len - pos, prev->data + q, prev->len - q,
-		                    rl->algo->rawsz))) {
-			pos += n;
-			q += n;
-			continue;
+			m = q <= prev->len
+			            ? common_len(buf->data + pos, prev->data + q,
+			                         buf->len - pos < prev->len - q ? buf->len - pos
+			                                                        : prev->len - q)
+			            : 0;
+			while (lo < hi) { /* the entries of prev ending within m */
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (bound(pb, mid) <= q + m)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo > qi) {
+				size_t at = bounds->len;
+
+				if (pw_buf_grow(bounds, (lo - qi) * sizeof(uint32_t)))
+					return nomem(rl);
+				for (; qi < lo; qi++, at += sizeof(uint32_t)) {
+					uint32_t v = (uint32_t)(bound(pb, qi) - q + pos);
+
+					memcpy(bounds->data + at, &v, sizeof(v));
+				}
+				pw_buf_setlen(bounds, at);
+				pos += bound(pb, qi - 1) - q;
+				continue;
+			}
 		}
-		start = pos;
 		if ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) != 1)
 			break;
-		if (prev != &rl->no_prev && unchanged(prev, &q, buf->data + start, pos - start,
-		                                      e.name, e.name_len, rl->algo->rawsz))
-			continue;
+		if ((rc = add_bound(rl, bounds, pos)))
+			return rc;
+		if (prev != &rl->no_prev[0])
+			resync(prev, pb, &qi, e.name, e.name_len);
 		if (is_gitlink(e.mode))
 			continue;
 		if (!is_dir(e.mode)) {
@@ -769,8 +779,10 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 			rc = process_tree(rl, &e.oid, depth + 1, fn, data);
 			/* a tree of another path put in prev's slot below: no
 			 * more comparing (the cursor means nothing in it) */
-			if (rl->prev_stamps[key % PREV_SLOTS] != stamp)
-				prev = &rl->no_prev;
+			if (rl->prev_stamps[key % PREV_SLOTS] != stamp) {
+				prev = &rl->no_prev[0];
+				pb = prev + 1;
+			}
 		} else {
 			if (!pw_odb_exists(rl->odb, &e.oid))
 				rc = pw_error_set(&rl->err, PW_ENOTFOUND, "missing blob %s at %s",
@@ -786,10 +798,13 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		return rc;
 	/* walked to its end: the next tree at this path compares with it */
 	if (rl->prev_trees) {
-		prev = &rl->prev_trees[key % PREV_SLOTS];
+		prev = &rl->prev_trees[2 * (key % PREV_SLOTS)];
 		tmp = *prev;
 		*prev = *buf;
 		*buf = tmp;
+		tmp = prev[1];
+		prev[1] = *bounds;
+		*bounds = tmp;
 		rl->prev_keys[key % PREV_SLOTS] = key;
 		rl->prev_stamps[key % PREV_SLOTS] = ++rl->prev_stamp;
 	}
