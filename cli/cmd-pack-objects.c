@@ -227,6 +227,9 @@ static void set_write_opts(struct po *p)
 	opts->reuse_object = !p->a.no_reuse_object;
 	opts->thin = p->a.thin;
 	opts->ofs_delta = p->a.ofs;
+	/* as git: a pack to stdout is checked by its reader, which hashes
+	 * every object; one on disk gets reused entries checked first */
+	opts->verify_reuse = !p->a.to_stdout;
 	opts->objects_dir = pw_repo_objects_dir(p->repo);
 	p->col.progress = p->a.force_progress || pw_cli_progress_wanted(p->a.quiet);
 	if (p->col.progress)

@@ -858,6 +858,9 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	pw_pack_write_opts_from_config(&opts, pw_repo_config(s->repo));
 	opts.thin = s->args.thin_pack && !s->compat; /* compat: objects whole */
 	opts.ofs_delta = s->args.ofs_delta;
+	/* as git's pack-objects --stdout: the client hashes every object it
+	 * receives, so reused entries are not checked here first */
+	opts.verify_reuse = 0;
 	opts.objects_dir = pw_repo_objects_dir(s->repo);
 	opts.progress = progress_fn;
 	opts.progress_data = &g;
