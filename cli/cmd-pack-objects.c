@@ -227,6 +227,9 @@ static void set_write_opts(struct po *p)
 	opts->reuse_object = !p->a.no_reuse_object;
 	opts->thin = p->a.thin;
 	opts->ofs_delta = p->a.ofs;
+	/* as git: a pack to stdout is checked by its reader, which hashes
+	 * every object; one on disk gets reused entries checked first */
+	opts->verify_reuse = !p->a.to_stdout;
 	opts->objects_dir = pw_repo_objects_dir(p->repo);
 	p->col.progress = p->a.force_progress || pw_cli_progress_wanted(p->a.quiet);
 	if (p->col.progress)
@@ -244,7 +247,8 @@ static int setup(struct po *p)
 	if (pw_odb_open(&p->odb, pw_repo_objects_dir(p->repo), pw_repo_algo(p->repo), &err))
 		return pw_cli_fatal("%s", err.msg);
 	set_write_opts(p);
-	if (pw_pack_writer_new(&p->w, p->odb, &p->opts))
+	if (pw_pack_writer_new(&p->w, p->odb, &p->opts) ||
+	    pw_pack_writer_add_tag_refs(p->w, p->repo))
 		return pw_cli_fatal("out of memory");
 	p->col.w = p->w;
 	if (!p->a.use_revs)
@@ -320,29 +324,20 @@ static int collect_revs(struct po *p)
 	return 0;
 }
 
-/* The .bitmap beside the pack: every revision given is a tip to bitmap. A
+/* The .bitmap beside the pack, its commits chosen as Git chooses them. A
  * pack that is not closed under reachability keeps no bitmap, as in Git. */
 static int write_bitmap(struct po *p)
 {
-	struct pw_oid *tips;
-	size_t i, n = 0, count = p->revs ? pw_revs_count(p->revs) : 0;
-	int rc, exclude;
+	int rc;
 
-	if (!p->revs || !(tips = malloc((count + 1) * sizeof(*tips)))) {
+	if (!p->revs) {
 		if (p->a.write_bitmap == 1)
 			fputs("warning: disabling bitmap writing, as some objects are not "
 			      "being packed\n",
 			      stderr);
 		return 0;
 	}
-	for (i = 0; i < count; i++) {
-		const struct pw_oid *oid = pw_revs_get(p->revs, i, &exclude);
-
-		if (!exclude)
-			tips[n++] = *oid;
-	}
-	rc = pw_pack_writer_write_bitmap_file(p->w, p->a.base_name, tips, n);
-	free(tips);
+	rc = pw_pack_writer_write_bitmap_file(p->w, p->a.base_name, NULL, 0);
 	if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT) {
 		if (p->a.write_bitmap == 1)
 			fprintf(stderr,

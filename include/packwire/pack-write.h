@@ -72,6 +72,15 @@ PW_API int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid
  * sent. Ignored unless opts.thin. Missing bases are dropped silently. */
 PW_API int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
                                    const char *path, size_t path_len);
+/* Name an object a tag ref points at (or peels to), as Git's pack-objects
+ * marks the targets of refs/tags: it is written early, with the newest
+ * history. Objects not in the pack are ignored. Without any call, the tag
+ * objects of the pack and what they peel to are taken. */
+PW_API int pw_pack_writer_add_tagged(struct pw_pack_writer *w, const struct pw_oid *oid);
+struct pw_repo;
+/* pw_pack_writer_add_tagged for every ref under refs/tags of repo and what
+ * it peels to. */
+PW_API int pw_pack_writer_add_tag_refs(struct pw_pack_writer *w, struct pw_repo *repo);
 /* Objects to be sent so far. */
 PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
 
@@ -119,7 +128,8 @@ PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base
 
 /* After pw_pack_writer_write_files: write "<base_name>-<hex>.bitmap" (a
  * reachability bitmap that Git 2.39 reads) through a temporary file renamed
- * into place. tips are the ref tips (tags are peeled); each gets a bitmap.
+ * into place. Commits are chosen as Git chooses them; one that tips (may be
+ * tags) peel to is preferred in its window (pack.preferBitmapTips).
  * PW_ENOTFOUND when the pack is not closed under reachability (no file
  * written; the message says which object is missing). */
 PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,

@@ -10,7 +10,11 @@
 #include "packwire/buf.h"
 #include "packwire/error.h"
 
-#define PW_PACK_CACHE_DEFAULT_LIMIT ((size_t)96 << 20)
+/* Git's delta base cache holds 96 MiB; ours keeps whole inflated bases the
+ * same way, and at 96 MiB a no-bitmap clone of git.git's v2.0.0 history
+ * peaked 6% over git's server (203 MB); at 64 MiB it peaks at 168 MB with
+ * no more CPU (the walk meets trees in recency order, their bases close). */
+#define PW_PACK_CACHE_DEFAULT_LIMIT ((size_t)64 << 20)
 
 struct pw_pack_cache;
 struct libdeflate_decompressor;

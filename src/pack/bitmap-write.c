@@ -4,14 +4,14 @@
  * 1. Every commit of the pack is parsed (tree, parents, date) and the
  *    commits are put in topological order. A pack that is not closed under
  *    reachability (a parent, tree or blob missing) gets no bitmap.
- * 2. Selection: every tip, the newest commits, then commits spaced along the
- *    date order ever more widely, the idea Git follows.
+ * 2. Selection as Git's: the newest commits, then one commit (a merge when
+ *    there is one) per window along the date order, the windows ever wider.
  * 3. The selected commits are walked in topological order: each walk stops
  *    at objects already in the set and ORs in the bitmap of any selected
  *    commit it meets. Commits are taken newest (highest topological number)
  *    first, so a bitmapped commit is met before the history under it.
  * 4. The entries are written newest first, each XORed with one of the ten
- *    written before it when that is smaller. */
+ *    written before it when that is smaller (chains of any length, as Git). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +20,9 @@
 #include "packwire/object.h"
 #include "hash/oidmap.h"
 
-#define XOR_WINDOW    10
-#define MAX_XOR_CHAIN 16
-#define RUN_MAX       0xffffffffu
-#define LIT_MAX       0x7fffffffu
+#define XOR_WINDOW 10
+#define RUN_MAX    0xffffffffu
+#define LIT_MAX    0x7fffffffu
 
 /* A growable vector of 64-bit words (an EWAH being built). */
 struct words {
@@ -149,6 +148,7 @@ struct bcommit {
 	int32_t stored; /* entry number when selected and built, else -1 */
 	int64_t time;
 	uint8_t selected;
+	uint8_t preferred;
 };
 
 struct stored {
@@ -156,7 +156,6 @@ struct stored {
 	struct ewah_enc full; /* for later walks */
 	struct ewah_enc out;  /* as written: full or XORed */
 	uint8_t xor ;         /* 0 or how many entries back */
-	uint8_t depth;        /* XOR chain length */
 };
 
 struct bw {
@@ -351,34 +350,43 @@ static int date_cmp(const void *pa, const void *pb)
 	return a->topo < b->topo ? 1 : a->topo > b->topo ? -1 : 0;
 }
 
-/* How many commits of the date order to skip after the i-th: none among the
- * newest, then a gap growing to 100, and past 20000 commits one growing to
- * 5000, so that old history costs few bitmaps. */
-static uint32_t gap_after(uint32_t i)
+/* Git's spacing of bitmapped commits along the date order: how far past
+ * the i-th commit the next window ends. Each of the newest 100 commits, then
+ * one in each window of a width growing to 100, and past 20000 commits one
+ * in windows growing to 5000, so that old history costs few bitmaps. */
+static uint32_t window_after(uint32_t i)
 {
-	if (i < 100)
+	if (i <= 100)
 		return 0;
-	if (i < 20000)
+	if (i <= 20000)
 		return i - 100 < 100 ? i - 100 : 100;
 	return i - 20000 < 100 ? 100 : i - 20000 < 5000 ? i - 20000 : 5000;
 }
 
-static int select_commits(struct bw *b, const struct pw_oid *tips, size_t ntips)
+/* The commits Git 2.39 selects (pack-bitmap-write's select_commits): all of
+ * them in a pack of fewer than 100, else by windows along the date order,
+ * newest first; in each window the last merge, or else the window's last
+ * commit, unless a preferred commit is in it. The last, partial window gets
+ * none. Tips are not favoured otherwise (Git neither): a walk from a tip
+ * meets a bitmapped commit within one window. */
+static int select_commits(struct bw *b, const struct pw_oid *prefer, size_t nprefer)
 {
 	struct by_date *order;
-	uint32_t i;
+	uint32_t i, j, next;
 	size_t k;
 
-	for (k = 0; k < ntips; k++) {
+	/* preferred commits (pack.preferBitmapTips) win their window */
+	for (k = 0; k < nprefer; k++) {
 		struct pw_oid peeled;
+		struct pw_error e = {0};
 		int type = PW_OBJ_NONE;
 		int64_t p;
-		struct pw_error e = {0};
 
-		if (pw_odb_peel(b->odb, &tips[k], &peeled, &type, &e) < 0 || type != PW_OBJ_COMMIT)
+		if (pw_odb_peel(b->odb, &prefer[k], &peeled, &type, &e) < 0 ||
+		    type != PW_OBJ_COMMIT)
 			continue;
 		if ((p = pos_of(b, &peeled)) >= 0 && b->commit_of[p] != UINT32_MAX)
-			b->c[b->commit_of[p]].selected = 1;
+			b->c[b->commit_of[p]].preferred = 1;
 	}
 	if (!(order = malloc(((size_t)b->nc + 1) * sizeof(*order))))
 		return nomem(b);
@@ -388,8 +396,31 @@ static int select_commits(struct bw *b, const struct pw_oid *tips, size_t ntips)
 		order[i].c = i;
 	}
 	qsort(order, b->nc, sizeof(*order), date_cmp);
-	for (i = 0; i < b->nc; i += gap_after(i) + 1)
-		b->c[order[i].c].selected = 1;
+	if (b->nc < 100) {
+		for (i = 0; i < b->nc; i++)
+			b->c[i].selected = 1;
+		free(order);
+		return 0;
+	}
+	for (i = 0;; i += next + 1) {
+		uint32_t chosen;
+
+		next = window_after(i);
+		if ((uint64_t)i + next >= b->nc)
+			break;
+		chosen = order[i + next].c;
+		for (j = 0; next && j <= next; j++) {
+			const struct bcommit *c = &b->c[order[i + j].c];
+
+			if (c->preferred) {
+				chosen = order[i + j].c;
+				break;
+			}
+			if (c->nparents > 1)
+				chosen = order[i + j].c;
+		}
+		b->c[chosen].selected = 1;
+	}
 	free(order);
 	return 0;
 }
@@ -630,8 +661,6 @@ static int choose_xor(struct bw *b)
 		for (k = 1; k <= XOR_WINDOW && k <= j; k++) {
 			const struct pw_bitset *prev = &ring[(j - k) % (XOR_WINDOW + 1)];
 
-			if (written(b, j - k)->depth >= MAX_XOR_CHAIN)
-				continue;
 			for (i = 0; i < tmp.nwords; i++)
 				tmp.w[i] = cur->w[i] ^ prev->w[i];
 			if (ewah_encode(&trial, tmp.w, tmp.nwords)) {
@@ -645,7 +674,6 @@ static int choose_xor(struct bw *b)
 				s->out = trial;
 				trial = sw;
 				s->xor = (uint8_t)k;
-				s->depth = (uint8_t)(written(b, j - k)->depth + 1);
 			}
 		}
 	}

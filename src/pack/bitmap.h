@@ -140,8 +140,9 @@ struct pw_bitmap_write_index_opts {
 
 /* Build the .bitmap of a pack of `nr` objects (objs in pack order, the
  * pack's trailing checksum pack_checksum) and hand its bytes to fn in one
- * call. Commit bitmaps go to the commits `tips` peel to and to commits
- * spaced along history. The objects are read through odb. PW_ENOTFOUND
+ * call. Commit bitmaps go to commits spaced along history as Git spaces
+ * them; a commit `tips` peels to (pack.preferBitmapTips) is preferred in
+ * its window. The objects are read through odb. PW_ENOTFOUND
  * (nothing written) when the pack is not closed under reachability. */
 int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32_t nr,
                     const uint8_t *pack_checksum, const struct pw_oid *tips, size_t ntips,

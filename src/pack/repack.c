@@ -15,6 +15,7 @@
 
 #include "odb/pack.h"
 #include "packwire/config.h"
+#include "packwire/refs.h"
 #include "packwire/repack.h"
 #include "packwire/revision.h"
 #include "packwire/revlist.h"
@@ -209,16 +210,60 @@ static int add_reflogs(struct repack *r, struct pw_revlist *rl, const char *dir,
 	return rc;
 }
 
-/* Walk everything reachable into the writer; tips (malloc'd) for the bitmap. */
-static int enumerate(struct repack *r, struct pw_oid **tips, size_t *ntips)
+struct prefer {
+	struct pw_repo *repo;
+	struct pw_oid *oids;
+	size_t n, alloc;
+};
+
+static int prefer_ref(const struct pw_ref *ref, void *data)
+{
+	struct prefer *p = data;
+
+	if (p->n == p->alloc) {
+		size_t na = p->alloc ? p->alloc * 2 : 16;
+		struct pw_oid *no = realloc(p->oids, na * sizeof(*no));
+
+		if (!no)
+			return PW_ENOMEM;
+		p->oids = no;
+		p->alloc = na;
+	}
+	p->oids[p->n++] = ref->oid;
+	return 0;
+}
+
+static int prefer_prefix(const struct pw_config_entry *e, void *data)
+{
+	struct prefer *p = data;
+	int rc;
+
+	if (!e->value || !*e->value)
+		return 0;
+	rc = pw_refs_foreach(p->repo, e->value, 0, prefer_ref, p);
+	return rc == PW_ENOMEM ? rc : 0;
+}
+
+/* The tips of the refs pack.preferBitmapTips names (prefixes), as Git: the
+ * bitmap writer prefers them in their windows. */
+static int preferred_tips(struct repack *r, struct pw_oid **tips, size_t *ntips)
+{
+	const struct pw_config *cfg = pw_repo_config(r->repo);
+	struct prefer p = {r->repo, NULL, 0, 0};
+	int rc = cfg ? pw_config_get_all(cfg, "pack.preferbitmaptips", prefer_prefix, &p) : 0;
+
+	*tips = p.oids;
+	*ntips = p.n;
+	return rc == PW_ENOMEM ? pw_error_set(r->err, rc, "repack: out of memory") : 0;
+}
+
+/* Walk everything reachable into the writer. */
+static int enumerate(struct repack *r)
 {
 	struct pw_revlist *rl = NULL;
 	struct pw_revs *revs = NULL;
-	size_t i, n;
-	int rc, exclude;
+	int rc;
 
-	*tips = NULL;
-	*ntips = 0;
 	if (pw_revlist_new(&rl, r->odb, PW_REVLIST_OBJECTS) ||
 	    pw_revs_new(&revs, r->repo, r->odb)) {
 		rc = pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
@@ -240,17 +285,6 @@ static int enumerate(struct repack *r, struct pw_oid **tips, size_t *ntips)
 				pw_error_copy(r->err, pw_revlist_error(rl));
 			goto out;
 		}
-	}
-	n = pw_revs_count(revs);
-	if (!(*tips = malloc((n + 1) * sizeof(**tips)))) {
-		rc = pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const struct pw_oid *oid = pw_revs_get(revs, i, &exclude);
-
-		if (!exclude)
-			(*tips)[(*ntips)++] = *oid;
 	}
 	if ((rc = pw_revlist_run(rl, collect, r))) {
 		const char *msg = pw_revlist_error(rl)->msg;
@@ -374,7 +408,11 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	wo.progress_data = r->opts->data;
 	if (pw_pack_writer_new(&r->w, r->odb, &wo))
 		return pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
-	if ((rc = enumerate(r, &tips, &ntips)))
+	if ((rc = pw_pack_writer_add_tag_refs(r->w, r->repo))) {
+		pw_error_copy(r->err, pw_pack_writer_error(r->w));
+		goto out;
+	}
+	if ((rc = enumerate(r)))
 		goto out;
 	if (!pw_pack_writer_count(r->w)) {
 		rc = 0; /* nothing to pack: leave everything as it is */
@@ -390,6 +428,8 @@ static int run(struct repack *r, struct pw_repack_result *res)
 	}
 	res->objects = (uint32_t)pw_pack_writer_count(r->w);
 	if (bitmap) {
+		if ((rc = preferred_tips(r, &tips, &ntips)))
+			goto out;
 		rc = pw_pack_writer_write_bitmap_file(r->w, base, tips, ntips);
 		if (rc == PW_ENOTFOUND || rc == PW_ECORRUPT) {
 			if (!quiet)

@@ -13,6 +13,9 @@
 
 /* Extra queue pops after only excluded commits remain (Git uses 5 too). */
 #define SLOP 5
+/* Trees kept for skipping unchanged entries: one per path, this many paths
+ * at most (a collision loses a tree, never a correct answer). */
+#define PREV_SLOTS 1024
 /* Deepest tree nesting we follow; deeper is treated as corrupt. */
 #define MAX_TREE_DEPTH 4096
 
@@ -64,6 +67,12 @@ struct pw_revlist {
 	 * walk one level down may grow the array under a caller's pointer */
 	struct pw_buf **tree_bufs;
 	size_t nr_tree_bufs;
+	/* the last tree walked at each path (hashed), to skip the lookups of
+	 * unchanged entries (see unchanged) */
+	struct pw_buf *prev_trees; /* per slot: the tree, its end offsets */
+	uint64_t *prev_keys;
+	uint64_t *prev_stamps, prev_stamp; /* which replacement of the slot */
+	struct pw_buf no_prev[2];
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
 	int ran;
@@ -101,6 +110,8 @@ int pw_revlist_new(struct pw_revlist **out, struct pw_odb *odb, unsigned flags)
 		rl->flags |= PW_REVLIST_OBJECTS;
 	pw_buf_init(&rl->data, 0);
 	pw_buf_init(&rl->path, 0);
+	pw_buf_init(&rl->no_prev[0], 0);
+	pw_buf_init(&rl->no_prev[1], 0);
 	*out = rl;
 	return 0;
 }
@@ -130,6 +141,14 @@ void pw_revlist_free(struct pw_revlist *rl)
 		}
 	free(rl->tree_bufs);
 	free(rl->stack);
+	if (rl->prev_trees)
+		for (i = 0; i < 2 * PREV_SLOTS; i++)
+			pw_buf_free(&rl->prev_trees[i]);
+	free(rl->prev_trees);
+	free(rl->prev_keys);
+	free(rl->prev_stamps);
+	pw_buf_free(&rl->no_prev[0]);
+	pw_buf_free(&rl->no_prev[1]);
 	free(rl);
 }
 
@@ -285,6 +304,11 @@ static int heap_push(struct pw_revlist *rl, uint32_t idx)
 
 	if (rl->commits[idx].flags & C_QUEUED)
 		return 0;
+	/* The date orders the queue, so parse now, as Git does when it queues a
+	 * parent. A commit that does not parse is queued anyway: popping it
+	 * parses it again and reports the error where the walk always did. */
+	if (!(rl->commits[idx].flags & C_PARSED) && parse_commit(rl, idx))
+		pw_error_clear(&rl->err);
 	if (grow((void **)&rl->heap, &rl->heap_alloc, rl->heap_nr + 1, sizeof(*rl->heap)))
 		return nomem(rl);
 	rl->commits[idx].flags |= C_QUEUED;
@@ -531,7 +555,7 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
-	buf = tree_buf(rl, depth);
+	buf = tree_buf(rl, 3 * depth + 2);
 	if (!buf)
 		return nomem(rl);
 	rc = pw_odb_read(rl->odb, tree, &type, buf);
@@ -573,12 +597,107 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	return rc < 0 ? rc : 0;
 }
 
+/* The tree walked last at the path being walked (rl->path), kept in one of
+ * PREV_SLOTS slots chosen by a hash of the path; another path's tree in the
+ * slot (a collision) is no match. rl->no_prev when there is none. */
+static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *key)
+{
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < rl->path.len; i++)
+		h = (h ^ (uint8_t)rl->path.data[i]) * 0x100000001b3u;
+	h |= 1; /* 0 marks an empty slot */
+	*key = h;
+	*prev = &rl->no_prev[0];
+	if (!rl->prev_trees) {
+		rl->prev_trees = calloc(2 * PREV_SLOTS, sizeof(*rl->prev_trees));
+		rl->prev_keys = calloc(PREV_SLOTS, sizeof(*rl->prev_keys));
+		rl->prev_stamps = calloc(PREV_SLOTS, sizeof(*rl->prev_stamps));
+		if (!rl->prev_trees || !rl->prev_keys || !rl->prev_stamps)
+			return nomem(rl);
+		for (i = 0; i < 2 * PREV_SLOTS; i++)
+			pw_buf_init(&rl->prev_trees[i], 0);
+	}
+	if (rl->prev_keys[h % PREV_SLOTS] == h)
+		*prev = &rl->prev_trees[2 * (h % PREV_SLOTS)];
+	return 0;
+}
+
+/* How many bytes a and b have in common from their start, eight at a time. */
+static size_t common_len(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	while (i + 8 <= n) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* The end offsets of a tree's entries (uint32 each) in a pw_buf. */
+static size_t nbounds(const struct pw_buf *b)
+{
+	return b->len / sizeof(uint32_t);
+}
+
+static uint32_t bound(const struct pw_buf *b, size_t i)
+{
+	uint32_t v;
+
+	memcpy(&v, b->data + i * sizeof(v), sizeof(v));
+	return v;
+}
+
+static int add_bound(struct pw_revlist *rl, struct pw_buf *b, size_t v)
+{
+	uint32_t x = (uint32_t)v;
+
+	return pw_buf_add(b, &x, sizeof(x)) ? nomem(rl) : 0;
+}
+
+/* After a changed entry named name: move the cursor *qi of prev (entry
+ * index; pb its end offsets) past the entries sorted before that name and
+ * past the one of that name. Both trees are sorted by name. */
+static void resync(const struct pw_buf *prev, const struct pw_buf *pb, size_t *qi, const char *name,
+                   size_t name_len)
+{
+	size_t j = *qi, n = nbounds(pb);
+
+	while (j < n) {
+		size_t s = j ? bound(pb, j - 1) : 0, e = bound(pb, j), qlen;
+		const char *sp, *qname, *nul;
+		int c;
+
+		if (e > prev->len || s >= e || !(sp = memchr(prev->data + s, ' ', e - s)) ||
+		    !(nul = memchr(sp, '\0', (size_t)(prev->data + e - sp))))
+			break;
+		qname = sp + 1;
+		qlen = (size_t)(nul - qname);
+		c = memcmp(qname, name, qlen < name_len ? qlen : name_len);
+		if (c > 0 || (c == 0 && qlen > name_len))
+			break; /* prev has no entry of this name */
+		j++;
+		if (c == 0 && qlen == name_len)
+			break; /* same name, another id or mode */
+	}
+	*qi = j;
+}
+
 static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t depth,
                         pw_revlist_fn fn, void *data)
 {
-	struct pw_buf *buf;
+	struct pw_buf *buf, *bounds, *prev, *pb, tmp;
+	uint64_t key, stamp;
 	struct pw_tree_entry e;
-	size_t pos = 0, old;
+	size_t pos = 0, old, qi = 0;
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
@@ -588,14 +707,63 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
-	buf = tree_buf(rl, depth);
-	if (!buf)
+	/* per depth: the tree, its entries' end offsets (to be kept for the
+	 * next tree at this path), a third slot for mark_tree_uninteresting */
+	buf = tree_buf(rl, 3 * depth);
+	bounds = tree_buf(rl, 3 * depth + 1);
+	if (!buf || !bounds)
 		return nomem(rl);
+	if ((rc = last_walked(rl, &prev, &key)))
+		return rc;
+	pb = prev + 1;
 	if ((rc = read_typed(rl, tree, PW_OBJ_TREE, buf, rl->path.data)))
 		return rc;
 	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
 		return rc;
-	while ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) == 1) {
+	stamp = rl->prev_stamps[key % PREV_SLOTS];
+	pw_buf_reset(bounds);
+	for (;;) {
+		/* Unchanged entries since prev: the bytes at both cursors agree
+		 * up to some point; every entry of prev that ends before it is
+		 * an entry of this tree too (parsing is the same from the same
+		 * bytes), already marked since prev was walked to its end. */
+		if (prev != &rl->no_prev[0] && qi < nbounds(pb)) {
+			size_t q = qi ? bound(pb, qi - 1) : 0, m, lo = qi, hi = nbounds(pb);
+
+			m = q <= prev->len
+			            ? common_len(buf->data + pos, prev->data + q,
+			                         buf->len - pos < prev->len - q ? buf->len - pos
+			                                                        : prev->len - q)
+			            : 0;
+			while (lo < hi) { /* the entries of prev ending within m */
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (bound(pb, mid) <= q + m)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo > qi) {
+				size_t at = bounds->len;
+
+				if (pw_buf_grow(bounds, (lo - qi) * sizeof(uint32_t)))
+					return nomem(rl);
+				for (; qi < lo; qi++, at += sizeof(uint32_t)) {
+					uint32_t v = (uint32_t)(bound(pb, qi) - q + pos);
+
+					memcpy(bounds->data + at, &v, sizeof(v));
+				}
+				pw_buf_setlen(bounds, at);
+				pos += bound(pb, qi - 1) - q;
+				continue;
+			}
+		}
+		if ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) != 1)
+			break;
+		if ((rc = add_bound(rl, bounds, pos)))
+			return rc;
+		if (prev != &rl->no_prev[0])
+			resync(prev, pb, &qi, e.name, e.name_len);
 		if (is_gitlink(e.mode))
 			continue;
 		if (!is_dir(e.mode)) {
@@ -609,6 +777,12 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 			return rc;
 		if (is_dir(e.mode)) {
 			rc = process_tree(rl, &e.oid, depth + 1, fn, data);
+			/* a tree of another path put in prev's slot below: no
+			 * more comparing (the cursor means nothing in it) */
+			if (rl->prev_stamps[key % PREV_SLOTS] != stamp) {
+				prev = &rl->no_prev[0];
+				pb = prev + 1;
+			}
 		} else {
 			if (!pw_odb_exists(rl->odb, &e.oid))
 				rc = pw_error_set(&rl->err, PW_ENOTFOUND, "missing blob %s at %s",
@@ -620,7 +794,21 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		if (rc)
 			return rc;
 	}
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	/* walked to its end: the next tree at this path compares with it */
+	if (rl->prev_trees) {
+		prev = &rl->prev_trees[2 * (key % PREV_SLOTS)];
+		tmp = *prev;
+		*prev = *buf;
+		*buf = tmp;
+		tmp = prev[1];
+		prev[1] = *bounds;
+		*bounds = tmp;
+		rl->prev_keys[key % PREV_SLOTS] = key;
+		rl->prev_stamps[key % PREV_SLOTS] = ++rl->prev_stamp;
+	}
+	return 0;
 }
 
 /* ---- the walk ------------------------------------------------------------- */
@@ -635,9 +823,9 @@ static int walk_commits(struct pw_revlist *rl)
 
 		if ((rc = parse_commit(rl, idx)))
 			return rc;
-		c = &rl->commits[idx];
+		c = &rl->commits[idx]; /* heap_push may move the array: c is stale after */
 		if (c->flags & C_UNINT) {
-			for (i = 0; i < c->nparents; i++) {
+			for (i = 0; i < rl->commits[idx].nparents; i++) {
 				uint32_t p = rl->commits[idx].parents[i];
 
 				if ((rc = mark_uninteresting(rl, p)) || (rc = heap_push(rl, p)))

@@ -855,6 +855,9 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	pw_pack_write_opts_from_config(&opts, pw_repo_config(s->repo));
 	opts.thin = s->args.thin_pack;
 	opts.ofs_delta = s->args.ofs_delta;
+	/* as git's pack-objects --stdout: the client hashes every object it
+	 * receives, so reused entries are not checked here first */
+	opts.verify_reuse = 0;
 	opts.objects_dir = pw_repo_objects_dir(s->repo);
 	opts.progress = progress_fn;
 	opts.progress_data = &g;
@@ -864,6 +867,11 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	}
 	if (s->compat && (rc = pw_srv_compat_translate(s, g.w)))
 		goto out;
+	/* git's write order: the targets of refs/tags early */
+	if ((rc = pw_pack_writer_add_tag_refs(g.w, s->repo))) {
+		pw_error_copy(&s->err, pw_pack_writer_error(g.w));
+		goto out;
+	}
 	rc = shallow ? walk_shallow(&g) : walk_plain(&g);
 	if (!rc && s->args.include_tag)
 		rc = include_tags(&g);
