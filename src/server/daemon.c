@@ -835,6 +835,7 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 		ro.err_fd = -1;
 		ro.agent = o->agent;
 		ro.service_path = "."; /* git daemon runs `receive-pack .` in the repository */
+		ro.object_format = view;
 		if (err)
 			pw_error_clear(err);
 		rc = pw_receive_pack(repo, in_fd, out_fd, &ro, err);

@@ -906,7 +906,7 @@ static int get_info_refs_smart(struct resp *r, const struct pw_http_request *req
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-advertisement", s->name);
 	job_init(&j, repo, s, req);
-	j.up.object_format = r->view;
+	j.up.object_format = j.rp.object_format = r->view;
 	j.up.advertise_refs = j.up.stateless_rpc = 1;
 	j.rp.advertise_refs = j.rp.stateless_rpc = 1;
 	if (pw_protocol_version_from_env(req->git_protocol) != 2) {
@@ -952,7 +952,7 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 	hdr_nocache(r);
 	hdr(r, "Content-Type", "application/x-git-%s-result", s->name);
 	job_init(&j, repo, s, req);
-	j.up.object_format = r->view;
+	j.up.object_format = j.rp.object_format = r->view;
 	j.up.stateless_rpc = j.rp.stateless_rpc = 1;
 
 	memset(&b, 0, sizeof(b));

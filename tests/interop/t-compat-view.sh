@@ -6,12 +6,14 @@
 # exactly the SHA-1 copy that stock git writes of the same history. The
 # plain name still serves SHA-256; a repository really named "x@sha1" is
 # served as it is; the view is refused on dumb HTTP (the files on disk are
-# SHA-256) and for a repository with no map. Then the reverse: SHA-1
-# storage seen as "@sha256".
+# SHA-256) and for a repository with no map. A push into the view is
+# stored as SHA-256. Then the reverse: SHA-1 storage seen as "@sha256".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 . "$(dirname "$0")/http-lib.sh"
+# each lib sets its own EXIT trap; every server started here is stopped
+trap 'stop_daemons; stop_serves; http_cleanup' EXIT
 
 cd "$T"
 objects_of() { git -C "$1" rev-list --objects --all | sort; }
@@ -48,7 +50,7 @@ for r in srv/*; do touch "$r/git-daemon-export-ok"; done
 
 # ---- packwire daemon --------------------------------------------------
 DP=$(free_port)
-start_daemon pwd pw "$DP" --base-path="$T/srv"
+start_daemon pwd pw "$DP" --base-path="$T/srv" --enable=receive-pack
 D=git://127.0.0.1:$DP
 for v in 0 2; do
 	G="git -c protocol.version=$v"
@@ -59,6 +61,25 @@ for v in 0 2; do
 	$G clone -q --mirror "$D/repo-sha1.git@sha256" "dr-v$v" 2>"err" || { not_ok "daemon v$v: clone @sha256"; cat err; }
 	same_copy "daemon v$v: repo-sha1.git@sha256" "dr-v$v" copy-sha256.git
 done
+# a push into the view: stored as sha256, served back with the pushed ids
+git clone -q "$D/repo-sha256.git@sha1" pushw 2>err || { not_ok "daemon: clone @sha1 to push from"; cat err; }
+git -C pushw commit -q --allow-empty -m "pushed to the sha1 view"
+if git -C pushw push -q origin HEAD:refs/heads/viewpush 2>err; then
+	pushed=$(git -C pushw rev-parse HEAD)
+	check "daemon: push into @sha1 lands, its sha1 id known to the map" test \
+		"$("$PACKWIRE" -C srv/repo-sha256.git rev-parse --output-object-format=sha1 refs/heads/viewpush)" = "$pushed"
+	check "daemon: the view serves the pushed id" test \
+		"$(git ls-remote "$D/repo-sha256.git@sha1" refs/heads/viewpush | cut -f1)" = "$pushed"
+	stored=$("$PACKWIRE" -C srv/repo-sha256.git rev-parse refs/heads/viewpush)
+	check "daemon: the plain name serves it as sha256" test \
+		"$(git ls-remote "$D/repo-sha256.git" refs/heads/viewpush | cut -f1)" = "$stored"
+	check "daemon: the stored id is a sha256 id" test ${#stored} = 64
+	check "daemon: deleting the branch through @sha1" git -C pushw push -q origin :refs/heads/viewpush
+	check "daemon: the branch is gone" test -z "$(git ls-remote "$D/repo-sha256.git" refs/heads/viewpush)"
+else
+	not_ok "daemon: push into @sha1"
+	cat err
+fi
 # the view name without ".git" finds the repository as git daemon does
 git clone -q --mirror "$D/repo-sha256@sha1" d-short 2>err || { not_ok "daemon: clone repo-sha256@sha1"; cat err; }
 same_copy "daemon: repo-sha256@sha1" d-short copy-sha1.git
