@@ -11,6 +11,7 @@
 
 #include "client/dav.h"
 #include "packwire/buf.h"
+#include "packwire/hash.h"
 #include "proto/quote.h"
 
 struct name {
@@ -240,17 +241,6 @@ static int text(struct xp *x)
 	return 0;
 }
 
-static int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* An href as a path: trimmed, scheme and host dropped, %XX decoded. */
 static int href_path(struct xp *x, const char *s, size_t len, char **out)
 {
@@ -276,8 +266,8 @@ static int href_path(struct xp *x, const char *s, size_t len, char **out)
 		return pw_error_set(x->err, PW_ENOMEM, "out of memory");
 	for (i = 0; i < len; i++) {
 		if (s[i] == '%') {
-			int hi = i + 2 < len ? hexval((uint8_t)s[i + 1]) : -1;
-			int lo = i + 2 < len ? hexval((uint8_t)s[i + 2]) : -1;
+			int hi = i + 2 < len ? pw_hexval((uint8_t)s[i + 1]) : -1;
+			int lo = i + 2 < len ? pw_hexval((uint8_t)s[i + 2]) : -1;
 
 			if (hi < 0 || lo < 0 || (!hi && !lo)) {
 				free(o);

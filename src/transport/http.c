@@ -1239,6 +1239,21 @@ static void narrow_auth(struct http *h)
 		h->authmask &= avail;
 }
 
+/* After a request (auth narrowed): a 401 while may_ask and no credentials
+ * yet fills them once. 1: send the request again; 0: done; <0: the error. */
+static int ask_once(struct http *h, long status, int may_ask, struct pw_error *err)
+{
+	int rc;
+
+	narrow_auth(h);
+	if (status != 401 || h->have_cred || !may_ask)
+		return 0;
+	if ((rc = cred_fill(h, err)))
+		return rc;
+	h->have_cred = 1;
+	return 1;
+}
+
 /* The media type without parameters, lower case. */
 static void content_type(CURL *c, char *out, size_t sz)
 {
@@ -1627,7 +1642,7 @@ int pw_http__get(struct pw_conn *c, const char *url,
 	const char *no_cache[] = {"Pragma: no-cache", NULL};
 	long code = 0;
 	CURLcode cc = CURLE_OK;
-	int tries;
+	int tries, again;
 
 	if (!h)
 		return pw_error_set(err, PW_EINVAL, "not a dumb HTTP connection");
@@ -1644,18 +1659,13 @@ int pw_http__get(struct pw_conn *c, const char *url,
 		cc = curl_easy_perform(h->curl);
 		code = 0;
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
-		narrow_auth(h);
-		if (code == 401 && !h->have_cred && !tries && !g.rc) {
-			int rc = cred_fill(h, err);
-
-			if (rc) {
-				curl_slist_free_all(hl);
-				return rc;
-			}
-			h->have_cred = 1;
-			continue;
+		again = ask_once(h, code, !tries && !g.rc, err);
+		if (again < 0) {
+			curl_slist_free_all(hl);
+			return again;
 		}
-		break;
+		if (!again)
+			break;
 	}
 	curl_slist_free_all(hl);
 	if (g.rc)
@@ -1744,7 +1754,7 @@ int pw_http__request(struct pw_conn *c, struct pw_http__req *r, struct pw_error 
 	const char *lines[9] = {"Expect:"}; /* no 100-continue wait before a body */
 	CURLcode cc = CURLE_OK;
 	size_t k = 1;
-	int tries;
+	int tries, again;
 
 	r->status = 0;
 	if (!h)
@@ -1777,18 +1787,13 @@ int pw_http__request(struct pw_conn *c, struct pw_http__req *r, struct pw_error 
 		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, r->method);
 		cc = curl_easy_perform(h->curl);
 		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &r->status);
-		narrow_auth(h);
-		if (r->status == 401 && !h->have_cred && !tries && cc == CURLE_OK) {
-			int rc = cred_fill(h, err);
-
-			if (rc) {
-				curl_slist_free_all(hl);
-				return rc;
-			}
-			h->have_cred = 1;
-			continue;
+		again = ask_once(h, r->status, !tries && cc == CURLE_OK, err);
+		if (again < 0) {
+			curl_slist_free_all(hl);
+			return again;
 		}
-		break;
+		if (!again)
+			break;
 	}
 	curl_slist_free_all(hl);
 	if (a.toobig)
