@@ -75,10 +75,15 @@ for algo in sha1 sha256; do
 	# ---- push options must match the certificate's --------------------------
 	git -C "$S" config receive.advertisePushOptions true
 	printf 'xxxx' | $RP "$S" >"$T/preamble" 2>/dev/null || true
-	printf '#!/bin/sh\ncat "%s"\nprintf xxxx\ncat >"%s"\n' "$T/preamble" "$T/push" >"$T/fake-rp"
+	# the fake receive-pack may still be writing when git push returns:
+	# it publishes the request by rename, and the test waits for that
+	rm -f "$T/push"
+	printf '#!/bin/sh\ncat "%s"\nprintf xxxx\ncat >"%s.tmp"\nmv "%s.tmp" "%s"\n' \
+		"$T/preamble" "$T/push" "$T/push" "$T/push" >"$T/fake-rp"
 	chmod +x "$T/fake-rp"
 	git -C "$C" push --signed --push-option=foo --push-option=bar --receive-pack="$T/fake-rp" \
 		"$S" --delete topic >/dev/null 2>&1 || true
+	for i in $(seq 1 100); do [ -e "$T/push" ] && break; sleep 0.1; done
 	contains "$algo: the certificate carries the push options" "$T/push" "push-option bar"
 	sed 's/\([^ ]\)bar/\1baz/' "$T/push" >"$T/push.tweak"
 	$RP "$S" <"$T/push.tweak" >"$T/out" 2>&1 || true
