@@ -26,6 +26,7 @@ int cmd_upload_pack(int argc, char **argv)
 {
 	struct pw_cli_trace2 *trace;
 	struct pw_cli_trace_packet *ptrace;
+	struct pw_cli_trace_packet *ctrace;
 	char sid[96];
 	struct pw_upload_pack_opts opts;
 	struct pw_repo *repo;
@@ -95,7 +96,12 @@ int cmd_upload_pack(int argc, char **argv)
 		opts.trace_packet = pw_cli_trace_packet;
 		opts.trace_packet_ctx = ptrace;
 	}
+	if ((ctrace = pw_cli_trace_open())) {
+		opts.trace_command = pw_cli_trace_line;
+		opts.trace_command_ctx = ctrace;
+	}
 	rc = pw_upload_pack(repo, 0, 1, &opts, &err);
+	pw_cli_trace_packet_close(ctrace);
 	pw_cli_trace_packet_close(ptrace);
 	pw_cli_trace2_close(trace);
 	pw_repo_free(repo);

@@ -40,19 +40,8 @@ static void trace_out(void *ctx, const char *line, size_t len)
 	size_t n = 0;
 
 	(void)ctx;
-	if (!trace_bare) {
-		struct timeval tv;
-		struct tm tm;
-		time_t secs;
-
-		gettimeofday(&tv, NULL);
-		secs = tv.tv_sec;
-		localtime_r(&secs, &tm);
-		n = (size_t)snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%06ld http.c:%d", tm.tm_hour,
-		                     tm.tm_min, tm.tm_sec, (long)tv.tv_usec, 0);
-		while (n < 40)
-			buf[n++] = ' ';
-	}
+	if (!trace_bare)
+		n = pw_cli_trace_prefix(buf, sizeof(buf), "http.c:0");
 	if (n + len <= sizeof(buf)) {
 		memcpy(buf + n, line, len);
 		write_all(buf, n + len); /* one write: lines of threads do not mix */

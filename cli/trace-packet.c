@@ -49,10 +49,34 @@ int pw_cli_trace_dest(const char *var, const char *v, int *own)
 	return fd;
 }
 
-struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who)
+size_t pw_cli_trace_prefix(char *buf, size_t cap, const char *where)
+{
+	struct timeval tv;
+	struct tm tm;
+	time_t secs;
+	int n;
+
+	gettimeofday(&tv, NULL);
+	secs = tv.tv_sec;
+	localtime_r(&secs, &tm);
+	n = snprintf(buf, cap, "%02d:%02d:%02d.%06ld %s ", tm.tm_hour, tm.tm_min, tm.tm_sec,
+	             (long)tv.tv_usec, where);
+	if (n < 0 || (size_t)n >= cap)
+		return 0;
+	while (n < 40 && (size_t)n + 1 < cap)
+		buf[n++] = ' ';
+	return (size_t)n;
+}
+
+int pw_cli_trace_bare(void)
+{
+	return env_true(getenv("GIT_TRACE_BARE"));
+}
+
+static struct pw_cli_trace_packet *open_key(const char *var, const char *who)
 {
 	struct pw_cli_trace_packet *t;
-	int own, fd = pw_cli_trace_dest("GIT_TRACE_PACKET", getenv("GIT_TRACE_PACKET"), &own);
+	int own, fd = pw_cli_trace_dest(var, getenv(var), &own);
 
 	if (fd < 0)
 		return NULL;
@@ -63,9 +87,44 @@ struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who)
 	}
 	t->fd = fd;
 	t->own = own;
-	t->bare = env_true(getenv("GIT_TRACE_BARE"));
+	t->bare = pw_cli_trace_bare();
 	snprintf(t->who, sizeof(t->who), "%s", who);
 	return t;
+}
+
+struct pw_cli_trace_packet *pw_cli_trace_packet_open(const char *who)
+{
+	return open_key("GIT_TRACE_PACKET", who);
+}
+
+struct pw_cli_trace_packet *pw_cli_trace_open(void)
+{
+	return open_key("GIT_TRACE", "");
+}
+
+void pw_cli_trace_line(void *ctx, const char *line)
+{
+	struct pw_cli_trace_packet *t = ctx;
+	size_t len, cap, n = 0;
+	char *buf;
+
+	if (!t)
+		return;
+	len = strlen(line);
+	cap = 64 + len + 10;
+	if (!(buf = malloc(cap)))
+		return;
+	if (!t->bare)
+		n = pw_cli_trace_prefix(buf, cap, "upload-pack.c:0");
+	memcpy(buf + n, "trace: ", 7);
+	n += 7;
+	memcpy(buf + n, line, len);
+	n += len;
+	buf[n++] = '\n';
+	if (write(t->fd, buf, n) < 0) {
+		/* tracing must not break the session */
+	}
+	free(buf);
 }
 
 void pw_cli_trace_packet(void *ctx, int write_, const char *data, size_t len)
@@ -79,19 +138,8 @@ void pw_cli_trace_packet(void *ctx, int write_, const char *data, size_t len)
 	cap = 64 + 32 + 12 * len; /* prefix, "packet: <who>< ", octal escapes */
 	if (!(line = malloc(cap)))
 		return;
-	if (!t->bare) {
-		struct timeval tv;
-		struct tm tm;
-		time_t secs;
-
-		gettimeofday(&tv, NULL);
-		secs = tv.tv_sec;
-		localtime_r(&secs, &tm);
-		n = (size_t)snprintf(line, cap, "%02d:%02d:%02d.%06ld packwire:0 ", tm.tm_hour,
-		                     tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
-		while (n < 40)
-			line[n++] = ' ';
-	}
+	if (!t->bare)
+		n = pw_cli_trace_prefix(line, cap, "packwire:0");
 	n += (size_t)snprintf(line + n, cap - n, "packet: %12s%c ", t->who, write_ ? '>' : '<');
 	for (i = 0; i < len; i++) {
 		char c = data[i];

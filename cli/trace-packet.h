@@ -22,11 +22,27 @@ void pw_cli_trace_packet_who(struct pw_cli_trace_packet *t, const char *who);
 void pw_cli_trace_packet_buf(struct pw_cli_trace_packet *t, int write, const void *data,
                              size_t len);
 
+/* GIT_TRACE for the server commands: the lines Git's own trace shows of the
+ * commands it runs ("run_command: ...") and, for work packwire does
+ * in-process where Git runs a child, what that child's command line would
+ * have been ("in-process: git pack-objects ..."). NULL when GIT_TRACE is
+ * off; closed with pw_cli_trace_packet_close. */
+struct pw_cli_trace_packet *pw_cli_trace_open(void);
+/* A pw_upload_pack_opts.trace_command callback (ctx = that handle; NULL is
+ * fine): "trace: " and `line` after Git's prefix. */
+void pw_cli_trace_line(void *ctx, const char *line);
+
 /* Where Git's trace variable var (GIT_TRACE_PACKET, GIT_TRACE_CURL) with
  * value v sends its lines: stderr for "1"/"true", fd N for a digit, a file
  * opened for appending for an absolute path (*own = 1: the caller closes
  * it). -1 when tracing is off, or after a warning for a value that is
  * neither (as Git words it) or a file that cannot be opened. */
 int pw_cli_trace_dest(const char *var, const char *v, int *own);
+/* Git's time-and-place prefix of a trace line ("12:34:56.789012 <where>",
+ * padded to 40 columns) written into buf; its length (0 when cap is too
+ * small). */
+size_t pw_cli_trace_prefix(char *buf, size_t cap, const char *where);
+/* GIT_TRACE_BARE: trace lines without that prefix. */
+int pw_cli_trace_bare(void);
 
 #endif

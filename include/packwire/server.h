@@ -38,6 +38,14 @@ struct pw_upload_pack_opts {
 	 * NULL: no tracing. */
 	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
 	void *trace_packet_ctx;
+	/* The commands Git's upload-pack would run, as lines of Git's GIT_TRACE
+	 * (without its time-and-place prefix and "trace: "): "run_command: <hook>
+	 * git pack-objects <options>" when uploadpack.packObjectsHook makes the
+	 * pack, else "in-process: git pack-objects <options>" -- the options Git
+	 * would pass for this request (--revs, --thin, --filter=... in Git's
+	 * spelling), for a pack that packwire makes itself. NULL: no tracing. */
+	void (*trace_command)(void *ctx, const char *line);
+	void *trace_command_ctx;
 	/* The client's algorithm ("sha1", "sha256"; borrowed), served through
 	 * the repository's compat map when it is not the storage algorithm
 	 * (packwire compat build); NULL = the repository's. */

@@ -817,6 +817,7 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 			return rc;
 		return pw_srv_send_pack_hook(s, hook);
 	}
+	pw_srv_trace_pack(s);
 	if ((rc = load_exclusions(&g)) || (!g.nexcl && (rc = packfile_header(&g)))) {
 		free_exclusions(&g);
 		return rc;

@@ -248,10 +248,87 @@ static int pump(struct pw_upload_session *s, int fd_in, int fd_out, int fd_err,
 	return rc;
 }
 
+/* pack-objects and the options Git's upload-pack gives it for this
+ * request, appended to argv (room for PACK_ARGS_MAX more). */
+#define PACK_ARGS_MAX 10
+static int pack_args(struct pw_upload_session *s, char **argv, size_t *n, int shallow)
+{
+	struct pw_buf f = PW_BUF_INIT;
+	int rc;
+
+	if ((rc = add_arg(s, argv, n, "pack-objects")) || (rc = add_arg(s, argv, n, "--revs")) ||
+	    (s->args.thin_pack && (rc = add_arg(s, argv, n, "--thin"))) ||
+	    (rc = add_arg(s, argv, n, "--stdout")) ||
+	    (shallow && (rc = add_arg(s, argv, n, "--shallow"))) ||
+	    (!s->args.no_progress && (rc = add_arg(s, argv, n, "--progress"))) ||
+	    (s->args.ofs_delta && (rc = add_arg(s, argv, n, "--delta-base-offset"))) ||
+	    (s->args.include_tag && (rc = add_arg(s, argv, n, "--include-tag"))))
+		return rc;
+	if (!s->args.has_filter)
+		return 0;
+	rc = pw_buf_adds(&f, "--filter=");
+	if (!rc)
+		rc = filter_spec(&f, &s->args.filter);
+	rc = rc ? pw_srv_oom(s) : add_arg(s, argv, n, f.data);
+	pw_buf_free(&f);
+	return rc;
+}
+
+static int is_shallow(const struct pw_upload_session *s)
+{
+	return s->args.shallows.nr || s->new_shallow.nr || s->srv_shallow.nr;
+}
+
+/* One GIT_TRACE-style line: prefix, then argv, each quoted as Git's trace
+ * quotes it ('...' when it holds anything but [A-Za-z0-9,./:=@_+-]). */
+static void trace_argv(struct pw_upload_session *s, const char *prefix, char **argv, size_t n)
+{
+	static const char plain[] = ",./:=@_+-";
+	struct pw_buf b = PW_BUF_INIT;
+	size_t i;
+	const char *p;
+	int rc = pw_buf_adds(&b, prefix);
+
+	for (i = 0; !rc && i < n; i++) {
+		int quote = !*argv[i];
+
+		for (p = argv[i]; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9') || strchr(plain, *p)))
+				quote = 1;
+		rc = pw_buf_addch(&b, ' ');
+		if (!rc && !quote)
+			rc = pw_buf_adds(&b, argv[i]);
+		else if (!rc) {
+			rc = pw_buf_addch(&b, '\'');
+			for (p = argv[i]; !rc && *p; p++)
+				rc = *p == '\'' ? pw_buf_adds(&b, "'\\''") : pw_buf_addch(&b, *p);
+			if (!rc)
+				rc = pw_buf_addch(&b, '\'');
+		}
+	}
+	if (!rc)
+		s->opts.trace_command(s->opts.trace_command_ctx, b.data);
+	pw_buf_free(&b);
+}
+
+void pw_srv_trace_pack(struct pw_upload_session *s)
+{
+	char *argv[PACK_ARGS_MAX + 1] = {0};
+	size_t n = 0, i;
+
+	if (!s->opts.trace_command)
+		return;
+	if (!add_arg(s, argv, &n, "git") && !pack_args(s, argv, &n, is_shallow(s)))
+		trace_argv(s, "in-process:", argv, n);
+	for (i = 0; i < n; i++)
+		free(argv[i]);
+}
+
 int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook)
 {
-	char *argv[24] = {0};
-	int shallow = s->args.shallows.nr || s->new_shallow.nr || s->srv_shallow.nr;
+	char *argv[PACK_ARGS_MAX + 8] = {0};
+	int shallow = is_shallow(s);
 	struct pw_buf in = PW_BUF_INIT, cmd = PW_BUF_INIT;
 	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, rc, status = 0;
 	size_t n = 0, i;
@@ -267,28 +344,10 @@ int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook)
 	    (rc = add_arg(s, argv, &n, "git")) ||
 	    (shallow &&
 	     ((rc = add_arg(s, argv, &n, "--shallow-file")) || (rc = add_arg(s, argv, &n, "")))) ||
-	    (rc = add_arg(s, argv, &n, "pack-objects")) || (rc = add_arg(s, argv, &n, "--revs")) ||
-	    (s->args.thin_pack && (rc = add_arg(s, argv, &n, "--thin"))) ||
-	    (rc = add_arg(s, argv, &n, "--stdout")) ||
-	    (shallow && (rc = add_arg(s, argv, &n, "--shallow"))) ||
-	    (!s->args.no_progress && (rc = add_arg(s, argv, &n, "--progress"))) ||
-	    (s->args.ofs_delta && (rc = add_arg(s, argv, &n, "--delta-base-offset"))) ||
-	    (s->args.include_tag && (rc = add_arg(s, argv, &n, "--include-tag"))))
+	    (rc = pack_args(s, argv, &n, shallow)))
 		goto out;
-	if (s->args.has_filter) {
-		struct pw_buf f = PW_BUF_INIT;
-
-		rc = pw_buf_adds(&f, "--filter=");
-		if (!rc)
-			rc = filter_spec(&f, &s->args.filter);
-		if (!rc)
-			rc = add_arg(s, argv, &n, f.data);
-		else
-			rc = pw_srv_oom(s);
-		pw_buf_free(&f);
-		if (rc)
-			goto out;
-	}
+	if (s->opts.trace_command)
+		trace_argv(s, "run_command:", argv + 3, n - 3);
 	if ((rc = hook_input(s, &in, shallow)))
 		goto out;
 	if (pipe(pin) || pipe(pout) || pipe(perr)) {

@@ -25,6 +25,9 @@ int pw_srv_send_pack(struct pw_upload_session *s);
  * made by that hook instead of ours (packhook.c). */
 const char *pw_srv_pack_objects_hook(struct pw_upload_session *s);
 int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook);
+/* Tell opts.trace_command of the pack made here, as the pack-objects
+ * command Git's upload-pack would run for this request. */
+void pw_srv_trace_pack(struct pw_upload_session *s);
 
 /* Protocol v2 (serve.c): the capability advertisement and the command loop. */
 int pw_srv__serve_v2(struct pw_upload_session *s);
