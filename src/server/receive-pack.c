@@ -69,6 +69,7 @@ struct rp {
 	struct pw_oidmap theirs;         /* of those, the ones this push brought */
 	struct pw_oid_array new_shallow; /* receive.shallowUpdate: to add to our shallow file */
 	int shallow_update, bad_shallow;
+	int shallow_xlated; /* across algorithms: s->shallow holds storage ids */
 
 	/* config */
 	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
@@ -666,8 +667,9 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	return 0;
 }
 
-/* "shallow <oid>": one of the client's shallow commits. Parsed with our
- * algorithm; a client of the other one fails on its commands' object
+/* "shallow <oid>": one of the client's shallow commits. Parsed with the
+ * client's algorithm (the view's, across algorithms: translated once the
+ * pack is in); a client of another one fails on its commands' object
  * format (checked first), so a bad line is only an error after those. */
 static int add_shallow_line(struct rp *s, const char *p, size_t len)
 {
@@ -675,18 +677,13 @@ static int add_shallow_line(struct rp *s, const char *p, size_t len)
 
 	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
 		len--;
-	if (s->compat)
-		return pw_error_set(s->err, PW_EUNSUPPORTED,
-		                    "a shallow push is not supported across object formats (%s "
-		                    "client, %s repository)",
-		                    s->wire->name, s->algo->name);
 	if (s->nshallow >= PW_RECEIVE_MAX_CMDS)
 		return pw_error_set(s->err, PW_ETOOBIG, "too many shallow lines");
 	v = realloc(s->shallow, (s->nshallow + 1) * sizeof(*v));
 	if (!v)
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
 	s->shallow = v;
-	if (len != s->algo->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->algo)) {
+	if (len != s->wire->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->wire)) {
 		s->bad_shallow = 1;
 		return 0;
 	}
@@ -915,6 +912,32 @@ out:
 	return rc;
 }
 
+/* The client's shallow commits, from its algorithm into storage ids once
+ * the pushed objects are translated; those that are neither pushed nor
+ * known are dropped (as Git drops the "theirs" it did not receive), so are
+ * those the import left out (pw_rp_compat_cut_off: their refs are
+ * refused). Then, as natively, their parents need not exist for fsck. */
+static int compat_shallow(struct rp *s)
+{
+	size_t i, n = 0;
+	int created;
+
+	if (!s->compat || s->shallow_xlated)
+		return 0;
+	s->shallow_xlated = 1;
+	for (i = 0; i < s->nshallow; i++) {
+		struct pw_oid st;
+
+		if (!pw_rp_compat_to_storage(s->compat, &s->shallow[i], &st))
+			s->shallow[n++] = st;
+	}
+	s->nshallow = n;
+	for (i = 0; i < s->nshallow; i++)
+		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created))
+			return PW_ENOMEM;
+	return 0;
+}
+
 /* A client of the other algorithm: its pack is indexed in its algorithm
  * in <quarantine>/wire (never migrated), then translated into a storage
  * pack in <quarantine>/pack with its side file; hex gets that pack's name
@@ -947,6 +970,11 @@ static int receive_compat_pack(struct rp *s, const char *pack_dir, char *hex, st
 		rp_error(s, "%s", e->msg);
 		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
 		                                     : "index-pack failed");
+		goto out;
+	}
+	if (pw_rp_compat_set_shallow(s->compat, s->shallow, s->nshallow)) {
+		rc = PW_ENOMEM;
+		set_unpack_error(s, "out of memory");
 		goto out;
 	}
 	rc = pw_rp_compat_import(s->compat, wire_dir, pack_dir, s->opts->before_map_publish,
@@ -983,6 +1011,10 @@ static int receive_pack_data(struct rp *s)
 		}
 		if ((rc = receive_compat_pack(s, pack_dir, hex, &e)))
 			goto out;
+		if ((rc = compat_shallow(s))) {
+			set_unpack_error(s, "out of memory");
+			goto out;
+		}
 		if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
 			set_unpack_error(s, e.msg);
 			goto out;
@@ -2264,8 +2296,9 @@ static void execute(struct rp *s)
 	for (i = 0; i < s->cmds.nr; i++)
 		if (!cmd_is_delete(&s->cmds.v[i]))
 			need_pack = 1;
-	/* the parents of the client's shallow commits are not sent */
-	for (i = 0; i < s->nshallow; i++) {
+	/* the parents of the client's shallow commits are not sent (across
+	 * algorithms: once translated, compat_shallow) */
+	for (i = 0; i < s->nshallow && !s->compat; i++) {
 		int created;
 
 		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created)) {
@@ -2407,15 +2440,11 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	s.wire = s.algo;
 	if ((rc = pw_rp_compat_open(&s.compat, repo, opts->object_format, err)))
 		goto out;
-	if (s.compat) {
+	if (s.compat)
 		s.wire = pw_rp_compat_wire(s.compat);
-		s.cert_seed = NULL; /* a certificate would sign ids the hooks never see */
-	}
 	pw_receive_cmds_init(&s.cmds, s.wire);
 	if ((rc = load_config(&s)))
 		goto out;
-	if (s.compat)
-		s.cert_seed = NULL;
 	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
 	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
