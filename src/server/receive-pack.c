@@ -23,6 +23,7 @@
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
+#include "packwire/compat.h"
 #include "packwire/config.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -1766,6 +1767,23 @@ static const char *nonce_path(const struct rp *s)
 	return s->opts->service_path ? s->opts->service_path : pw_repo_git_dir(s->repo);
 }
 
+/* The certificate's blob gets its map entry like any object that arrives
+ * (its id in the other algorithm: the same bytes hashed there). */
+static void map_cert(struct rp *s)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(s->repo);
+	struct pw_compat_map *map = NULL;
+	struct pw_error e;
+
+	if (!compat)
+		return;
+	memset(&e, 0, sizeof(e));
+	if (pw_compat_map_open(&map, pw_repo_objects_dir(s->repo), s->algo, compat, &e) ||
+	    pw_compat_map_add_objects(map, NULL, &s->cert_oid, 1, &e))
+		rp_warning(s, "compat map not updated (run 'packwire compat build'): %s", e.msg);
+	pw_compat_map_free(map);
+}
+
 /* Once, before the first hook: store the certificate as a blob, check
  * its signature and nonce (Git does it when a hook is about to see them). */
 static void prepare_cert(struct rp *s)
@@ -1779,6 +1797,8 @@ static void prepare_cert(struct rp *s)
 	s->have_cert_oid =
 	        s->main_odb && !pw_odb_write_loose(s->main_odb, PW_OBJ_BLOB, s->cert.data,
 	                                           s->cert.len, &s->cert_oid);
+	if (s->have_cert_oid)
+		map_cert(s);
 	bogs = pw_push_cert_sig_start(s->cert.data, s->cert.len);
 	if (pw_push_cert_verify(&s->cert_sig, pw_repo_config(s->repo), NULL, s->cert.data, bogs,
 	                        s->cert.data + bogs, s->cert.len - bogs))
@@ -1822,6 +1842,10 @@ static int cert_env(struct rp *s, struct env *e)
 		     env_add(e, "GIT_PUSH_CERT_NONCE_STATUS=%s", s->nonce_status);
 	if (!rc && s->cert_nonce && s->nonce_status == pw_nonce_slop)
 		rc = env_add(e, "GIT_PUSH_CERT_NONCE_SLOP=%ld", s->nonce_slop);
+	/* the certificate names the client's ids, which differ from the
+	 * storage ids the hooks get on stdin when it pushed into the view */
+	if (!rc)
+		rc = env_add(e, "PACKWIRE_PUSH_CERT_OBJECT_FORMAT=%s", s->wire->name);
 	return rc;
 }
 
@@ -2311,11 +2335,32 @@ static void execute(struct rp *s)
 		return;
 	}
 	/* from here on every id is a storage id (hooks see those) */
+	if (compat_shallow(s)) {
+		fail_all(s, "out of memory");
+		return;
+	}
 	for (i = 0; i < s->cmds.nr && s->compat; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		const char *why;
 
 		memset(&e, 0, sizeof(e));
+		if (!c->error && !cmd_is_delete(c) &&
+		    pw_rp_compat_cut_off(s->compat, &c->new_oid)) {
+			/* natively refused without receive.shallowUpdate; with it,
+			 * Git would take the client's shallow roots, which have no
+			 * id in our algorithm without their parents */
+			if (s->shallow_update) {
+				rp_error(s,
+				         "%s: its history ends at a shallow commit whose parents "
+				         "this repository lacks: it has no %s id (push from a "
+				         "clone that has those parents)",
+				         c->name, s->algo->name);
+				c->error = "shallow update not possible across object formats";
+			} else {
+				c->error = "shallow update not allowed";
+			}
+			continue;
+		}
 		if (!c->error && (why = pw_rp_compat_cmd(s->compat, c, &e))) {
 			rp_error(s, "%s", e.msg);
 			c->error = why;
