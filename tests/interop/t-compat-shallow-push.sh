@@ -13,7 +13,10 @@
 #    even with receive.shallowUpdate (stock git would take it), saying why,
 #    nothing written; a ref of the same push that does not need it goes in;
 #  - a push into a shallow storage repository, and the shallow clone
-#    fetching back what it pushed.
+#    fetching back what it pushed;
+#  - raw requests: a shallow line of the storage algorithm's length or not
+#    hex is malformed (nothing written); one neither pushed nor known is
+#    ignored, as Git ignores the "theirs" it did not receive.
 . "$(dirname "$0")/lib.sh"
 
 # state DIR: checksums of every file under objects/ and refs/, packed-refs, shallow
@@ -155,6 +158,32 @@ run_case() {
 	check_fails "$S/$W: ... no ref for the cut one" srev "$d/srv.git" refs/heads/other
 	check "$S/$W: ... the map verifies" sh -c '"$1" -C "$2" compat verify >/dev/null' _ "$PACKWIRE" "$d/srv.git"
 	check "$S/$W: fsck --strict at the end" fsck_storage "$d/srv.git"
+
+	# ---- raw requests: malformed and unknown shallow lines --------------
+	local known unknown storage_len
+	known=$(git -C "$d/sh" rev-parse main)
+	unknown=$(echo "no such commit" | git -C "$d/sh" hash-object --stdin)
+	storage_len=$(srev "$d/srv.git" main)
+	git -C "$d/sh" pack-objects -q --stdout </dev/null >"$T/empty.pack"
+	req() { # NAME SHALLOW: push known to NAME with one shallow line
+		python3 "$PW_SRC/tests/interop/push-req.py" --shallow "$2" --cmd "zero $known refs/heads/$1" \
+			--caps "report-status object-format=$W" --pack "$T/empty.pack" -- \
+			$RP "$d/srv.git" >"$T/raw.out" 2>&1 || true
+	}
+	state "$d/srv.git" >"$T/before"
+	req raw1 "$storage_len"
+	contains "$S/$W: a shallow line with a $S-length id is malformed" "$T/raw.out" \
+		"expected shallow sha, got a malformed line"
+	req raw2 "$(echo "$known" | tr 0-9a-f g-v)"
+	contains "$S/$W: a shallow line that is not hex is malformed" "$T/raw.out" \
+		"expected shallow sha, got a malformed line"
+	state "$d/srv.git" >"$T/after"
+	same_file "$S/$W: malformed shallow lines: nothing written" "$T/before" "$T/after"
+	req raw3 "$unknown"
+	contains "$S/$W: a shallow commit neither pushed nor known is ignored" "$T/raw.out" "ok refs/heads/raw3"
+	check "$S/$W: ... the ref maps" test "$(lookup "$d/srv.git" "$(srev "$d/srv.git" raw3)")" = "$known"
+	req raw4 "$known"
+	contains "$S/$W: a shallow commit we have (ours) changes nothing" "$T/raw.out" "ok refs/heads/raw4"
 }
 
 run_case sha256 sha1
