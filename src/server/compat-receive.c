@@ -148,6 +148,7 @@ int pw_rp_compat_set_shallow(struct pw_rp_compat *c, const struct pw_oid *wire, 
 {
 	int created;
 
+	pw_oidmap_free(&c->shallow);
 	for (size_t i = 0; i < n; i++)
 		if (!pw_oidmap_put(&c->shallow, &wire[i], &created))
 			return PW_ENOMEM;

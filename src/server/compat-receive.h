@@ -44,7 +44,8 @@ int pw_rp_compat_to_storage(struct pw_rp_compat *c, const struct pw_oid *wire,
 int pw_rp_compat_read_base(void *ctx, const struct pw_oid *wire, int *type, struct pw_buf *out);
 int pw_rp_compat_has_base(void *ctx, const struct pw_oid *wire);
 
-/* The client's shallow commits (wire ids), before the import. A pushed
+/* The client's shallow commits (wire ids; replacing those set before),
+ * before the import. A pushed
  * commit that is one of them and has a parent neither pushed nor known
  * here cannot be given a storage id (a commit's id covers its parents'
  * ids), nor can the commits built on it and the tags of those: the import
