@@ -10,9 +10,10 @@
 # still happen: no seed (git refuses --signed), a non-fast-forward, a
 # tampered certificate (bad signature, refused by a pre-receive hook that
 # checks it) with nothing written. Also through `packwire daemon`
-# (git://.../REPO@W). The gpg key is made in a temporary GNUPGHOME.
+# (git://.../REPO@W) and `packwire serve` (http://.../REPO@W, stateless). The gpg key is made in a temporary GNUPGHOME.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
 
 if ! command -v gpg >/dev/null || ! command -v gpgconf >/dev/null; then
 	skip "gpg is not installed (scripts/install-deps.sh installs it)"
@@ -20,7 +21,7 @@ if ! command -v gpg >/dev/null || ! command -v gpgconf >/dev/null; then
 fi
 GNUPGHOME=$(mktemp -d /tmp/pw-gpg.XXXXXX)
 export GNUPGHOME
-trap 'stop_daemons; gpgconf --kill gpg-agent 2>/dev/null || true; rm -rf "$GNUPGHOME"' EXIT
+trap 'stop_daemons; stop_serves; gpgconf --kill gpg-agent 2>/dev/null || true; rm -rf "$GNUPGHOME"' EXIT
 gpg --batch -q --passphrase '' --quick-gen-key "Pusher Person <pusher@example.com>" ed25519 sign never 2>/dev/null
 keyid=$(gpg --with-colons --list-keys pusher@example.com | awk -F: '$1 == "pub" { print $5; exit }')
 
@@ -35,6 +36,7 @@ state() {
 DP=$(free_port)
 mkdir -p "$T/srv"
 start_daemon pwd pw "$DP" --base-path="$T/srv" --enable=receive-pack
+start_serve pws "$T/srv" --quiet
 
 run_case() {
 	local S=$1 W=$2 d=$T/srv/$1
@@ -165,10 +167,24 @@ run_case() {
 		"$(git -C "$C" rev-parse main)"
 	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
 	contains "$S/$W: ... the nonce is ours" "$d.git/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+	# ---- over HTTP (packwire serve): stateless, the nonce comes back in
+	# another request (within receive.certNonceSlop it is ours)
+	git config -f "$d.git/config" http.receivepack true
+	git config -f "$d.git/config" receive.certNonceSlop 60
+	commit_c over-http
+	check "$S/$W: signed push to http://.../$S.git@$W" \
+		git -C "$C" push -q --signed "http://127.0.0.1:$SERVE_PORT/$S.git@$W" main
+	check "$S/$W: ... main maps" test "$(lookup "$d.git" "$(srev "$d.git" main)")" = \
+		"$(git -C "$C" rev-parse main)"
+	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
+	contains "$S/$W: ... the nonce is ours" "$d.git/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+	contains "$S/$W: ... the certificate names the $W id" "$d.git/cert-blob" \
+		"$(git -C "$C" rev-parse main) refs/heads/main"
 	check "$S/$W: the map verifies" sh -c '"$1" -C "$2" compat verify >/dev/null' _ "$PACKWIRE" "$d.git"
 }
 
 run_case sha256 sha1
 run_case sha1 sha256
 daemon_logs_clean
+serve_logs_clean pws
 finish
