@@ -4,7 +4,8 @@
 # sha1 clients and the reverse, against what stock git does natively with
 # the same history (a copy in W, git receive-pack) -- Git's t5537 rules:
 #  - a push from a shallow clone of the view whose history joins ours is
-#    accepted (the client's shallow lines arrive in W and are translated);
+#    accepted (the client's shallow lines arrive in W and are translated),
+#    over file:// and through `packwire daemon` (git://.../REPO@W);
 #  - a push that needs a shallow commit the server lacks is refused
 #    ("shallow update not allowed") without receive.shallowUpdate, nothing
 #    written; with it, the commit joins the shallow file (in S) when its
@@ -18,6 +19,7 @@
 #    hex is malformed (nothing written); one neither pushed nor known is
 #    ignored, as Git ignores the "theirs" it did not receive.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
 
 # state DIR: checksums of every file under objects/ and refs/, packed-refs, shallow
 state() {
@@ -84,6 +86,13 @@ run_case() {
 		git -C "$d/sh" fetch -q --upload-pack="$UP" origin
 	check "$S/$W: ... unchanged" test "$(git -C "$d/sh" rev-parse origin/main)" = "$(git -C "$d/sh" rev-parse main)"
 	check "$S/$W: fsck of the shallow clone" fsck_ok "$d/sh"
+	# through the daemon, the view's name
+	touch "$d/srv.git/git-daemon-export-ok"
+	commit "$d/sh" over-daemon
+	check "$S/$W: shallow push to git://.../srv.git@$W" \
+		git -C "$d/sh" push -q "git://127.0.0.1:$DP/$S/srv.git@$W" main
+	check "$S/$W: ... maps" \
+		test "$(lookup "$d/srv.git" "$(srev "$d/srv.git" main)")" = "$(git -C "$d/sh" rev-parse main)"
 	git -C "$d/ref.git" fetch -q "$d/sh" main:main 2>/dev/null || true # keep the reference in step
 
 	# ---- a shallow commit the server lacks, its parents here ------------
@@ -186,6 +195,9 @@ run_case() {
 	contains "$S/$W: a shallow commit we have (ours) changes nothing" "$T/raw.out" "ok refs/heads/raw4"
 }
 
+DP=$(free_port)
+start_daemon pwd pw "$DP" --base-path="$T" --enable=receive-pack
 run_case sha256 sha1
 run_case sha1 sha256
+daemon_logs_clean
 finish
