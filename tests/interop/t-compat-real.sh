@@ -103,4 +103,9 @@ for pair in "s256 sha1" "s1 sha256"; do
 done
 daemon_logs_clean
 serve_logs_clean pws
+# http-backend's stderr goes to Apache's error log
+if [ -n "$have_httpd" ]; then
+	check_fails "http-backend: no sanitizer report in Apache's error log" \
+		grep -q Sanitizer "$HTTPD_DIR/error.log"
+fi
 finish
