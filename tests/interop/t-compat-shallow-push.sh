@@ -5,7 +5,8 @@
 # the same history (a copy in W, git receive-pack) -- Git's t5537 rules:
 #  - a push from a shallow clone of the view whose history joins ours is
 #    accepted (the client's shallow lines arrive in W and are translated),
-#    over file:// and through `packwire daemon` (git://.../REPO@W);
+#    over file://, through `packwire daemon` (git://.../REPO@W) and
+#    `packwire serve` (http://.../REPO@W);
 #  - a push that needs a shallow commit the server lacks is refused
 #    ("shallow update not allowed") without receive.shallowUpdate, nothing
 #    written; with it, the commit joins the shallow file (in S) when its
@@ -20,6 +21,8 @@
 #    ignored, as Git ignores the "theirs" it did not receive.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
+trap 'stop_daemons; stop_serves' EXIT
 
 # state DIR: checksums of every file under objects/ and refs/, packed-refs, shallow
 state() {
@@ -93,6 +96,14 @@ run_case() {
 		git -C "$d/sh" push -q "git://127.0.0.1:$DP/$S/srv.git@$W" main
 	check "$S/$W: ... maps" \
 		test "$(lookup "$d/srv.git" "$(srev "$d/srv.git" main)")" = "$(git -C "$d/sh" rev-parse main)"
+	# over HTTP (packwire serve: stateless, the shallow lines in the POST)
+	git config -f "$d/srv.git/config" http.receivepack true
+	commit "$d/sh" over-http
+	check "$S/$W: shallow push to http://.../srv.git@$W" \
+		git -C "$d/sh" push -q "http://127.0.0.1:$SERVE_PORT/$S/srv.git@$W" main
+	check "$S/$W: ... maps" \
+		test "$(lookup "$d/srv.git" "$(srev "$d/srv.git" main)")" = "$(git -C "$d/sh" rev-parse main)"
+	check "$S/$W: ... the storage repository is still not shallow" test ! -e "$d/srv.git/shallow"
 	git -C "$d/ref.git" fetch -q "$d/sh" main:main 2>/dev/null || true # keep the reference in step
 
 	# ---- a shallow commit the server lacks, its parents here ------------
@@ -197,7 +208,9 @@ run_case() {
 
 DP=$(free_port)
 start_daemon pwd pw "$DP" --base-path="$T" --enable=receive-pack
+start_serve pws "$T" --quiet
 run_case sha256 sha1
 run_case sha1 sha256
 daemon_logs_clean
+serve_logs_clean pws
 finish
