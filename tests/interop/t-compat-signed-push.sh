@@ -114,6 +114,17 @@ run_case() {
 	check "$S/$W: ... the tag maps" test "$(lookup "$d.git" "$(srev "$d.git" refs/tags/v9)")" = \
 		"$(git -C "$C" rev-parse v9)"
 
+	# ---- push options, named in the certificate too ---------------------
+	git config -f "$d.git/config" receive.advertisePushOptions true
+	git -C "$C" commit -q --allow-empty -m "with options"
+	check "$S/$W: signed push with push options" \
+		git -C "$C" push -q --signed --push-option=first --push-option=second \
+		--receive-pack="$RP" origin main
+	contains "$S/$W: ... the certificate names them" "$d.git/cert-blob" "push-option second"
+	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
+	check "$S/$W: ... main maps" test "$(lookup "$d.git" "$(srev "$d.git" main)")" = \
+		"$(git -C "$C" rev-parse main)"
+
 	# ---- refusals that still happen ------------------------------------
 	git -C "$C" branch -q keep main
 	git -C "$C" reset -q --hard HEAD~1
