@@ -1,11 +1,12 @@
 /* Fuzz the translation of a push received in the other algorithm
  * (pw_rp_compat_import: wire objects -> storage pack, index and side
  * file). Byte 0 bit 0 picks the storage algorithm (sha256 when set; the
- * wire is the other). The rest is a list of objects, each a type byte
- * (1 commit, 2 tree, 3 blob, 4 tag; anything else ends the list), a
- * big-endian 16-bit length and that many content bytes; they are written
- * as loose objects of the wire algorithm, as if a pushed pack had held
- * them, and imported into a scratch pack directory of a repository with
+ * wire is the other); with bit 1 set every commit of the input is one of
+ * the client's shallow commits (a shallow push: the import leaves out
+ * those whose parents are missing and what is built on them). The rest is a list of objects, each a
+ * type byte (1 commit, 2 tree, 3 blob, 4 tag; anything else ends the list), a big-endian 16-bit
+ * length and that many content bytes; they are written as loose objects of the wire algorithm, as
+ * if a pushed pack had held them, and imported into a scratch pack directory of a repository with
  * extensions.compatObjectFormat and an empty map. */
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pw_rp_compat *c;
 	struct pw_odb *odb = NULL;
 	struct pw_error err;
-	size_t pos = 1;
+	struct pw_oid shallow[64];
+	size_t pos = 1, nshallow = 0;
 	uint32_t nr;
 
 	if (!size || setup())
@@ -112,10 +114,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (pw_odb_write_loose(odb, types[data[pos]], data + pos + 3, len, &oid))
 			break;
+		if ((data[0] & 2) && types[data[pos]] == PW_OBJ_COMMIT && nshallow < 64)
+			shallow[nshallow++] = oid;
 		pos += 3 + len;
 	}
 	pw_odb_free(odb);
 	memset(&err, 0, sizeof(err));
+	if (pw_rp_compat_set_shallow(c, shallow, nshallow))
+		return 0;
 	pw_rp_compat_import(c, wire_dir, pack_dir, NULL, NULL, hex, &nr, &err);
 	return 0;
 }

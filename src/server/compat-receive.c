@@ -36,6 +36,8 @@ struct pw_rp_compat {
 	struct pw_odb *odb;          /* the repository's, for thin-pack bases */
 	struct pw_compat_xlate *imp; /* the pushed objects, wire -> storage */
 	struct pw_buf conv;
+	struct pw_oidmap shallow; /* the client's shallow commits (wire ids) */
+	struct pw_oidmap cut;     /* pushed objects left out: built on a shallow root */
 };
 
 int pw_rp_compat_open(struct pw_rp_compat **out, struct pw_repo *repo, const char *object_format,
@@ -82,6 +84,8 @@ void pw_rp_compat_free(struct pw_rp_compat *c)
 	pw_odb_free(c->odb);
 	pw_compat_map_free(c->map);
 	pw_buf_free(&c->conv);
+	pw_oidmap_free(&c->shallow);
+	pw_oidmap_free(&c->cut);
 	free(c);
 }
 
@@ -136,6 +140,164 @@ int pw_rp_compat_has_base(void *ctx, const struct pw_oid *wire)
 	struct pw_oid st;
 
 	return !pw_compat_to_storage(c->map, wire, &st) && pw_odb_exists(c->odb, &st);
+}
+
+/* ---- shallow pushes ------------------------------------------------------- */
+
+int pw_rp_compat_set_shallow(struct pw_rp_compat *c, const struct pw_oid *wire, size_t n)
+{
+	int created;
+
+	pw_oidmap_free(&c->shallow);
+	for (size_t i = 0; i < n; i++)
+		if (!pw_oidmap_put(&c->shallow, &wire[i], &created))
+			return PW_ENOMEM;
+	return 0;
+}
+
+int pw_rp_compat_cut_off(const struct pw_rp_compat *c, const struct pw_oid *wire)
+{
+	return pw_oidmap_get(&c->cut, wire) != NULL;
+}
+
+static int known_id(struct pw_rp_compat *c, const struct pw_oid *wire)
+{
+	struct pw_oid st;
+
+	return !pw_compat_to_storage(c->map, wire, &st);
+}
+
+struct cut_commit {
+	struct pw_oid oid;
+	size_t first, nr; /* its parents in the parents array */
+	int state;        /* 0 unseen, 1 on the stack, 2 kept, 3 cut */
+	int root;         /* a shallow commit whose parents are missing */
+};
+
+/* Which pushed objects have no storage id because they are built on one
+ * of the client's shallow commits whose parents are neither pushed nor
+ * known here (a commit's id needs its parents' ids): those commits, the
+ * commits above them and the tags of those, into c->cut. */
+static int find_cut(struct pw_rp_compat *c, struct pw_odb *wodb, const struct pw_oid_array *all,
+                    struct pw_error *err)
+{
+	struct cut_commit *v = NULL;
+	struct pw_oid_array parents = {0}, tags = {0};
+	struct pw_oidmap index = PW_OIDMAP_INIT;
+	struct pw_buf buf = PW_BUF_INIT;
+	size_t nr = 0, *stack = NULL, *pos = NULL, sp = 0;
+	int rc = 0, created, type;
+	uint64_t size;
+
+	pw_oidmap_free(&c->cut);
+	if (!c->shallow.count)
+		return 0;
+	if (!(v = calloc(all->nr + 1, sizeof(*v))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < all->nr && !rc; i++) {
+		struct pw_commit_info ci;
+		struct pw_oidmap_entry *e;
+
+		if (pw_odb_read_header(wodb, &all->v[i], &type, &size) ||
+		    (type != PW_OBJ_COMMIT && type != PW_OBJ_TAG) || known_id(c, &all->v[i]))
+			continue;
+		if (type == PW_OBJ_TAG) {
+			rc = pw_oid_array_push(&tags, &all->v[i]);
+			continue;
+		}
+		if (pw_odb_read(wodb, &all->v[i], &type, &buf) ||
+		    pw_commit_parse(&ci, buf.data, buf.len, c->wire, err))
+			continue; /* the translation names it */
+		v[nr].oid = all->v[i];
+		v[nr].first = parents.nr;
+		v[nr].nr = ci.nr_parents;
+		for (size_t k = 0; k < ci.nr_parents && !rc; k++)
+			rc = pw_oid_array_push(&parents, &ci.parents[k]);
+		pw_commit_info_free(&ci);
+		if (!rc && !(e = pw_oidmap_put(&index, &all->v[i], &created)))
+			rc = PW_ENOMEM;
+		else if (!rc)
+			e->value = (void *)(uintptr_t)(nr + 1);
+		nr++;
+	}
+	/* the roots: a shallow commit with a parent nobody has */
+	for (size_t i = 0; i < nr && !rc; i++) {
+		if (!pw_oidmap_get(&c->shallow, &v[i].oid))
+			continue;
+		for (size_t k = 0; k < v[i].nr; k++) {
+			const struct pw_oid *p = &parents.v[v[i].first + k];
+
+			if (!pw_oidmap_get(&index, p) && !known_id(c, p))
+				v[i].root = 1;
+		}
+	}
+	/* a commit is cut when one of its parents is (depth first, no recursion) */
+	if (!rc && (!(stack = malloc((nr + 1) * sizeof(*stack))) ||
+	            !(pos = malloc((nr + 1) * sizeof(*pos)))))
+		rc = PW_ENOMEM;
+	for (size_t i = 0; i < nr && !rc; i++) {
+		if (v[i].state)
+			continue;
+		stack[sp] = i;
+		pos[sp++] = 0;
+		v[i].state = 1;
+		while (sp) {
+			size_t j = stack[sp - 1];
+
+			if (pos[sp - 1] < v[j].nr) {
+				struct pw_oidmap_entry *e = pw_oidmap_get(
+				        &index, &parents.v[v[j].first + pos[sp - 1]++]);
+				size_t p = e ? (size_t)(uintptr_t)e->value - 1 : 0;
+
+				if (e && !v[p].state) {
+					v[p].state = 1;
+					stack[sp] = p;
+					pos[sp++] = 0;
+				}
+				continue;
+			}
+			sp--;
+			v[j].state = v[j].root ? 3 : 2;
+			for (size_t k = 0; k < v[j].nr && v[j].state == 2; k++) {
+				struct pw_oidmap_entry *e =
+				        pw_oidmap_get(&index, &parents.v[v[j].first + k]);
+
+				if (e && v[(size_t)(uintptr_t)e->value - 1].state == 3)
+					v[j].state = 3;
+			}
+			if (v[j].state == 3 && !pw_oidmap_put(&c->cut, &v[j].oid, &created))
+				rc = PW_ENOMEM;
+		}
+	}
+	/* tags of what is cut (tags of tags: until nothing changes) */
+	for (int changed = c->cut.count > 0; changed && !rc;) {
+		changed = 0;
+		for (size_t i = 0; i < tags.nr && !rc; i++) {
+			struct pw_tag_info ti;
+
+			if (pw_oidmap_get(&c->cut, &tags.v[i]) ||
+			    pw_odb_read(wodb, &tags.v[i], &type, &buf) ||
+			    pw_tag_parse(&ti, buf.data, buf.len, c->wire, err))
+				continue;
+			if (pw_oidmap_get(&c->cut, &ti.object)) {
+				if (!pw_oidmap_put(&c->cut, &tags.v[i], &created))
+					rc = PW_ENOMEM;
+				changed = 1;
+			}
+		}
+	}
+	if (rc)
+		pw_error_set(err, rc, "out of memory");
+	else
+		pw_error_clear(err);
+	free(stack);
+	free(pos);
+	free(v);
+	free(parents.v);
+	free(tags.v);
+	pw_oidmap_free(&index);
+	pw_buf_free(&buf);
+	return rc;
 }
 
 /* ---- the translated pack ------------------------------------------------- */
@@ -440,11 +602,16 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		                     : pw_error_copy(err, pw_odb_error(wodb));
 		goto out;
 	}
-	/* what is new: every object the map does not know */
+	if ((rc = find_cut(c, wodb, &all, err)))
+		goto out;
+	/* what is new: every object the map does not know (but what a shallow
+	 * root without parents cuts off) */
 	for (size_t i = 0; i < all.nr; i++) {
 		struct pw_oid st;
 		int created;
 
+		if (pw_oidmap_get(&c->cut, &all.v[i]))
+			continue;
 		if (pw_compat_to_storage(c->map, &all.v[i], &st)) {
 			if (!pw_oidmap_put(&isnew, &all.v[i], &created)) {
 				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -472,6 +639,8 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 			uint64_t size;
 			int type = 0, first;
 
+			if (pw_oidmap_get(&c->cut, &all.v[i]))
+				continue;
 			pw_odb_read_header(wodb, &all.v[i], &type, &size);
 			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
 			if (first == !pass)

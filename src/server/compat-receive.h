@@ -10,6 +10,7 @@
 #ifndef PW_SERVER_COMPAT_RECEIVE_H
 #define PW_SERVER_COMPAT_RECEIVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "packwire/buf.h"
@@ -42,6 +43,15 @@ int pw_rp_compat_to_storage(struct pw_rp_compat *c, const struct pw_oid *wire,
  * a storage object read and translated into the wire algorithm. */
 int pw_rp_compat_read_base(void *ctx, const struct pw_oid *wire, int *type, struct pw_buf *out);
 int pw_rp_compat_has_base(void *ctx, const struct pw_oid *wire);
+
+/* The client's shallow commits (wire ids; replacing those set before),
+ * before the import. A pushed
+ * commit that is one of them and has a parent neither pushed nor known
+ * here cannot be given a storage id (a commit's id covers its parents'
+ * ids), nor can the commits built on it and the tags of those: the import
+ * leaves them out, and pw_rp_compat_cut_off names them. 0 or PW_ENOMEM. */
+int pw_rp_compat_set_shallow(struct pw_rp_compat *c, const struct pw_oid *wire, size_t n);
+int pw_rp_compat_cut_off(const struct pw_rp_compat *c, const struct pw_oid *wire);
 
 /* Translate every object of the wire objects directory wire_dir (the
  * received pack) into the storage algorithm and write the new ones as one

@@ -23,6 +23,7 @@
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
+#include "packwire/compat.h"
 #include "packwire/config.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -69,6 +70,7 @@ struct rp {
 	struct pw_oidmap theirs;         /* of those, the ones this push brought */
 	struct pw_oid_array new_shallow; /* receive.shallowUpdate: to add to our shallow file */
 	int shallow_update, bad_shallow;
+	int shallow_xlated; /* across algorithms: s->shallow holds storage ids */
 
 	/* config */
 	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
@@ -666,8 +668,9 @@ static int take_caps(struct rp *s, const char *line, size_t len)
 	return 0;
 }
 
-/* "shallow <oid>": one of the client's shallow commits. Parsed with our
- * algorithm; a client of the other one fails on its commands' object
+/* "shallow <oid>": one of the client's shallow commits. Parsed with the
+ * client's algorithm (the view's, across algorithms: translated once the
+ * pack is in); a client of another one fails on its commands' object
  * format (checked first), so a bad line is only an error after those. */
 static int add_shallow_line(struct rp *s, const char *p, size_t len)
 {
@@ -675,18 +678,13 @@ static int add_shallow_line(struct rp *s, const char *p, size_t len)
 
 	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
 		len--;
-	if (s->compat)
-		return pw_error_set(s->err, PW_EUNSUPPORTED,
-		                    "a shallow push is not supported across object formats (%s "
-		                    "client, %s repository)",
-		                    s->wire->name, s->algo->name);
 	if (s->nshallow >= PW_RECEIVE_MAX_CMDS)
 		return pw_error_set(s->err, PW_ETOOBIG, "too many shallow lines");
 	v = realloc(s->shallow, (s->nshallow + 1) * sizeof(*v));
 	if (!v)
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
 	s->shallow = v;
-	if (len != s->algo->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->algo)) {
+	if (len != s->wire->hexsz || pw_oid_from_hex(&v[s->nshallow], p, len, s->wire)) {
 		s->bad_shallow = 1;
 		return 0;
 	}
@@ -915,6 +913,32 @@ out:
 	return rc;
 }
 
+/* The client's shallow commits, from its algorithm into storage ids once
+ * the pushed objects are translated; those that are neither pushed nor
+ * known are dropped (as Git drops the "theirs" it did not receive), so are
+ * those the import left out (pw_rp_compat_cut_off: their refs are
+ * refused). Then, as natively, their parents need not exist for fsck. */
+static int compat_shallow(struct rp *s)
+{
+	size_t i, n = 0;
+	int created;
+
+	if (!s->compat || s->shallow_xlated)
+		return 0;
+	s->shallow_xlated = 1;
+	for (i = 0; i < s->nshallow; i++) {
+		struct pw_oid st;
+
+		if (!pw_rp_compat_to_storage(s->compat, &s->shallow[i], &st))
+			s->shallow[n++] = st;
+	}
+	s->nshallow = n;
+	for (i = 0; i < s->nshallow; i++)
+		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created))
+			return PW_ENOMEM;
+	return 0;
+}
+
 /* A client of the other algorithm: its pack is indexed in its algorithm
  * in <quarantine>/wire (never migrated), then translated into a storage
  * pack in <quarantine>/pack with its side file; hex gets that pack's name
@@ -947,6 +971,11 @@ static int receive_compat_pack(struct rp *s, const char *pack_dir, char *hex, st
 		rp_error(s, "%s", e->msg);
 		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
 		                                     : "index-pack failed");
+		goto out;
+	}
+	if (pw_rp_compat_set_shallow(s->compat, s->shallow, s->nshallow)) {
+		rc = PW_ENOMEM;
+		set_unpack_error(s, "out of memory");
 		goto out;
 	}
 	rc = pw_rp_compat_import(s->compat, wire_dir, pack_dir, s->opts->before_map_publish,
@@ -983,6 +1012,10 @@ static int receive_pack_data(struct rp *s)
 		}
 		if ((rc = receive_compat_pack(s, pack_dir, hex, &e)))
 			goto out;
+		if ((rc = compat_shallow(s))) {
+			set_unpack_error(s, "out of memory");
+			goto out;
+		}
 		if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
 			set_unpack_error(s, e.msg);
 			goto out;
@@ -1734,6 +1767,23 @@ static const char *nonce_path(const struct rp *s)
 	return s->opts->service_path ? s->opts->service_path : pw_repo_git_dir(s->repo);
 }
 
+/* The certificate's blob gets its map entry like any object that arrives
+ * (its id in the other algorithm: the same bytes hashed there). */
+static void map_cert(struct rp *s)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(s->repo);
+	struct pw_compat_map *map = NULL;
+	struct pw_error e;
+
+	if (!compat)
+		return;
+	memset(&e, 0, sizeof(e));
+	if (pw_compat_map_open(&map, pw_repo_objects_dir(s->repo), s->algo, compat, &e) ||
+	    pw_compat_map_add_objects(map, NULL, &s->cert_oid, 1, &e))
+		rp_warning(s, "compat map not updated (run 'packwire compat build'): %s", e.msg);
+	pw_compat_map_free(map);
+}
+
 /* Once, before the first hook: store the certificate as a blob, check
  * its signature and nonce (Git does it when a hook is about to see them). */
 static void prepare_cert(struct rp *s)
@@ -1747,6 +1797,8 @@ static void prepare_cert(struct rp *s)
 	s->have_cert_oid =
 	        s->main_odb && !pw_odb_write_loose(s->main_odb, PW_OBJ_BLOB, s->cert.data,
 	                                           s->cert.len, &s->cert_oid);
+	if (s->have_cert_oid)
+		map_cert(s);
 	bogs = pw_push_cert_sig_start(s->cert.data, s->cert.len);
 	if (pw_push_cert_verify(&s->cert_sig, pw_repo_config(s->repo), NULL, s->cert.data, bogs,
 	                        s->cert.data + bogs, s->cert.len - bogs))
@@ -1790,6 +1842,10 @@ static int cert_env(struct rp *s, struct env *e)
 		     env_add(e, "GIT_PUSH_CERT_NONCE_STATUS=%s", s->nonce_status);
 	if (!rc && s->cert_nonce && s->nonce_status == pw_nonce_slop)
 		rc = env_add(e, "GIT_PUSH_CERT_NONCE_SLOP=%ld", s->nonce_slop);
+	/* the certificate names the client's ids, which differ from the
+	 * storage ids the hooks get on stdin when it pushed into the view */
+	if (!rc)
+		rc = env_add(e, "PACKWIRE_PUSH_CERT_OBJECT_FORMAT=%s", s->wire->name);
 	return rc;
 }
 
@@ -2264,8 +2320,9 @@ static void execute(struct rp *s)
 	for (i = 0; i < s->cmds.nr; i++)
 		if (!cmd_is_delete(&s->cmds.v[i]))
 			need_pack = 1;
-	/* the parents of the client's shallow commits are not sent */
-	for (i = 0; i < s->nshallow; i++) {
+	/* the parents of the client's shallow commits are not sent (across
+	 * algorithms: once translated, compat_shallow) */
+	for (i = 0; i < s->nshallow && !s->compat; i++) {
 		int created;
 
 		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created)) {
@@ -2278,11 +2335,32 @@ static void execute(struct rp *s)
 		return;
 	}
 	/* from here on every id is a storage id (hooks see those) */
+	if (compat_shallow(s)) {
+		fail_all(s, "out of memory");
+		return;
+	}
 	for (i = 0; i < s->cmds.nr && s->compat; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 		const char *why;
 
 		memset(&e, 0, sizeof(e));
+		if (!c->error && !cmd_is_delete(c) &&
+		    pw_rp_compat_cut_off(s->compat, &c->new_oid)) {
+			/* natively refused without receive.shallowUpdate; with it,
+			 * Git would take the client's shallow roots, which have no
+			 * id in our algorithm without their parents */
+			if (s->shallow_update) {
+				rp_error(s,
+				         "%s: its history ends at a shallow commit whose parents "
+				         "this repository lacks: it has no %s id (push from a "
+				         "clone that has those parents)",
+				         c->name, s->algo->name);
+				c->error = "shallow update not possible across object formats";
+			} else {
+				c->error = "shallow update not allowed";
+			}
+			continue;
+		}
 		if (!c->error && (why = pw_rp_compat_cmd(s->compat, c, &e))) {
 			rp_error(s, "%s", e.msg);
 			c->error = why;
@@ -2407,15 +2485,11 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	s.wire = s.algo;
 	if ((rc = pw_rp_compat_open(&s.compat, repo, opts->object_format, err)))
 		goto out;
-	if (s.compat) {
+	if (s.compat)
 		s.wire = pw_rp_compat_wire(s.compat);
-		s.cert_seed = NULL; /* a certificate would sign ids the hooks never see */
-	}
 	pw_receive_cmds_init(&s.cmds, s.wire);
 	if ((rc = load_config(&s)))
 		goto out;
-	if (s.compat)
-		s.cert_seed = NULL;
 	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
 	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");

@@ -3,6 +3,7 @@
 comes back, one packet per line (side-band unwrapped).
 
 usage: push-req.py [options] -- CMD...
+  --shallow OID           a "shallow OID" line before the commands (repeat)
   --cmd "OLD NEW REF"     a command line (repeat); OLD/NEW may be "zero"
   --caps "a b c"          capabilities of the first command
   --option TEXT           a push option (repeat; sent after the commands)
@@ -52,10 +53,13 @@ def read_pkt(f):
 def main():
     args = sys.argv[1:]
     cmds, options, caps, pack, trunc, flip, close_early, delay = [], [], None, None, None, None, False, 0
+    shallows = []
     while args and args[0] != "--":
         a = args.pop(0)
         if a == "--cmd":
             cmds.append(args.pop(0))
+        elif a == "--shallow":
+            shallows.append(args.pop(0))
         elif a == "--caps":
             caps = args.pop(0)
         elif a == "--option":
@@ -89,6 +93,8 @@ def main():
     if delay:
         time.sleep(delay)
     req = b""
+    for s in shallows:
+        req += pkt("shallow " + s + "\n")
     for i, c in enumerate(cmds):
         c = " ".join(zero if w == "zero" else w for w in c.split(" "))
         if i == 0 and caps is not None:
