@@ -12,6 +12,7 @@
 struct frame {
 	struct pw_oid oid;
 	int expanded;
+	int kept; /* its content is on the stack of kept contents */
 };
 
 struct pw_compat_xlate {
@@ -22,6 +23,11 @@ struct pw_compat_xlate {
 	struct pw_oid *deps;
 	size_t nr_deps, alloc_deps;
 	struct pw_buf content, conv;
+	/* The contents of the expanded trees waiting for their entries: a
+	 * stack too (a tree is expanded after, and finished before, the trees
+	 * above it), so each tree is read once, not once more to convert it. */
+	struct pw_buf *kept;
+	size_t nr_kept, alloc_kept;
 	uint64_t translated;
 };
 
@@ -53,6 +59,9 @@ void pw_compat_xlate_free(struct pw_compat_xlate *x)
 	free(x->deps);
 	pw_buf_free(&x->content);
 	pw_buf_free(&x->conv);
+	for (size_t i = 0; i < x->alloc_kept; i++)
+		pw_buf_free(&x->kept[i]);
+	free(x->kept);
 	free(x);
 }
 
@@ -144,6 +153,7 @@ static int push(struct pw_compat_xlate *x, const struct pw_oid *oid)
 	}
 	x->stack[x->sp].oid = *oid;
 	x->stack[x->sp].expanded = 0;
+	x->stack[x->sp].kept = 0;
 	x->sp++;
 	return 0;
 }
@@ -161,6 +171,42 @@ static int record(struct pw_compat_xlate *x, const struct pw_oid *from, int type
 	if (x->o.emit && (rc = x->o.emit(x->o.emit_data, from, &to, type, data, len, err)))
 		return rc;
 	return 0;
+}
+
+/* Move the content just read onto the stack of kept contents (the
+ * buffers are swapped: nothing is copied). */
+static int keep_content(struct pw_compat_xlate *x)
+{
+	struct pw_buf t;
+
+	if (x->nr_kept == x->alloc_kept) {
+		size_t n = x->alloc_kept ? 2 * x->alloc_kept : 16;
+		struct pw_buf *nk = realloc(x->kept, n * sizeof(*nk));
+
+		if (!nk)
+			return PW_ENOMEM;
+		for (size_t i = x->alloc_kept; i < n; i++)
+			pw_buf_init(&nk[i], 0);
+		x->kept = nk;
+		x->alloc_kept = n;
+	}
+	t = x->kept[x->nr_kept];
+	x->kept[x->nr_kept++] = x->content;
+	x->content = t;
+	return 0;
+}
+
+/* The top kept content back into x->content (discarded when !use). */
+static void unkeep_content(struct pw_compat_xlate *x, int use)
+{
+	struct pw_buf t;
+
+	x->nr_kept--;
+	if (!use)
+		return;
+	t = x->content;
+	x->content = x->kept[x->nr_kept];
+	x->kept[x->nr_kept] = t;
 }
 
 /* Where the tree at the top of the stack sits: the names of the entries
@@ -229,6 +275,7 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 	int rc;
 
 	x->sp = 0;
+	x->nr_kept = 0;
 	if ((rc = push(x, root)))
 		return pw_error_set(err, rc, "out of memory");
 	while (x->sp) {
@@ -238,6 +285,8 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 
 		rc = pw_compat_xlate_lookup(x, &oid, NULL);
 		if (!rc) {
+			if (f->kept)
+				unkeep_content(x, 0);
 			x->sp--;
 			continue;
 		}
@@ -245,7 +294,14 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 			return rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
 			                       : pw_error_set(err, rc, "looking up %s failed",
 			                                      pw_oid_to_hex(&oid, hex));
-		rc = pw_odb_read(x->o.odb, &oid, &type, &x->content);
+		if (f->kept) {
+			unkeep_content(x, 1);
+			f->kept = 0;
+			type = PW_OBJ_TREE;
+			rc = 0;
+		} else {
+			rc = pw_odb_read(x->o.odb, &oid, &type, &x->content);
+		}
 		if (rc) {
 			pw_oid_to_hex(&oid, hex);
 			if (rc == PW_ENOTFOUND && x->sp > 1)
@@ -279,6 +335,12 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 					return pw_error_set(err, PW_ECORRUPT,
 					                    "object %s: references form a cycle",
 					                    pw_oid_to_hex(&oid, hex));
+				if (type == PW_OBJ_TREE) {
+					if (keep_content(x))
+						return pw_error_set(err, PW_ENOMEM,
+						                    "out of memory");
+					f->kept = 1;
+				}
 				for (size_t i = x->nr_deps; i-- > 0;)
 					if ((rc = push(x, &x->deps[i])))
 						return pw_error_set(err, rc, "out of memory");
