@@ -12,7 +12,6 @@
 
 #include "compat/map-priv.h"
 #include "odb/idx.h"
-#include "odb/odb-priv.h"
 #include "packwire/fs.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
@@ -301,62 +300,6 @@ out:
 }
 
 /* Open the odb and the old map, and translate every object (b->x). */
-struct at {
-	uint64_t offset;
-	uint32_t pos;
-};
-
-static int by_offset(const void *pa, const void *pb)
-{
-	const struct at *a = pa, *b = pb;
-
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
-/* The blobs first, each pack's in the order of the file. A blob's id needs
- * all of its content; read in the order of the ids, most delta chains are
- * rebuilt from their roots, while in pack order each delta finds its base
- * in the cache. The trees and commits that follow find every blob known.
- * An entry that cannot be read is left to the main loop to report. */
-static int blobs_first(struct builder *b)
-{
-	size_t npacks = pw_odb_pack_count(b->odb);
-	int rc = 0;
-
-	for (size_t k = 0; k < npacks && !rc; k++) {
-		struct pw_pack *p;
-		struct at *at;
-		uint32_t nr, i;
-
-		if (pw_odb_pack(b->odb, k, &p))
-			continue;
-		nr = pw_pack_nr_objects(p);
-		if (!(at = malloc((nr ? nr : 1) * sizeof(*at))))
-			return pw_error_set(b->err, PW_ENOMEM, "out of memory");
-		for (i = 0; i < nr; i++) {
-			struct pw_error e = {0};
-
-			at[i].pos = i;
-			if (pw_idx_nth_offset(p->idx, i, &at[i].offset, &e))
-				break;
-		}
-		if (i == nr)
-			qsort(at, nr, sizeof(*at), by_offset);
-		for (uint32_t j = 0; i == nr && j < nr && !rc; j++) {
-			struct pw_error e = {0};
-			struct pw_oid oid;
-			int type;
-
-			if (pw_pack_entry_type(p, at[j].offset, &type, &e) || type != PW_OBJ_BLOB)
-				continue;
-			pw_idx_nth_oid(p->idx, at[j].pos, &oid);
-			rc = pw_compat_xlate_object(b->x, &oid, b->err);
-		}
-		free(at);
-	}
-	return rc;
-}
-
 static int translate_all(struct builder *b)
 {
 	struct pw_compat_xlate_opts xo = {0};
@@ -385,7 +328,7 @@ static int translate_all(struct builder *b)
 		return pw_error_set(b->err, rc,
 		                    rc == PW_ENOMEM ? "out of memory"
 		                                    : "compat build: bad algorithms");
-	if ((rc = blobs_first(b)))
+	if ((rc = pw_compat__xlate_blobs_first(b->x, b->err)))
 		return rc;
 	for (size_t i = 0; i < b->nr_all; i++) {
 		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))

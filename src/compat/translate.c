@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compat/map-priv.h"
+#include "odb/odb-priv.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
 
@@ -360,6 +361,62 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 		x->sp--;
 	}
 	return 0;
+}
+
+struct at {
+	uint64_t offset;
+	uint32_t pos;
+};
+
+static int by_offset(const void *pa, const void *pb)
+{
+	const struct at *a = pa, *b = pb;
+
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* The blobs first, each pack's in the order of the file. A blob's id needs
+ * all of its content; read in the order of the ids, most delta chains are
+ * rebuilt from their roots, while in pack order each delta finds its base
+ * in the cache. An entry that cannot be read is left to the caller's loop
+ * over every object to report. */
+int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	size_t npacks = pw_odb_pack_count(x->o.odb);
+	int rc = 0;
+
+	for (size_t k = 0; k < npacks && !rc; k++) {
+		struct pw_pack *p;
+		struct at *at;
+		uint32_t nr, i;
+
+		if (pw_odb_pack(x->o.odb, k, &p))
+			continue;
+		nr = pw_pack_nr_objects(p);
+		if (!(at = malloc((nr ? nr : 1) * sizeof(*at))))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		for (i = 0; i < nr; i++) {
+			struct pw_error e = {0};
+
+			at[i].pos = i;
+			if (pw_idx_nth_offset(p->idx, i, &at[i].offset, &e))
+				break;
+		}
+		if (i == nr)
+			qsort(at, nr, sizeof(*at), by_offset);
+		for (uint32_t j = 0; i == nr && j < nr && !rc; j++) {
+			struct pw_error e = {0};
+			struct pw_oid oid;
+			int type;
+
+			if (pw_pack_entry_type(p, at[j].offset, &type, &e) || type != PW_OBJ_BLOB)
+				continue;
+			pw_idx_nth_oid(p->idx, at[j].pos, &oid);
+			rc = pw_compat_xlate_object(x, &oid, err);
+		}
+		free(at);
+	}
+	return rc;
 }
 
 void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)
