@@ -321,6 +321,22 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 			continue;
 		}
 		if (!f->expanded) {
+			/* Everything it references may be known already (a
+			 * directory whose changes are all blobs: they come
+			 * first): then one pass translates it. Else the pass
+			 * stopped at the first unknown id, and the references
+			 * are pushed. */
+			pw_buf_reset(&x->conv);
+			if (type != PW_OBJ_BLOB &&
+			    !pw_compat_convert(&x->conv, type, x->content.data, x->content.len,
+			                       x->o.from, x->o.to, lookup_cb, x, err)) {
+				if ((rc = record(x, &oid, type, x->conv.data, x->conv.len, err)))
+					return rc;
+				x->sp--;
+				continue;
+			}
+			pw_error_clear(err);
+			f = &x->stack[x->sp - 1];
 			f->expanded = 1;
 			x->nr_deps = 0;
 			rc = pw_compat_references(type, x->content.data, x->content.len, x->o.from,
