@@ -398,19 +398,27 @@ static int by_offset(const void *pa, const void *pb)
  * over every object to report. */
 int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err)
 {
-	size_t npacks = pw_odb_pack_count(x->o.odb);
+	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0;
+	/* reading reorders the odb's list of packs (most recently used
+	 * first): take them all before */
+	struct pw_pack **packs = malloc((npacks ? npacks : 1) * sizeof(*packs));
 	int rc = 0;
 
-	for (size_t k = 0; k < npacks && !rc; k++) {
-		struct pw_pack *p;
+	if (!packs)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (size_t k = 0; k < npacks; k++)
+		if (!pw_odb_pack(x->o.odb, k, &packs[n]))
+			n++;
+	for (size_t k = 0; k < n && !rc; k++) {
+		struct pw_pack *p = packs[k];
 		struct at *at;
 		uint32_t nr, i;
 
-		if (pw_odb_pack(x->o.odb, k, &p))
-			continue;
 		nr = pw_pack_nr_objects(p);
-		if (!(at = malloc((nr ? nr : 1) * sizeof(*at))))
+		if (!(at = malloc((nr ? nr : 1) * sizeof(*at)))) {
+			free(packs);
 			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
 		for (i = 0; i < nr; i++) {
 			struct pw_error e = {0};
 
@@ -432,6 +440,7 @@ int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err
 		}
 		free(at);
 	}
+	free(packs);
 	return rc;
 }
 
