@@ -328,6 +328,8 @@ static int translate_all(struct builder *b)
 		return pw_error_set(b->err, rc,
 		                    rc == PW_ENOMEM ? "out of memory"
 		                                    : "compat build: bad algorithms");
+	if ((rc = pw_compat__xlate_blobs_first(b->x, b->err)))
+		return rc;
 	for (size_t i = 0; i < b->nr_all; i++) {
 		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))
 			return rc;

@@ -63,8 +63,18 @@ static int convert_tree(struct pw_buf *out, const char *data, size_t len,
                         const struct pw_hash_algo *from, const struct pw_hash_algo *to,
                         pw_compat_lookup_fn lookup, void *ldata, struct pw_error *err)
 {
-	size_t pos = 0;
+	/* an entry takes at least "0 x\0" and an id: the output's size is
+	 * bounded by the input's plus the ids' growth, so grow once and write
+	 * in place (a tree is translated for every pack that sends it) */
+	size_t most = to->rawsz > from->rawsz
+	                      ? len + (len / (from->rawsz + 4) + 1) * (to->rawsz - from->rawsz)
+	                      : len;
+	size_t pos = 0, at = out->len;
+	char *dst;
 
+	if (pw_buf_grow(out, most))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	dst = out->data;
 	while (pos < len) {
 		size_t start = pos, name_at, name_len;
 		unsigned mode;
@@ -87,12 +97,13 @@ static int convert_tree(struct pw_buf *out, const char *data, size_t len,
 			                    mode == GITLINK_MODE ? " (is the submodule mapped?)"
 			                                         : "");
 		}
-		if (pw_buf_add(out, data + start, pos - start) ||
-		    pw_buf_add(out, mapped.id, to->rawsz))
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		memcpy(dst + at, data + start, pos - start);
+		at += pos - start;
+		memcpy(dst + at, mapped.id, to->rawsz);
+		at += to->rawsz;
 		pos += from->rawsz;
 	}
-	return 0;
+	return pw_buf_setlen(out, at) ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
 }
 
 /* ---- signatures (gpg-interface: parse_signed_buffer and friends) ---- */

@@ -67,6 +67,10 @@ int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *object
                                  const struct pw_hash_algo *storage,
                                  const struct pw_hash_algo *compat,
                                  struct pw_compat_build_opts *opts, struct pw_error *err);
+/* Translate the blobs of the translator's odb first, each pack's in the
+ * order of the file (their delta bases then come from the cache), before a
+ * loop over every object. */
+int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err);
 /* Hand the translator's pairs (from -> to of every object it translated or
  * looked up) to out (the caller's); the translator forgets them. */
 void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out);

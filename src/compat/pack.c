@@ -9,19 +9,17 @@
 #include "packwire/odb.h"
 #include "packwire/pack-write.h"
 
-/* The ids met, both of them in one slot (one cache line: a look-up costs
- * one memory access), open addressing on the storage id's first bytes. A
- * slot whose storage id is all zero is free (that id is never cached). */
+/* The ids met, both of them in one slot (one cache line), in a
+ * direct-mapped table indexed by the storage id's first bytes: the entries
+ * of a tree are met again in the next version of that tree, and the base of
+ * a delta is translated right after its target. Bounded (4 MiB a thread);
+ * a miss costs a map look-up, about an .idx look-up. A slot whose storage
+ * id is all zero is free (that id is never cached). */
 struct cache_slot {
 	uint8_t storage[32], compat[32];
 };
-/* In front of it, a small direct-mapped table that stays in the CPU's cache:
- * the base of a delta is translated right after its target, and their
- * entries are mostly the same ids. */
-#define FRONT_SLOTS 4096
+#define FRONT_SLOTS 65536
 struct cache {
-	struct cache_slot *slots;
-	size_t cap, count; /* cap: a power of two, or 0 */
 	struct cache_slot *front;
 };
 
@@ -33,71 +31,9 @@ static size_t slot_of(const uint8_t *id, size_t mask)
 	return (size_t)h & mask;
 }
 
-static int is_free(const struct cache_slot *e)
-{
-	static const uint8_t zero[32];
-
-	return !memcmp(e->storage, zero, sizeof(zero));
-}
-
-static struct cache_slot *cache_find(const struct cache *c, const struct pw_oid *s)
-{
-	size_t mask = c->cap - 1;
-
-	if (!c->cap)
-		return NULL;
-	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
-		struct cache_slot *e = &c->slots[i];
-
-		if (!memcmp(e->storage, s->id, 32))
-			return e;
-		if (is_free(e))
-			return NULL;
-	}
-}
-
-static int cache_add(struct cache *c, const struct pw_oid *s, const struct pw_oid *comp)
-{
-	struct cache_slot *e;
-	size_t mask;
-
-	if (pw_oid_is_zero(s))
-		return 0;
-	if ((c->count + 1) * 4 > c->cap * 3) {
-		size_t ncap = c->cap ? 2 * c->cap : 4096;
-		struct cache_slot *old = c->slots, *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return PW_ENOMEM;
-		for (size_t i = 0; i < c->cap; i++) {
-			size_t j;
-
-			if (is_free(&old[i]))
-				continue;
-			for (j = slot_of(old[i].storage, ncap - 1); !is_free(&n[j]);
-			     j = (j + 1) & (ncap - 1))
-				;
-			n[j] = old[i];
-		}
-		free(old);
-		c->slots = n;
-		c->cap = ncap;
-	}
-	mask = c->cap - 1;
-	for (size_t i = slot_of(s->id, mask);; i = (i + 1) & mask) {
-		e = &c->slots[i];
-		if (is_free(e))
-			break;
-	}
-	memcpy(e->storage, s->id, 32);
-	memcpy(e->compat, comp->id, 32);
-	c->count++;
-	return 0;
-}
-
 /* What one thread of the writer looks ids up in: a complete set of pairs
  * (read-only, shared), or a map handle of its own with a cache of the ids
- * met (a tree's entries are met again in the next version of that tree). */
+ * met. */
 struct side {
 	struct pw_compat_pack *cp;
 	const struct pw_compat_pairs *pairs;
@@ -112,12 +48,10 @@ struct pw_compat_pack {
 	int nsides;
 };
 
-/* The id without the front table: the pairs, or the cache then the map. */
+/* The id without the table: the pairs, or the map. */
 static int side_lookup_slow(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
 {
 	const struct pw_compat_pair *p;
-	struct cache_slot *e;
-	int rc;
 
 	if (sd->pairs) {
 		if (!(p = pw_compat_pairs_by_storage(sd->pairs, s)))
@@ -125,13 +59,7 @@ static int side_lookup_slow(struct side *sd, const struct pw_oid *s, struct pw_o
 		*c = p->compat;
 		return 0;
 	}
-	if (!pw_oid_is_zero(s) && (e = cache_find(&sd->cache, s))) {
-		pw_oid_from_raw(c, e->compat, sd->cp->compat);
-		return 0;
-	}
-	if ((rc = pw_compat_from_storage(sd->map, s, c)))
-		return rc;
-	return cache_add(&sd->cache, s, c);
+	return pw_compat_from_storage(sd->map, s, c);
 }
 
 static int side_lookup(struct side *sd, const struct pw_oid *s, struct pw_oid *c)
@@ -255,7 +183,6 @@ void pw_compat_pack_free(struct pw_compat_pack *cp)
 	for (int i = 0; i < 2; i++) {
 		if (cp->side[i].own_map)
 			pw_compat_map_free(cp->side[i].map);
-		free(cp->side[i].cache.slots);
 		free(cp->side[i].cache.front);
 	}
 	free(cp);

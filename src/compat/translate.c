@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "compat/map-priv.h"
+#include "odb/odb-priv.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
 
 struct frame {
 	struct pw_oid oid;
 	int expanded;
+	int kept; /* its content is on the stack of kept contents */
 };
 
 struct pw_compat_xlate {
@@ -22,6 +24,11 @@ struct pw_compat_xlate {
 	struct pw_oid *deps;
 	size_t nr_deps, alloc_deps;
 	struct pw_buf content, conv;
+	/* The contents of the expanded trees waiting for their entries: a
+	 * stack too (a tree is expanded after, and finished before, the trees
+	 * above it), so each tree is read once, not once more to convert it. */
+	struct pw_buf *kept;
+	size_t nr_kept, alloc_kept;
 	uint64_t translated;
 };
 
@@ -53,6 +60,9 @@ void pw_compat_xlate_free(struct pw_compat_xlate *x)
 	free(x->deps);
 	pw_buf_free(&x->content);
 	pw_buf_free(&x->conv);
+	for (size_t i = 0; i < x->alloc_kept; i++)
+		pw_buf_free(&x->kept[i]);
+	free(x->kept);
 	free(x);
 }
 
@@ -144,6 +154,7 @@ static int push(struct pw_compat_xlate *x, const struct pw_oid *oid)
 	}
 	x->stack[x->sp].oid = *oid;
 	x->stack[x->sp].expanded = 0;
+	x->stack[x->sp].kept = 0;
 	x->sp++;
 	return 0;
 }
@@ -161,6 +172,42 @@ static int record(struct pw_compat_xlate *x, const struct pw_oid *from, int type
 	if (x->o.emit && (rc = x->o.emit(x->o.emit_data, from, &to, type, data, len, err)))
 		return rc;
 	return 0;
+}
+
+/* Move the content just read onto the stack of kept contents (the
+ * buffers are swapped: nothing is copied). */
+static int keep_content(struct pw_compat_xlate *x)
+{
+	struct pw_buf t;
+
+	if (x->nr_kept == x->alloc_kept) {
+		size_t n = x->alloc_kept ? 2 * x->alloc_kept : 16;
+		struct pw_buf *nk = realloc(x->kept, n * sizeof(*nk));
+
+		if (!nk)
+			return PW_ENOMEM;
+		for (size_t i = x->alloc_kept; i < n; i++)
+			pw_buf_init(&nk[i], 0);
+		x->kept = nk;
+		x->alloc_kept = n;
+	}
+	t = x->kept[x->nr_kept];
+	x->kept[x->nr_kept++] = x->content;
+	x->content = t;
+	return 0;
+}
+
+/* The top kept content back into x->content (discarded when !use). */
+static void unkeep_content(struct pw_compat_xlate *x, int use)
+{
+	struct pw_buf t;
+
+	x->nr_kept--;
+	if (!use)
+		return;
+	t = x->content;
+	x->content = x->kept[x->nr_kept];
+	x->kept[x->nr_kept] = t;
 }
 
 /* Where the tree at the top of the stack sits: the names of the entries
@@ -229,6 +276,7 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 	int rc;
 
 	x->sp = 0;
+	x->nr_kept = 0;
 	if ((rc = push(x, root)))
 		return pw_error_set(err, rc, "out of memory");
 	while (x->sp) {
@@ -238,6 +286,8 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 
 		rc = pw_compat_xlate_lookup(x, &oid, NULL);
 		if (!rc) {
+			if (f->kept)
+				unkeep_content(x, 0);
 			x->sp--;
 			continue;
 		}
@@ -245,7 +295,14 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 			return rc == PW_ENOMEM ? pw_error_set(err, rc, "out of memory")
 			                       : pw_error_set(err, rc, "looking up %s failed",
 			                                      pw_oid_to_hex(&oid, hex));
-		rc = pw_odb_read(x->o.odb, &oid, &type, &x->content);
+		if (f->kept) {
+			unkeep_content(x, 1);
+			f->kept = 0;
+			type = PW_OBJ_TREE;
+			rc = 0;
+		} else {
+			rc = pw_odb_read(x->o.odb, &oid, &type, &x->content);
+		}
 		if (rc) {
 			pw_oid_to_hex(&oid, hex);
 			if (rc == PW_ENOTFOUND && x->sp > 1)
@@ -264,6 +321,22 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 			continue;
 		}
 		if (!f->expanded) {
+			/* Everything it references may be known already (a
+			 * directory whose changes are all blobs: they come
+			 * first): then one pass translates it. Else the pass
+			 * stopped at the first unknown id, and the references
+			 * are pushed. */
+			pw_buf_reset(&x->conv);
+			if (type != PW_OBJ_BLOB &&
+			    !pw_compat_convert(&x->conv, type, x->content.data, x->content.len,
+			                       x->o.from, x->o.to, lookup_cb, x, err)) {
+				if ((rc = record(x, &oid, type, x->conv.data, x->conv.len, err)))
+					return rc;
+				x->sp--;
+				continue;
+			}
+			pw_error_clear(err);
+			f = &x->stack[x->sp - 1];
 			f->expanded = 1;
 			x->nr_deps = 0;
 			rc = pw_compat_references(type, x->content.data, x->content.len, x->o.from,
@@ -279,6 +352,12 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 					return pw_error_set(err, PW_ECORRUPT,
 					                    "object %s: references form a cycle",
 					                    pw_oid_to_hex(&oid, hex));
+				if (type == PW_OBJ_TREE) {
+					if (keep_content(x))
+						return pw_error_set(err, PW_ENOMEM,
+						                    "out of memory");
+					f->kept = 1;
+				}
 				for (size_t i = x->nr_deps; i-- > 0;)
 					if ((rc = push(x, &x->deps[i])))
 						return pw_error_set(err, rc, "out of memory");
@@ -298,6 +377,71 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 		x->sp--;
 	}
 	return 0;
+}
+
+struct at {
+	uint64_t offset;
+	uint32_t pos;
+};
+
+static int by_offset(const void *pa, const void *pb)
+{
+	const struct at *a = pa, *b = pb;
+
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* The blobs first, each pack's in the order of the file. A blob's id needs
+ * all of its content; read in the order of the ids, most delta chains are
+ * rebuilt from their roots, while in pack order each delta finds its base
+ * in the cache. An entry that cannot be read is left to the caller's loop
+ * over every object to report. */
+int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0;
+	/* reading reorders the odb's list of packs (most recently used
+	 * first): take them all before */
+	struct pw_pack **packs = malloc((npacks ? npacks : 1) * sizeof(*packs));
+	int rc = 0;
+
+	if (!packs)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (size_t k = 0; k < npacks; k++)
+		if (!pw_odb_pack(x->o.odb, k, &packs[n]))
+			n++;
+	for (size_t k = 0; k < n && !rc; k++) {
+		struct pw_pack *p = packs[k];
+		struct at *at;
+		uint32_t nr, i;
+
+		nr = pw_pack_nr_objects(p);
+		if (!(at = malloc((nr ? nr : 1) * sizeof(*at)))) {
+			free(packs);
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+		for (i = 0; i < nr; i++) {
+			struct pw_error e = {0};
+
+			at[i].pos = i;
+			if (pw_idx_nth_offset(p->idx, i, &at[i].offset, &e))
+				break;
+		}
+		if (i == nr)
+			qsort(at, nr, sizeof(*at), by_offset);
+		for (uint32_t j = 0; i == nr && j < nr && !rc; j++) {
+			struct pw_error e = {0};
+			struct pw_oid oid;
+			int type;
+
+			if (pw_pack_entry_type(p, at[j].offset, &type, &e) || type != PW_OBJ_BLOB)
+				continue;
+			pw_idx_nth_oid(p->idx, at[j].pos, &oid);
+			rc = pw_compat_xlate_object(x, &oid, err);
+		}
+		free(at);
+	}
+	free(packs);
+	return rc;
 }
 
 void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)

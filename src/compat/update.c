@@ -123,6 +123,53 @@ static int remember_all(struct pw_compat_map *map, struct pw_compat_xlate *x,
 	return 0;
 }
 
+/* The objects the translator had to translate beyond those asked for
+ * (in is_asked), because the map lacked them (objects that came without a
+ * map entry: copied in, or from a Git without the extension), into `add`
+ * as loose-object-idx lines, so that the next update finds them instead of
+ * translating them again. Only objects of the repository itself: not those
+ * of a quarantine that may still be refused. */
+static int extra_lines(struct pw_compat_map *map, const char *read_dir, struct pw_compat_xlate *x,
+                       int (*is_asked)(void *, const struct pw_oid *), void *asked,
+                       struct pw_buf *add, struct pw_error *err)
+{
+	struct pw_compat_pairs pairs = {0};
+	struct pw_odb *main_odb = NULL;
+	int rc = 0;
+
+	pw_compat__xlate_take_pairs(x, &pairs);
+	pw_compat__map_set_reload(map, 0); /* the misses are what is looked for */
+	for (size_t i = 0; i < pairs.nr && !rc; i++) {
+		const struct pw_compat_pair *p = &pairs.pairs[i];
+		char sh[PW_MAX_HEXSZ + 1], ch[PW_MAX_HEXSZ + 1];
+		struct pw_oid c;
+
+		if (is_asked(asked, &p->storage) || !pw_compat_from_storage(map, &p->storage, &c))
+			continue;
+		if (read_dir && !main_odb &&
+		    (rc = pw_odb_open(&main_odb, pw_compat__map_dir(map),
+		                      pw_compat_map_storage_algo(map), err)))
+			break;
+		if (main_odb && !pw_odb_exists(main_odb, &p->storage))
+			continue;
+		if (pw_buf_addf(add, "%s %s\n", pw_oid_to_hex(&p->storage, sh),
+		                pw_oid_to_hex(&p->compat, ch)) ||
+		    pw_compat__map_remember(map, &p->storage, &p->compat))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	pw_compat__map_set_reload(map, 1);
+	pw_odb_free(main_odb);
+	pw_compat_pairs_free(&pairs);
+	return rc;
+}
+
+static int in_idx(void *data, const struct pw_oid *oid)
+{
+	uint32_t pos;
+
+	return pw_idx_find(data, oid->id, &pos);
+}
+
 int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, const char *idx_path,
                             void (*before)(void *, const char *, const char *), void *before_data,
                             struct pw_error *err)
@@ -132,6 +179,7 @@ int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, con
 	struct pw_compat_xlate *x = NULL;
 	struct pw_idx *idx = NULL;
 	struct pw_oid *oids = NULL;
+	struct pw_buf add = PW_BUF_INIT;
 	int rc;
 
 	if ((rc = pw_idx_open(&idx, idx_path, storage, err)))
@@ -151,7 +199,13 @@ int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, con
 		                               before_data, NULL, err);
 	if (!rc)
 		rc = remember_all(map, x, oids, idx->nr, err);
+	if (!rc)
+		rc = extra_lines(map, read_dir, x, in_idx, idx, &add, err);
+	if (!rc && add.len)
+		rc = pw_compat__loose_idx_publish(pw_compat__map_dir(map), &add, before,
+		                                  before_data, NULL, err);
 out:
+	pw_buf_free(&add);
 	free(oids);
 	pw_idx_free(idx);
 	pw_compat_xlate_free(x);

@@ -462,6 +462,28 @@ int pw_pack_read_header(struct pw_pack *p, uint64_t offset, int *type, uint64_t 
 	return 0;
 }
 
+int pw_pack_entry_type(struct pw_pack *p, uint64_t offset, int *type, struct pw_error *err)
+{
+	struct pw_pack_entry_hdr h;
+	uint64_t cur = offset;
+	int rc;
+
+	if ((rc = decode_at(p, cur, &h, err)))
+		return rc;
+	for (int depth = 0; is_delta(h.type); depth++) {
+		if (depth >= PW_PACK_MAX_DELTA_DEPTH)
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "pack %s: delta chain from offset %llu is longer than "
+			                    "%d (a cycle?)",
+			                    p->path, (unsigned long long)offset,
+			                    PW_PACK_MAX_DELTA_DEPTH);
+		if ((rc = base_offset(p, cur, &h, &cur, err)) || (rc = decode_at(p, cur, &h, err)))
+			return rc;
+	}
+	*type = h.type;
+	return 0;
+}
+
 /* Sort the idx positions pos[0..n) by their offsets off[pos]: radix, 16
  * bits a pass, as many passes as max needs. Only 4 bytes of scratch per
  * object: the keys are read through pos. -1 when scratch cannot be had. */

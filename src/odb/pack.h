@@ -96,6 +96,9 @@ int pw_pack_read(struct pw_pack *pack, uint64_t offset, struct pw_pack_cache *ca
 int pw_pack_read_header(struct pw_pack *pack, uint64_t offset, int *type, uint64_t *size,
                         struct pw_error *err);
 
+/* The real type of the object at `offset` (headers only: nothing inflated). */
+int pw_pack_entry_type(struct pw_pack *pack, uint64_t offset, int *type, struct pw_error *err);
+
 /* Build the reverse index now (idempotent). */
 int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
 /* Where the entry starting at `offset` ends (the next entry or the trailer). */

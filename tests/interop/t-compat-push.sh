@@ -194,6 +194,28 @@ run_case() {
 		[ "$(git -C "$d/w.git" rev-parse native)" = "$(lookup "$d/srv.git" "$nv")" ]
 	check "$S/$W: fsck --strict after the fetch" fsck_ok "$d/w.git"
 
+	# a native push onto objects the map lacks (their side file gone, as
+	# after a copy by a tool without the extension) maps them too, in
+	# loose-object-idx, so the next push does not translate them again
+	np=
+	for i in "$d/srv.git"/objects/pack/*.idx; do
+		"$PACKWIRE" show-index --object-format="$S" <"$i" | grep -q " $nv" && np=${i%.idx}
+	done
+	rm -f "$np.compat"
+	check_fails "$S/$W: side file removed: the native commit has no $W id" has_id "$d/srv.git" "$nv"
+	(cd "$d/n" && echo more >more.txt && git add more.txt && git commit -q -m more)
+	check "$S/$W: native push onto unmapped objects" \
+		git -C "$d/n" push -q --receive-pack="$PACKWIRE receive-pack" origin HEAD:refs/heads/native
+	check "$S/$W: the unmapped commit has its $W id again" has_id "$d/srv.git" "$nv"
+	check "$S/$W: in loose-object-idx" grep -q "^$nv " "$d/srv.git/objects/loose-object-idx"
+	wc -l <"$d/srv.git/objects/loose-object-idx" >"$T/lines.before"
+	(cd "$d/n" && echo again >again.txt && git add again.txt && git commit -q -m again)
+	check "$S/$W: the next native push" \
+		git -C "$d/n" push -q --receive-pack="$PACKWIRE receive-pack" origin HEAD:refs/heads/native
+	wc -l <"$d/srv.git/objects/loose-object-idx" >"$T/lines.after"
+	same_file "$S/$W: the next push translates nothing old again" "$T/lines.before" "$T/lines.after"
+	check "$S/$W: map verifies after the unmapped objects" verify_map "$d/srv.git"
+
 	# packwire fetch into the compat repository updates the map
 	(cd "$d/work" && echo fetched >fetched.txt && git add fetched.txt && git commit -q -m fetched)
 	fv=$(git -C "$d/work" rev-parse HEAD)
