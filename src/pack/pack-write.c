@@ -1151,7 +1151,7 @@ static int verify_reused(struct pw_pack_writer *w, struct wobj *o)
 	uint32_t want = pw_idx_nth_crc(o->pack->idx, o->idx_pos, &has_crc);
 
 	if (has_crc) {
-		if ((uint32_t)crc32(0, o->raw, (uInt)o->raw_len) == want)
+		if ((uint32_t)libdeflate_crc32(0, o->raw, o->raw_len) == want)
 			return 0;
 	} else if (!inflate_check(o->raw + o->raw_hdr, o->raw_len - o->raw_hdr, o->raw_size)) {
 		return 0;
@@ -1240,8 +1240,8 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 	} else {
 		hlen = pw_pack_entry_hdr_encode(hdr, o->type, size);
 	}
-	o->crc = (uint32_t)crc32(0, hdr, (uInt)hlen);
-	o->crc = (uint32_t)crc32(o->crc, data, (uInt)len);
+	o->crc = (uint32_t)libdeflate_crc32(0, hdr, hlen);
+	o->crc = (uint32_t)libdeflate_crc32(o->crc, data, len);
 	rc = out_write(w, hdr, hlen);
 	if (!rc)
 		rc = out_write(w, data, len);
