@@ -208,6 +208,13 @@ size_t pw_pack_writer_count(const struct pw_pack_writer *w)
 	return w->nr_send;
 }
 
+int pw_pack_writer_contains(const struct pw_pack_writer *w, const struct pw_oid *oid)
+{
+	const struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
+
+	return e && !(w->objs[(uintptr_t)e->value - 1].flags & W_BASE_ONLY);
+}
+
 void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out)
 {
 	*out = w->stats;
