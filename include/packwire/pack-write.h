@@ -83,6 +83,9 @@ struct pw_repo;
 PW_API int pw_pack_writer_add_tag_refs(struct pw_pack_writer *w, struct pw_repo *repo);
 /* Objects to be sent so far. */
 PW_API size_t pw_pack_writer_count(const struct pw_pack_writer *w);
+/* 1 when oid was added to be sent (pw_pack_writer_add; a base of a thin
+ * pack only is not), else 0. */
+PW_API int pw_pack_writer_contains(const struct pw_pack_writer *w, const struct pw_oid *oid);
 
 /* A pack in another algorithm than the odb's: the compat view of a
  * repository (docs/compat-map.md). Objects are added and read by their ids

@@ -775,7 +775,7 @@ uint32_t pw_bitmap_walk_count(const struct pw_bitmap_walk *w)
 
 #define OUTBUF_SIZE (128 * 1024)
 /* how far the copy moves on before the pack's pages behind it are released */
-#define RELEASE_STEP ((uint64_t)8 << 20)
+#define RELEASE_STEP ((uint64_t)1 << 20)
 
 enum { E_COPY, E_OFS, E_REF, E_WHOLE };
 
@@ -1195,6 +1195,7 @@ static int whole_pack_fits(struct pw_bitmap_walk *w, const struct pw_bitmap_writ
                            struct pw_pack_write_stats *st)
 {
 	struct pw_pack *pack = w->pack;
+	uint64_t released = 0;
 	uint32_t pos;
 
 	if (pw_bitset_count(&w->result) != pack->nr || extras_sent(w))
@@ -1203,6 +1204,13 @@ static int whole_pack_fits(struct pw_bitmap_walk *w, const struct pw_bitmap_writ
 		uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
 		struct pw_pack_entry_hdr h;
 		uint32_t ipos;
+
+		/* a header on every page: let go of the pages behind, or the
+		 * whole pack stays mapped in until the copy passes it */
+		if (off - released >= RELEASE_STEP) {
+			pw_pack_release(pack, released, off);
+			released = off;
+		}
 
 		if (end <= off || end > pack->size ||
 		    pw_pack_entry_hdr_decode(pack->data + off, (size_t)(end - off),

@@ -213,6 +213,13 @@ size_t pw_pack_writer_count(const struct pw_pack_writer *w)
 	return w->nr_send;
 }
 
+int pw_pack_writer_contains(const struct pw_pack_writer *w, const struct pw_oid *oid)
+{
+	const struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
+
+	return e && !(w->objs[(uintptr_t)e->value - 1].flags & W_BASE_ONLY);
+}
+
 void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out)
 {
 	*out = w->stats;
@@ -1164,7 +1171,7 @@ static int verify_reused(struct pw_pack_writer *w, struct wobj *o)
 	uint32_t want = pw_idx_nth_crc(o->pack->idx, o->idx_pos, &has_crc);
 
 	if (has_crc) {
-		if ((uint32_t)crc32(0, o->raw, (uInt)o->raw_len) == want)
+		if ((uint32_t)libdeflate_crc32(0, o->raw, o->raw_len) == want)
 			return 0;
 	} else if (!inflate_check(o->raw + o->raw_hdr, o->raw_len - o->raw_hdr, o->raw_size)) {
 		return 0;
@@ -1253,8 +1260,8 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 	} else {
 		hlen = pw_pack_entry_hdr_encode(hdr, o->type, size);
 	}
-	o->crc = (uint32_t)crc32(0, hdr, (uInt)hlen);
-	o->crc = (uint32_t)crc32(o->crc, data, (uInt)len);
+	o->crc = (uint32_t)libdeflate_crc32(0, hdr, hlen);
+	o->crc = (uint32_t)libdeflate_crc32(o->crc, data, len);
 	rc = out_write(w, hdr, hlen);
 	if (!rc)
 		rc = out_write(w, data, len);

@@ -624,12 +624,16 @@ static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *ke
 	return 0;
 }
 
-/* How many bytes a and b have in common from their start, eight at a time. */
+/* How many bytes a and b have in common from their start: whole blocks
+ * through memcmp (vectorised in the C library; unchanged runs of a tree
+ * are long), then eight bytes at a time within the block that differs. */
 static size_t common_len(const char *a, const char *b, size_t n)
 {
 	size_t i = 0;
 	uint64_t x, y;
 
+	while (i + 256 <= n && !memcmp(a + i, b + i, 256))
+		i += 256;
 	while (i + 8 <= n) {
 		memcpy(&x, a + i, 8);
 		memcpy(&y, b + i, 8);

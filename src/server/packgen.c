@@ -19,10 +19,8 @@
 struct gen {
 	struct pw_upload_session *s;
 	struct pw_pack_writer *w;
-	struct pw_oidmap sent;  /* objects in the pack, for include-tag */
 	struct pw_oidmap wants; /* explicitly wanted: never filtered out */
 	struct pw_srv_filter filter;
-	int track_sent;
 	int rc;
 	/* uploadpack.blobPackfileUri entries whose URI the client can fetch:
 	 * left out of the pack, named in the packfile-uris section if met */
@@ -47,7 +45,7 @@ static int nomem(struct pw_upload_session *s)
 static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char *path,
                    size_t path_len)
 {
-	int rc, created;
+	int rc;
 	struct pw_oidmap_entry *ex;
 
 	if (g->nexcl && (ex = pw_oidmap_get(&g->excl_map, oid))) {
@@ -57,8 +55,6 @@ static int add_obj(struct gen *g, const struct pw_oid *oid, int type, const char
 	rc = pw_pack_writer_add(g->w, oid, type, path, path_len);
 	if (rc)
 		return pw_error_copy(&g->s->err, pw_pack_writer_error(g->w));
-	if (g->track_sent && !pw_oidmap_put(&g->sent, oid, &created))
-		return nomem(g->s);
 	return 0;
 }
 
@@ -518,7 +514,8 @@ static int include_tags(struct gen *g)
 		struct pw_oid cur;
 
 		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled ||
-		    pw_oidmap_get(&g->sent, &r->oid) || !pw_oidmap_get(&g->sent, &r->peeled))
+		    pw_pack_writer_contains(g->w, &r->oid) ||
+		    !pw_pack_writer_contains(g->w, &r->peeled))
 			continue;
 		/* the tag and every tag between it and the object */
 		cur = r->oid;
@@ -536,7 +533,7 @@ static int include_tags(struct gen *g)
 				pw_buf_free(&b);
 				break;
 			}
-			if (!pw_oidmap_get(&g->sent, &cur) &&
+			if (!pw_pack_writer_contains(g->w, &cur) &&
 			    (rc = add_obj(g, &cur, PW_OBJ_TAG, NULL, 0))) {
 				pw_buf_free(&b);
 				return rc;
@@ -823,7 +820,6 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 		return rc;
 	}
 	g.last_pct = -2;
-	g.track_sent = s->args.include_tag;
 	for (i = 0; i < s->args.wants.nr; i++)
 		if (!pw_oidmap_put(&g.wants, &s->args.wants.v[i], &created)) {
 			pw_oidmap_free(&g.wants);
@@ -914,7 +910,6 @@ sent:
 	rc = pw_srv_flush_out(s);
 out:
 	pw_pack_writer_free(g.w);
-	pw_oidmap_free(&g.sent);
 	pw_oidmap_free(&g.wants);
 	pw_srv_filter_free(&g.filter);
 	free_exclusions(&g);

@@ -327,6 +327,14 @@ static void test_algo(const struct pw_hash_algo *algo)
 			}
 		}
 		CHECK_EQ_INT(pw_pack_writer_count(w), nsent);
+		/* contains: what is sent, not the thin bases nor the rest */
+		for (i = 0; i < h.n; i++) {
+			int commit_no = i / 5, want = commit_no >= 25;
+
+			for (int j = 25 * 5; !want && j < h.n; j++)
+				want = pw_oid_equal(&h.oids[i], &h.oids[j]);
+			CHECK_EQ_INT(pw_pack_writer_contains(w, &h.oids[i]), want);
+		}
 		CHECK_EQ_INT(pw_pack_writer_write(w, to_buf, &thin, NULL), 0);
 		pw_pack_writer_stats(w, &st);
 		CHECK(st.thin_deltas > 0);
