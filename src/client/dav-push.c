@@ -800,7 +800,8 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	struct pw_pack_writer *w = NULL;
 	struct pw_buf packs, body = PW_BUF_INIT;
 	char tmpl[2][4096], hex[PW_MAX_HEXSZ + 1], suffix[PW_MAX_HEXSZ + 2];
-	char name[64 + PW_MAX_HEXSZ], tmp[128 + 2 * PW_MAX_HEXSZ], final[128 + PW_MAX_HEXSZ];
+	char name[64 + PW_MAX_HEXSZ], final[128 + PW_MAX_HEXSZ];
+	char tmp[sizeof(final) + sizeof(suffix)];
 	uint8_t sum[32];
 	struct pw_oid cs;
 	int fd[2] = {-1, -1}, rc, i;
