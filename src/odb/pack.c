@@ -432,12 +432,33 @@ static int delta_result_size(const struct pw_pack *p, uint64_t offset,
 	return 0;
 }
 
+/* Down the delta chain from the entry at cur (its header h, for the entry
+ * at offset) to its base: the base's type. */
+static int chain_type(struct pw_pack *p, uint64_t offset, uint64_t cur, struct pw_pack_entry_hdr *h,
+                      int *type, struct pw_error *err)
+{
+	int rc, depth;
+
+	for (depth = 0; is_delta(h->type); depth++) {
+		if (depth >= PW_PACK_MAX_DELTA_DEPTH)
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "pack %s: delta chain from offset %llu is longer than "
+			                    "%d (a cycle?)",
+			                    p->path, (unsigned long long)offset,
+			                    PW_PACK_MAX_DELTA_DEPTH);
+		if ((rc = base_offset(p, cur, h, &cur, err)) || (rc = decode_at(p, cur, h, err)))
+			return rc;
+	}
+	*type = h->type;
+	return 0;
+}
+
 int pw_pack_read_header(struct pw_pack *p, uint64_t offset, int *type, uint64_t *size,
                         struct pw_error *err)
 {
 	struct pw_pack_entry_hdr h;
 	uint64_t cur = offset;
-	int rc, depth;
+	int rc;
 
 	if ((rc = decode_at(p, cur, &h, err)))
 		return rc;
@@ -448,18 +469,7 @@ int pw_pack_read_header(struct pw_pack *p, uint64_t offset, int *type, uint64_t 
 	}
 	if ((rc = delta_result_size(p, cur, &h, size, err)))
 		return rc;
-	for (depth = 0; is_delta(h.type); depth++) {
-		if (depth >= PW_PACK_MAX_DELTA_DEPTH)
-			return pw_error_set(err, PW_ECORRUPT,
-			                    "pack %s: delta chain from offset %llu is longer than "
-			                    "%d (a cycle?)",
-			                    p->path, (unsigned long long)offset,
-			                    PW_PACK_MAX_DELTA_DEPTH);
-		if ((rc = base_offset(p, cur, &h, &cur, err)) || (rc = decode_at(p, cur, &h, err)))
-			return rc;
-	}
-	*type = h.type;
-	return 0;
+	return chain_type(p, offset, cur, &h, type, err);
 }
 
 int pw_pack_entry_type(struct pw_pack *p, uint64_t offset, int *type, struct pw_error *err)
@@ -470,18 +480,7 @@ int pw_pack_entry_type(struct pw_pack *p, uint64_t offset, int *type, struct pw_
 
 	if ((rc = decode_at(p, cur, &h, err)))
 		return rc;
-	for (int depth = 0; is_delta(h.type); depth++) {
-		if (depth >= PW_PACK_MAX_DELTA_DEPTH)
-			return pw_error_set(err, PW_ECORRUPT,
-			                    "pack %s: delta chain from offset %llu is longer than "
-			                    "%d (a cycle?)",
-			                    p->path, (unsigned long long)offset,
-			                    PW_PACK_MAX_DELTA_DEPTH);
-		if ((rc = base_offset(p, cur, &h, &cur, err)) || (rc = decode_at(p, cur, &h, err)))
-			return rc;
-	}
-	*type = h.type;
-	return 0;
+	return chain_type(p, offset, cur, &h, type, err);
 }
 
 /* Sort the idx positions pos[0..n) by their offsets off[pos]: radix, 16
