@@ -379,18 +379,6 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 	return 0;
 }
 
-struct at {
-	uint64_t offset;
-	uint32_t pos;
-};
-
-static int by_offset(const void *pa, const void *pb)
-{
-	const struct at *a = pa, *b = pb;
-
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
 /* The blobs first, each pack's in the order of the file. A blob's id needs
  * all of its content; read in the order of the ids, most delta chains are
  * rebuilt from their roots, while in pack order each delta finds its base
@@ -411,34 +399,21 @@ int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err
 			n++;
 	for (size_t k = 0; k < n && !rc; k++) {
 		struct pw_pack *p = packs[k];
-		struct at *at;
-		uint32_t nr, i;
+		struct pw_error e = {0};
 
-		nr = pw_pack_nr_objects(p);
-		if (!(at = malloc((nr ? nr : 1) * sizeof(*at)))) {
-			free(packs);
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
-		}
-		for (i = 0; i < nr; i++) {
-			struct pw_error e = {0};
-
-			at[i].pos = i;
-			if (pw_idx_nth_offset(p->idx, i, &at[i].offset, &e))
-				break;
-		}
-		if (i == nr)
-			qsort(at, nr, sizeof(*at), by_offset);
-		for (uint32_t j = 0; i == nr && j < nr && !rc; j++) {
-			struct pw_error e = {0};
+		/* the pack's reverse index lists its entries in file order */
+		if (pw_pack_revindex(p, &e))
+			continue;
+		for (uint32_t j = 0; j < p->nr && !rc; j++) {
 			struct pw_oid oid;
 			int type;
 
-			if (pw_pack_entry_type(p, at[j].offset, &type, &e) || type != PW_OBJ_BLOB)
+			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) ||
+			    type != PW_OBJ_BLOB)
 				continue;
-			pw_idx_nth_oid(p->idx, at[j].pos, &oid);
+			pw_idx_nth_oid(p->idx, p->rev_pos[j], &oid);
 			rc = pw_compat_xlate_object(x, &oid, err);
 		}
-		free(at);
 	}
 	free(packs);
 	return rc;
