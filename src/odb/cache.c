@@ -95,16 +95,6 @@ void pw_pack_cache_free(struct pw_pack_cache *c)
 	free(c);
 }
 
-size_t pw_pack_cache_set_limit(struct pw_pack_cache *c, size_t limit)
-{
-	size_t old = c->limit;
-
-	c->limit = limit ? limit : PW_PACK_CACHE_DEFAULT_LIMIT;
-	while (c->tail && c->used > c->limit)
-		remove_ent(c, c->tail);
-	return old;
-}
-
 static struct ent *find(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset)
 {
 	struct ent *e = c->buckets[bucket(pack_id, offset)];

@@ -31,9 +31,6 @@ struct pw_pack_cache_hit {
 /* limit: bytes of object data kept (0 = default). */
 int pw_pack_cache_new(struct pw_pack_cache **out, size_t limit);
 void pw_pack_cache_free(struct pw_pack_cache *c);
-/* Change the limit (0 = default), evicting what no longer fits; returns
- * the previous limit. */
-size_t pw_pack_cache_set_limit(struct pw_pack_cache *c, size_t limit);
 /* 1 and *hit filled when (pack_id, offset) is cached, else 0. */
 int pw_pack_cache_get(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset,
                       struct pw_pack_cache_hit *hit);

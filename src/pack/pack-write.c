@@ -29,7 +29,6 @@
 
 #include "pack/bitmap.h"
 #include "pack/delta-create.h"
-#include "odb/cache.h"
 #include "odb/entry.h"
 #include "odb/odb-priv.h"
 #include "pack/idx-write.h"
@@ -49,10 +48,6 @@
  * many bytes (beyond, they are compressed again while writing). */
 #define ZCACHE_LIMIT ((size_t)256 << 20)
 #define OUTBUF_SIZE  (128 * 1024)
-/* The delta-base cache of each searching thread while translating: the
- * mirrored deltas are read down their stored chains, whose bases were read
- * just before, so a small cache hits as often as the default. */
-#define TR_CACHE_LIMIT ((size_t)16 << 20)
 
 enum {
 	W_BASE_ONLY = 1, /* thin-pack base: the receiver has it */
@@ -994,7 +989,6 @@ static int search_deltas(struct pw_pack_writer *w)
 	int rc = 0, started = 0;
 	struct pw_odb *odb2 = NULL;
 	atomic_size_t next_seg;
-	size_t old_limit = 0;
 
 	if (!w->opts.window)
 		return 0;
@@ -1073,11 +1067,6 @@ static int search_deltas(struct pw_pack_writer *w)
 		nthreads = 1;
 		pw_error_clear(&w->err);
 	}
-	if (!rc && w->translating) {
-		old_limit = pw_pack_cache_set_limit(pw_odb_cache(w->odb), TR_CACHE_LIMIT);
-		if (odb2)
-			pw_pack_cache_set_limit(pw_odb_cache(odb2), TR_CACHE_LIMIT);
-	}
 	if (!rc) {
 		wk[0].odb = w->odb;
 		wk[1].odb = odb2;
@@ -1096,8 +1085,6 @@ static int search_deltas(struct pw_pack_writer *w)
 	}
 	for (i = 0; i < 2; i++)
 		libdeflate_free_compressor(wk[i].comp);
-	if (old_limit)
-		pw_pack_cache_set_limit(pw_odb_cache(w->odb), old_limit);
 	pw_odb_free(odb2);
 	free(list);
 	free(segs);

@@ -11,9 +11,7 @@
 
 #include "compat/map-priv.h"
 #include "hash/oidmap.h"
-#include "odb/cache.h"
 #include "odb/idx.h"
-#include "odb/odb-priv.h"
 #include "odb/pack.h"
 #include "pack/delta-create.h"
 #include "pack/idx-write.h"
@@ -30,9 +28,6 @@
  * recompresses it with deltas); libdeflate, not zlib: 5x faster here */
 #define IMPORT_ZLIB_LEVEL 1
 #define IMPORT_FLUSH      (1u << 20)
-/* delta-base cache of the received objects: the blobs are read in pack
- * order (each base just before its deltas), the trees from their commits */
-#define IMPORT_CACHE_LIMIT ((size_t)16 << 20)
 
 struct pw_rp_compat {
 	struct pw_repo *repo;
@@ -600,7 +595,6 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	c->imp = NULL;
 	if ((rc = pw_odb_open(&wodb, wire_dir, c->wire, err)))
 		return rc;
-	pw_pack_cache_set_limit(pw_odb_cache(wodb), IMPORT_CACHE_LIMIT);
 	/* most look-ups of a push miss: no file checks on each */
 	pw_compat__map_set_reload(c->map, 0);
 	if ((rc = pw_odb_foreach(wodb, collect_cb, &all))) {
