@@ -38,6 +38,17 @@ mkdir -p "$T/srv"
 start_daemon pwd pw "$DP" --base-path="$T/srv" --enable=receive-pack
 start_serve pws "$T/srv" --quiet
 
+# signed_push_to WHAT URL (inside run_case: S, W, C, d): a new commit pushed
+# signed into the view at URL; it maps, the signature and the nonce are good
+signed_push_to() {
+	commit_c "over-$1"
+	check "$S/$W: signed push to the view over $1" git -C "$C" push -q --signed "$2" main
+	check "$S/$W: ... main maps" test "$(lookup "$d.git" "$(srev "$d.git" main)")" = \
+		"$(git -C "$C" rev-parse main)"
+	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
+	contains "$S/$W: ... the nonce is ours" "$d.git/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+}
+
 run_case() {
 	local S=$1 W=$2 d=$T/srv/$1
 	local UP="$PACKWIRE upload-pack --object-format=$W"
@@ -171,24 +182,12 @@ run_case() {
 	rm -f "$d.git/hooks/pre-receive"
 
 	# ---- through the daemon, the view's name ----------------------------
-	commit_c over-daemon
-	check "$S/$W: signed push to git://.../$S.git@$W" \
-		git -C "$C" push -q --signed "git://127.0.0.1:$DP/$S.git@$W" main
-	check "$S/$W: ... main maps" test "$(lookup "$d.git" "$(srev "$d.git" main)")" = \
-		"$(git -C "$C" rev-parse main)"
-	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
-	contains "$S/$W: ... the nonce is ours" "$d.git/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+	signed_push_to daemon "git://127.0.0.1:$DP/$S.git@$W"
 	# ---- over HTTP (packwire serve): stateless, the nonce comes back in
 	# another request (within receive.certNonceSlop it is ours)
 	git config -f "$d.git/config" http.receivepack true
 	git config -f "$d.git/config" receive.certNonceSlop 60
-	commit_c over-http
-	check "$S/$W: signed push to http://.../$S.git@$W" \
-		git -C "$C" push -q --signed "http://127.0.0.1:$SERVE_PORT/$S.git@$W" main
-	check "$S/$W: ... main maps" test "$(lookup "$d.git" "$(srev "$d.git" main)")" = \
-		"$(git -C "$C" rev-parse main)"
-	contains "$S/$W: ... status G" "$d.git/cert-env" "GIT_PUSH_CERT_STATUS=G"
-	contains "$S/$W: ... the nonce is ours" "$d.git/cert-env" "GIT_PUSH_CERT_NONCE_STATUS=OK"
+	signed_push_to http "http://127.0.0.1:$SERVE_PORT/$S.git@$W"
 	contains "$S/$W: ... the certificate names the $W id" "$d.git/cert-blob" \
 		"$(git -C "$C" rev-parse main) refs/heads/main"
 	check "$S/$W: the map verifies" sh -c '"$1" -C "$2" compat verify >/dev/null' _ "$PACKWIRE" "$d.git"
