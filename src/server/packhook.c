@@ -18,6 +18,7 @@
 #include "packwire/config.h"
 #include "packwire/fs.h"
 #include "packwire/repo.h"
+#include "packwire/transport.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -280,7 +281,7 @@ static int is_shallow(const struct pw_upload_session *s)
 }
 
 /* One GIT_TRACE-style line: prefix, then argv, each quoted as Git's trace
- * quotes it ('...' when it holds anything but [A-Za-z0-9,./:=@_+-]). */
+ * quotes it (pw_sq_quote when it holds anything but [A-Za-z0-9,./:=@_+-]). */
 static void trace_argv(struct pw_upload_session *s, const char *prefix, char **argv, size_t n)
 {
 	static const char plain[] = ",./:=@_+-";
@@ -297,15 +298,8 @@ static void trace_argv(struct pw_upload_session *s, const char *prefix, char **a
 			      (*p >= '0' && *p <= '9') || strchr(plain, *p)))
 				quote = 1;
 		rc = pw_buf_addch(&b, ' ');
-		if (!rc && !quote)
-			rc = pw_buf_adds(&b, argv[i]);
-		else if (!rc) {
-			rc = pw_buf_addch(&b, '\'');
-			for (p = argv[i]; !rc && *p; p++)
-				rc = *p == '\'' ? pw_buf_adds(&b, "'\\''") : pw_buf_addch(&b, *p);
-			if (!rc)
-				rc = pw_buf_addch(&b, '\'');
-		}
+		if (!rc)
+			rc = quote ? pw_sq_quote(&b, argv[i]) : pw_buf_adds(&b, argv[i]);
 	}
 	if (!rc)
 		s->opts.trace_command(s->opts.trace_command_ctx, b.data);
