@@ -45,8 +45,12 @@ int cmd_hash_object(int argc, char **argv)
 	rc = pw_fs_read_file(from_stdin ? "/dev/stdin" : file, &data, 0, &err);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);
-	pw_object_hash(algo, type, data.data, data.len, &oid);
-	printf("%s\n", pw_oid_to_hex(&oid, hex));
+	rc = pw_object_hash(algo, type, data.data, data.len, &oid);
 	pw_buf_free(&data);
+	if (rc) {
+		pw_hash_collision_error(&err, &oid);
+		return pw_cli_fatal("%s", err.msg);
+	}
+	printf("%s\n", pw_oid_to_hex(&oid, hex));
 	return 0;
 }

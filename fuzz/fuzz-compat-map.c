@@ -15,7 +15,7 @@ static int any_lookup(void *data, const struct pw_oid *from, struct pw_oid *out)
 	/* ids starting with 0xff are unknown */
 	if (from->id[0] == 0xff)
 		return PW_ENOTFOUND;
-	pw_hash_buf(to, from->id, pw_oid_rawsz(from), out);
+	(void)!pw_hash_buf(to, from->id, pw_oid_rawsz(from), out);
 	return 0;
 }
 

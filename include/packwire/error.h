@@ -32,6 +32,7 @@ enum pw_errcode {
 	PW_EMISMATCH = -11,    /* old value / algorithm / checksum mismatch */
 	PW_EUNSUPPORTED = -12, /* known but unsupported feature or format */
 	PW_ETOOBIG = -13,      /* a bounded buffer or size limit was exceeded */
+	PW_ECOLLISION = -14,   /* SHA-1 data is part of a collision attack (hash.h) */
 };
 
 #define PW_ERROR_MSG_MAX 1024

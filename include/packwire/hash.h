@@ -29,6 +29,24 @@ struct pw_oid {
 	uint8_t id[PW_MAX_RAWSZ]; /* unused tail is zero */
 };
 
+/*
+ * SHA-1 collision detection. Every SHA-1 that computes an object id from
+ * bytes detects the blocks of the known collision attacks (SHAttered,
+ * SHA-mbles: counter-cryptanalysis along the 32 disturbance vectors, as
+ * Git's sha1dc does): pw_hash_final, pw_hash_final_raw, pw_hash_buf and
+ * pw_object_hash then return PW_ECOLLISION. The digest is still written
+ * (it is the plain SHA-1 of the input), so a caller can name the object in
+ * its message, but the data must be refused: nothing computed from it may be
+ * stored or trusted. pw_hash_collision_error() writes Git's message. SHA-256
+ * has no known collision and never returns it.
+ *
+ * Checksums that are not object ids (the trailers of packs, idx, bitmap and
+ * rev files, the compat map) may use pw_hash_init_checksum and
+ * pw_hash_final_checksum: plain hardware SHA-1 without detection, as Git
+ * 2.47 and later do ("unsafe" SHA-1). A forged trailer gains an attacker
+ * nothing: the objects inside are still hashed with detection.
+ */
+
 /* Opaque incremental hashing state, big enough for either algorithm. */
 struct pw_hash_ctx {
 	const struct pw_hash_algo *algo;
@@ -48,8 +66,15 @@ struct pw_hash_algo {
 	const struct pw_oid *empty_blob;
 	void (*init)(struct pw_hash_ctx *ctx);
 	void (*update)(struct pw_hash_ctx *ctx, const void *data, size_t len);
-	void (*final_raw)(struct pw_hash_ctx *ctx, uint8_t *out);
+	/* 0, or PW_ECOLLISION when the data was part of a collision attack */
+	int (*final_raw)(struct pw_hash_ctx *ctx, uint8_t *out);
 };
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PW_CHECK_RESULT __attribute__((warn_unused_result))
+#else
+#define PW_CHECK_RESULT
+#endif
 
 /* The two algorithms (static, never freed). */
 PW_API extern const struct pw_hash_algo pw_hash_sha1;
@@ -66,14 +91,26 @@ PW_API const struct pw_hash_algo *pw_hash_guess_from_hexlen(size_t hexlen);
 /* The algorithm of an id (NULL when unset). */
 PW_API const struct pw_hash_algo *pw_oid_algo(const struct pw_oid *oid);
 
-/* Incremental hashing: init, any number of updates, then one final
- * (the context may be reused after another init). Never fail. */
+/* Incremental hashing: init, any number of updates, then one final (the
+ * context may be reused after another init). Init and update never fail;
+ * final returns 0 or PW_ECOLLISION (SHA-1 only, see above) and writes the
+ * digest either way. */
 PW_API void pw_hash_init(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
 PW_API void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len);
-PW_API void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
-PW_API void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
-PW_API void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len,
-                        struct pw_oid *out);
+PW_API PW_CHECK_RESULT int pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out);
+PW_API PW_CHECK_RESULT int pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out);
+PW_API PW_CHECK_RESULT int pw_hash_buf(const struct pw_hash_algo *algo, const void *data,
+                                       size_t len, struct pw_oid *out);
+
+/* A checksum that is not an object id (file trailers): the same digest,
+ * without collision detection, so it cannot fail. Update with
+ * pw_hash_update. */
+PW_API void pw_hash_init_checksum(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo);
+PW_API void pw_hash_final_checksum(struct pw_hash_ctx *ctx, uint8_t *out);
+
+/* Git's message for a detected collision, "SHA-1 appears to be part of a
+ * collision attack: <hex>", into err; returns PW_ECOLLISION. */
+PW_API int pw_hash_collision_error(struct pw_error *err, const struct pw_oid *oid);
 
 /* Parse exactly algo->hexsz hex digits (case-insensitive) from `hex`;
  * `len` is how many bytes are available. PW_EINVAL on anything else. */

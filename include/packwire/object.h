@@ -28,8 +28,9 @@ PW_API int pw_object_type_from_name(const char *name, size_t len);
 
 /* Writes "<type> <size>\0" into hdr (>= 32 bytes); returns its length incl. NUL. */
 PW_API size_t pw_object_header(char *hdr, int type, uint64_t size);
-/* The object id of a whole object's content. */
-PW_API void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
-                           struct pw_oid *out);
+/* The object id of a whole object's content: 0, or PW_ECOLLISION when
+ * SHA-1 detects a collision attack (hash.h; *out is still written). */
+PW_API PW_CHECK_RESULT int pw_object_hash(const struct pw_hash_algo *algo, int type,
+                                          const void *data, size_t len, struct pw_oid *out);
 
 #endif

@@ -252,9 +252,9 @@ static int write_index(struct co *c, const char *git_dir)
 		pw_buf_free(&b);
 		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
 	}
-	pw_hash_init(&ctx, c->algo);
+	pw_hash_init_checksum(&ctx, c->algo); /* the index's trailer, not an object id */
 	pw_hash_update(&ctx, b.data, b.len);
-	pw_hash_final_raw(&ctx, sum);
+	pw_hash_final_checksum(&ctx, sum);
 	if (pw_buf_add(&b, sum, c->algo->rawsz)) {
 		pw_buf_free(&b);
 		return pw_error_set(c->err, PW_ENOMEM, "out of memory");

@@ -699,9 +699,14 @@ static int missing_objects(struct pw_dav *d, struct pw_odb *odb, const struct pw
  * that two pushes never write the same temporary file (as Git names them). */
 static void tmp_suffix(const struct pw_dav *d, char *out)
 {
+	struct pw_hash_ctx ctx;
 	struct pw_oid h;
 
-	pw_hash_buf(d->algo, d->locks[0].token, strlen(d->locks[0].token), &h);
+	/* a name for the temporary file, not an object id */
+	pw_hash_init_checksum(&ctx, d->algo);
+	pw_hash_update(&ctx, d->locks[0].token, strlen(d->locks[0].token));
+	pw_oid_zero(&h, d->algo);
+	pw_hash_final_checksum(&ctx, h.id);
 	out[0] = '_';
 	pw_oid_to_hex(&h, out + 1);
 }

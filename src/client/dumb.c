@@ -342,7 +342,8 @@ static int try_loose(struct walk *w, struct store *s, const struct pw_oid *oid)
 	if ((rc = pw_loose_decode((const uint8_t *)w->tmp.data, w->tmp.len, &type, &size, &w->obj,
 	                          w->url.data, w->err)))
 		return rc;
-	pw_object_hash(w->algo, type, w->obj.data, w->obj.len, &got);
+	if (pw_object_hash(w->algo, type, w->obj.data, w->obj.len, &got))
+		return pw_hash_collision_error(w->err, &got);
 	if (!pw_oid_equal(&got, oid)) {
 		char ghex[PW_MAX_HEXSZ + 1];
 

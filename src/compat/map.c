@@ -106,11 +106,14 @@ int pw_compat_pack_map_check(const uint8_t *data, size_t len, const struct pw_ha
 			                    (unsigned)k);
 	}
 	{
-		struct pw_oid sum;
+		struct pw_hash_ctx h;
+		uint8_t sum[PW_MAX_RAWSZ];
 		size_t body = len - storage->rawsz;
 
-		pw_hash_buf(storage, data, body, &sum);
-		if (memcmp(sum.id, data + body, storage->rawsz))
+		pw_hash_init_checksum(&h, storage); /* the trailer: not an object id */
+		pw_hash_update(&h, data, body);
+		pw_hash_final_checksum(&h, sum);
+		if (memcmp(sum, data + body, storage->rawsz))
 			return pw_error_set(err, PW_ECORRUPT,
 			                    "compat map: trailer checksum mismatch");
 	}
@@ -148,8 +151,8 @@ int pw_compat_pack_map_encode(struct pw_buf *out, const struct pw_hash_algo *sto
 {
 	const struct pw_hash_algo *compat = other_algo(storage);
 	uint32_t *pos = NULL, *tmp = NULL, fan[256] = {0};
-	uint8_t hdr[PW_COMPAT_HDR_FIXED], b4[4];
-	struct pw_oid sum;
+	uint8_t hdr[PW_COMPAT_HDR_FIXED], b4[4], sum[PW_MAX_RAWSZ];
+	struct pw_hash_ctx h;
 	int rc = 0;
 
 	pos = malloc(((size_t)nr + 1) * sizeof(*pos));
@@ -185,8 +188,10 @@ int pw_compat_pack_map_encode(struct pw_buf *out, const struct pw_hash_algo *sto
 	free(tmp);
 	if (rc)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	pw_hash_buf(storage, out->data, out->len, &sum);
-	if (pw_buf_add(out, sum.id, storage->rawsz))
+	pw_hash_init_checksum(&h, storage); /* the trailer: not an object id */
+	pw_hash_update(&h, out->data, out->len);
+	pw_hash_final_checksum(&h, sum);
+	if (pw_buf_add(out, sum, storage->rawsz))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	return 0;
 }

@@ -165,7 +165,8 @@ static int record(struct pw_compat_xlate *x, const struct pw_oid *from, int type
 	struct pw_oid to;
 	int rc;
 
-	pw_object_hash(x->o.to, type, data, len, &to);
+	if (pw_object_hash(x->o.to, type, data, len, &to))
+		return pw_hash_collision_error(err, &to);
 	if (pw_compat_pairs_add(&x->done, from, &to))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	x->translated++;

@@ -5,22 +5,41 @@
 #include <openssl/sha.h>
 #include <string.h>
 
+#include "hash/sha1dc-priv.h"
 #include "packwire/hash.h"
 
 _Static_assert(sizeof(SHA_CTX) <= sizeof(((struct pw_hash_ctx *)0)->u.space), "SHA_CTX fits");
 _Static_assert(sizeof(SHA256_CTX) <= sizeof(((struct pw_hash_ctx *)0)->u.space), "SHA256 fits");
+_Static_assert(sizeof(struct pw_sha1dc) <= sizeof(((struct pw_hash_ctx *)0)->u.space),
+               "sha1dc fits");
 
+/* SHA-1 for object ids: with collision detection (sha1dc.c). */
 static void sha1_init(struct pw_hash_ctx *c)
 {
-	SHA1_Init((SHA_CTX *)c->u.space);
+	pw_sha1dc_init((struct pw_sha1dc *)c->u.space);
 }
 static void sha1_update(struct pw_hash_ctx *c, const void *d, size_t n)
 {
+	pw_sha1dc_update((struct pw_sha1dc *)c->u.space, d, n);
+}
+static int sha1_final(struct pw_hash_ctx *c, uint8_t *out)
+{
+	return pw_sha1dc_final((struct pw_sha1dc *)c->u.space, out) ? PW_ECOLLISION : 0;
+}
+
+/* SHA-1 for checksums that are not object ids: OpenSSL's, undetected. */
+static void sha1_plain_init(struct pw_hash_ctx *c)
+{
+	SHA1_Init((SHA_CTX *)c->u.space);
+}
+static void sha1_plain_update(struct pw_hash_ctx *c, const void *d, size_t n)
+{
 	SHA1_Update((SHA_CTX *)c->u.space, d, n);
 }
-static void sha1_final(struct pw_hash_ctx *c, uint8_t *out)
+static int sha1_plain_final(struct pw_hash_ctx *c, uint8_t *out)
 {
 	SHA1_Final(out, (SHA_CTX *)c->u.space);
+	return 0;
 }
 static void sha256_init(struct pw_hash_ctx *c)
 {
@@ -30,9 +49,10 @@ static void sha256_update(struct pw_hash_ctx *c, const void *d, size_t n)
 {
 	SHA256_Update((SHA256_CTX *)c->u.space, d, n);
 }
-static void sha256_final(struct pw_hash_ctx *c, uint8_t *out)
+static int sha256_final(struct pw_hash_ctx *c, uint8_t *out)
 {
 	SHA256_Final(out, (SHA256_CTX *)c->u.space);
+	return 0;
 }
 
 static const struct pw_oid sha1_zero = {PW_HASH_SHA1, {0}};
@@ -56,6 +76,23 @@ static const struct pw_oid sha256_empty_blob = {
 const struct pw_hash_algo pw_hash_sha1 = {
         PW_HASH_SHA1, "sha1",           0x73686131,       20,        40,          64,
         &sha1_zero,   &sha1_empty_tree, &sha1_empty_blob, sha1_init, sha1_update, sha1_final,
+};
+
+/* What pw_hash_init_checksum gives for SHA-1: the same algorithm to every
+ * caller (id, sizes, name), another implementation. */
+static const struct pw_hash_algo sha1_checksum = {
+        PW_HASH_SHA1,
+        "sha1",
+        0x73686131,
+        20,
+        40,
+        64,
+        &sha1_zero,
+        &sha1_empty_tree,
+        &sha1_empty_blob,
+        sha1_plain_init,
+        sha1_plain_update,
+        sha1_plain_final,
 };
 
 const struct pw_hash_algo pw_hash_sha256 = {
@@ -137,25 +174,48 @@ void pw_hash_update(struct pw_hash_ctx *ctx, const void *data, size_t len)
 	ctx->algo->update(ctx, data, len);
 }
 
-void pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out)
+int pw_hash_final(struct pw_hash_ctx *ctx, struct pw_oid *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->algo = (uint8_t)ctx->algo->id;
-	ctx->algo->final_raw(ctx, out->id);
+	return ctx->algo->final_raw(ctx, out->id);
 }
 
-void pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out)
+int pw_hash_final_raw(struct pw_hash_ctx *ctx, uint8_t *out)
 {
-	ctx->algo->final_raw(ctx, out);
+	return ctx->algo->final_raw(ctx, out);
 }
 
-void pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len, struct pw_oid *out)
+void pw_hash_init_checksum(struct pw_hash_ctx *ctx, const struct pw_hash_algo *algo)
+{
+	if (algo->id == PW_HASH_SHA1)
+		algo = &sha1_checksum;
+	pw_hash_init(ctx, algo);
+}
+
+void pw_hash_final_checksum(struct pw_hash_ctx *ctx, uint8_t *out)
+{
+	/* only the detecting SHA-1 can fail, and a checksum context has none;
+	 * a context from pw_hash_init that saw an attack still gets its digest */
+	(void)!ctx->algo->final_raw(ctx, out);
+}
+
+int pw_hash_collision_error(struct pw_error *err, const struct pw_oid *oid)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	return pw_error_set(err, PW_ECOLLISION,
+	                    "SHA-1 appears to be part of a collision attack: %s",
+	                    pw_oid_to_hex(oid, hex));
+}
+
+int pw_hash_buf(const struct pw_hash_algo *algo, const void *data, size_t len, struct pw_oid *out)
 {
 	struct pw_hash_ctx ctx;
 
 	pw_hash_init(&ctx, algo);
 	pw_hash_update(&ctx, data, len);
-	pw_hash_final(&ctx, out);
+	return pw_hash_final(&ctx, out);
 }
 
 int pw_hexval(int c)

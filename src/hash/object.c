@@ -29,8 +29,8 @@ size_t pw_object_header(char *hdr, int type, uint64_t size)
 	return (size_t)n + 1;
 }
 
-void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
-                    struct pw_oid *out)
+int pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, size_t len,
+                   struct pw_oid *out)
 {
 	struct pw_hash_ctx ctx;
 	char hdr[32];
@@ -39,5 +39,5 @@ void pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data,
 	pw_hash_init(&ctx, algo);
 	pw_hash_update(&ctx, hdr, hlen);
 	pw_hash_update(&ctx, data, len);
-	pw_hash_final(&ctx, out);
+	return pw_hash_final(&ctx, out);
 }

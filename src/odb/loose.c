@@ -257,7 +257,8 @@ int pw_loose_write(const char *objects_dir, const struct pw_hash_algo *algo, int
 
 	if (!pw_object_type_name(type))
 		return pw_error_set(err, PW_EINVAL, "cannot write an object of type %d", type);
-	pw_object_hash(algo, type, data, len, oid);
+	if (pw_object_hash(algo, type, data, len, oid))
+		return pw_hash_collision_error(err, oid);
 	hlen = pw_object_header(hdr, type, len);
 	pw_oid_to_hex(oid, hex);
 	if ((rc = pw_loose_path(&path, objects_dir, oid)) ||

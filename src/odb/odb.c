@@ -497,7 +497,8 @@ static int verify(struct pw_odb *odb, const struct pw_oid *oid, int type, const 
 	struct pw_oid got;
 	char hex[PW_MAX_HEXSZ + 1], ghex[PW_MAX_HEXSZ + 1];
 
-	pw_object_hash(odb->algo, type, b->data, b->len, &got);
+	if (pw_object_hash(odb->algo, type, b->data, b->len, &got))
+		return pw_hash_collision_error(&odb->err, &got);
 	if (pw_oid_equal(&got, oid))
 		return 0;
 	return pw_error_set(&odb->err, PW_ECORRUPT,
@@ -576,7 +577,8 @@ int pw_odb_exists(struct pw_odb *odb, const struct pw_oid *oid)
 int pw_odb_write_loose(struct pw_odb *odb, int type, const void *data, size_t len,
                        struct pw_oid *out)
 {
-	pw_object_hash(odb->algo, type, data, len, out);
+	if (pw_object_hash(odb->algo, type, data, len, out))
+		return pw_hash_collision_error(&odb->err, out);
 	/* the empty tree "exists" without a file: Git writes one all the same */
 	if (pw_odb_exists(odb, out) && !pw_oid_equal(out, odb->algo->empty_tree))
 		return 0;

@@ -656,9 +656,9 @@ int pw_pack_verify_checksum(struct pw_pack *p, struct pw_error *err)
 	struct pw_hash_ctx ctx;
 	uint8_t sum[PW_MAX_RAWSZ];
 
-	pw_hash_init(&ctx, p->algo);
+	pw_hash_init_checksum(&ctx, p->algo); /* the trailer: not an object id */
 	pw_hash_update(&ctx, p->data, p->size - rawsz);
-	pw_hash_final_raw(&ctx, sum);
+	pw_hash_final_checksum(&ctx, sum);
 	if (memcmp(sum, p->data + p->size - rawsz, rawsz))
 		return pw_error_set(err, PW_ECORRUPT,
 		                    "pack %s: checksum mismatch: the content does not hash to the "

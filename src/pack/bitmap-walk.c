@@ -1293,12 +1293,12 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	o.w = w;
 	o.fn = fn;
 	o.ctx = ctx;
-	pw_hash_init(&o.hash, pack->algo);
+	pw_hash_init_checksum(&o.hash, pack->algo); /* the pack's trailer */
 	pw_pack_header_encode(hdr, total);
 	if ((rc = out_add(&o, hdr, sizeof(hdr))) ||
 	    (rc = write_entries(&o, &comp, opts, newoff, &st)) || (rc = out_flush(&o)))
 		goto out;
-	pw_hash_final_raw(&o.hash, trailer);
+	pw_hash_final_checksum(&o.hash, trailer);
 	if ((rc = fn(ctx, trailer, pack->algo->rawsz, &w->err)))
 		goto out;
 	o.pos += pack->algo->rawsz;

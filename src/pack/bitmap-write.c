@@ -759,9 +759,9 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 		pw_put_be32(hb, b->objs[i].hash);
 		pw_buf_add(o, hb, 4);
 	}
-	pw_hash_init(&h, b->algo);
+	pw_hash_init_checksum(&h, b->algo); /* the .bitmap trailer */
 	pw_hash_update(&h, o->data, o->len);
-	pw_hash_final_raw(&h, sum);
+	pw_hash_final_checksum(&h, sum);
 	return pw_buf_add(o, sum, b->algo->rawsz) ? nomem(b) : 0;
 }
 

@@ -108,7 +108,7 @@ int pw_idx_write(const struct pw_hash_algo *algo, const struct pw_idx_entry *con
 	o->len = 0;
 	o->err = err;
 	o->rc = 0;
-	pw_hash_init(&o->hash, algo);
+	pw_hash_init_checksum(&o->hash, algo); /* the .idx trailer */
 
 	if (version == 2) {
 		uint32_t large = 0;
@@ -150,7 +150,7 @@ int pw_idx_write(const struct pw_hash_algo *algo, const struct pw_idx_entry *con
 	out_flush(o);
 	rc = o->rc;
 	if (!rc) {
-		pw_hash_final_raw(&o->hash, sum);
+		pw_hash_final_checksum(&o->hash, sum);
 		rc = fn(ctx, sum, rawsz, err);
 		if (!rc && idx_checksum)
 			memcpy(idx_checksum, sum, rawsz);

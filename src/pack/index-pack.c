@@ -516,7 +516,9 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 					pw_hash_init(&h, ip->algo);
 					pw_hash_update(&h, hdr, hl);
 					pw_hash_update(&h, ip->scratch.data, (size_t)o->size);
-					pw_hash_final(&h, &o->e.oid);
+					if (pw_hash_final(&h, &o->e.oid))
+						return pw_hash_collision_error(&ip->err,
+						                               &o->e.oid);
 					o->real_type = o->type;
 					if (check)
 						return check_obj(ip, &ip->links, o->type,
@@ -536,7 +538,8 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 	rc = inflate_stream(ip, in, o, whole ? &h : NULL, check ? &ip->scratch : NULL);
 	if (rc || !whole)
 		return rc;
-	pw_hash_final(&h, &o->e.oid);
+	if (pw_hash_final(&h, &o->e.oid))
+		return pw_hash_collision_error(&ip->err, &o->e.oid);
 	o->real_type = o->type;
 	if (check)
 		return check_obj(ip, &ip->links, o->type, ip->scratch.data, ip->scratch.len,
@@ -554,7 +557,7 @@ static int looks_like_trailer(struct pw_ipack *ip, struct ip_in *in, size_t avai
 	if (!in->eof || avail != ip->algo->rawsz || in_flush(in, &ip->err))
 		return 0;
 	h = in->hash;
-	pw_hash_final_raw(&h, sum);
+	pw_hash_final_checksum(&h, sum);
 	return !memcmp(sum, in->data + in->pos, ip->algo->rawsz);
 }
 
@@ -704,7 +707,7 @@ static int parse_trailer(struct pw_ipack *ip, struct ip_in *in)
 	ip->pack_end = ip->data_end = in_offset(in);
 	if ((rc = in_flush(in, &ip->err)))
 		return rc;
-	pw_hash_final_raw(&in->hash, sum);
+	pw_hash_final_checksum(&in->hash, sum);
 	avail = in_fill2(in, rawsz, rawsz + 1, &ip->err);
 	if (avail < 0)
 		return (int)avail;
@@ -758,7 +761,9 @@ static int parse(struct pw_ipack *ip, struct ip_in *in)
 	if (ip->parsed)
 		return pw_error_set(&ip->err, PW_EINVAL, "pack already parsed");
 	ip->parsed = 1;
-	pw_hash_init(&in->hash, ip->algo);
+	/* The pack's trailer is a checksum, not an object id: no collision
+	 * detection there (the objects are hashed with it below). */
+	pw_hash_init_checksum(&in->hash, ip->algo);
 	if ((rc = parse_header(ip, in)))
 		return rc;
 	for (i = 0; i < ip->nr_header; i++) {
@@ -1247,7 +1252,8 @@ static int run_stack(struct worker *w)
 			w->held -= f->len;
 			frame_release(f);
 		}
-		pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid);
+		if (pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid))
+			return pw_hash_collision_error(&w->err, &o->e.oid);
 		o->depth = f->depth + 1;
 		o->base = f->obj;
 		if ((ip->opts.check_objects || wants_links(ip)) && f->type != PW_OBJ_BLOB &&
@@ -1506,7 +1512,7 @@ static int rewrite_trailer(struct pw_ipack *ip, uint64_t end)
 	buf = malloc(1 << 20);
 	if (!buf)
 		return pw_error_set(&ip->err, PW_ENOMEM, "out of memory");
-	pw_hash_init(&h, ip->algo);
+	pw_hash_init_checksum(&h, ip->algo); /* the new trailer of a fixed thin pack */
 	while (off < end) {
 		size_t want = end - off > (1 << 20) ? (1 << 20) : (size_t)(end - off);
 		ssize_t n = pread(ip->out_fd, buf, want, (off_t)off);
@@ -1522,7 +1528,7 @@ static int rewrite_trailer(struct pw_ipack *ip, uint64_t end)
 		off += (uint64_t)n;
 	}
 	free(buf);
-	pw_hash_final_raw(&h, ip->checksum);
+	pw_hash_final_checksum(&h, ip->checksum);
 	if ((rc = pwrite_all(ip->out_fd, ip->checksum, ip->algo->rawsz, end, &ip->err)))
 		return rc;
 	if (ftruncate(ip->out_fd, (off_t)(end + ip->algo->rawsz)))
@@ -1556,7 +1562,10 @@ static int fix_thin(struct pw_ipack *ip, struct worker *w)
 			continue;
 		if (ip->opts.read_object(ip->opts.odb_ctx, &base, &type, &data))
 			continue;
-		pw_object_hash(ip->algo, type, data.data, data.len, &check);
+		if (pw_object_hash(ip->algo, type, data.data, data.len, &check)) {
+			rc = pw_hash_collision_error(&ip->err, &check);
+			break;
+		}
 		if (!pw_oid_equal(&check, &base)) {
 			char hex[PW_MAX_HEXSZ + 1];
 

@@ -1509,7 +1509,9 @@ static int write_all(struct pw_pack_writer *w)
 		free(stack);
 		return rc;
 	}
-	pw_hash_init(&w->hash, w->out_algo);
+	/* The trailer is a checksum of what is written, not an object id: the
+	 * plain SHA-1, as Git 2.47 and later use for it. */
+	pw_hash_init_checksum(&w->hash, w->out_algo);
 	pw_pack_header_encode(head, (uint32_t)w->nr_send);
 	rc = out_write(w, head, sizeof(head));
 	progress(w, "Writing objects", 0, w->nr_send, 0);
@@ -1545,7 +1547,7 @@ static int write_all(struct pw_pack_writer *w)
 	if (!rc)
 		rc = out_flush(w);
 	if (!rc) {
-		pw_hash_final_raw(&w->hash, w->checksum);
+		pw_hash_final_checksum(&w->hash, w->checksum);
 		rc = w->out_fn(w->out_ctx, w->checksum, w->out_algo->rawsz, &w->err);
 		w->pos += w->out_algo->rawsz;
 		w->stats.bytes = w->pos;

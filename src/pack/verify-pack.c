@@ -59,9 +59,9 @@ int pw_idx_verify(const struct pw_ipack *ip, const struct pw_hash_algo *algo, co
 	{
 		struct pw_hash_ctx h;
 
-		pw_hash_init(&h, algo);
+		pw_hash_init_checksum(&h, algo); /* the .idx trailer */
 		pw_hash_update(&h, idx, len - rawsz);
-		pw_hash_final_raw(&h, sum);
+		pw_hash_final_checksum(&h, sum);
 	}
 	if (memcmp(sum, trailer + rawsz, rawsz))
 		return pw_error_set(err, PW_ECORRUPT, "%s: index checksum mismatch (index corrupt)",

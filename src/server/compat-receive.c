@@ -672,7 +672,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		                  strerror(errno));
 		goto out;
 	}
-	pw_hash_init(&w.hash, c->storage);
+	pw_hash_init_checksum(&w.hash, c->storage); /* the pack's trailer */
 	{
 		uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
 
@@ -691,7 +691,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		                  (unsigned)w.nr, (unsigned)count);
 		goto out;
 	}
-	pw_hash_final_raw(&w.hash, sum);
+	pw_hash_final_checksum(&w.hash, sum);
 	if (pw_buf_add(&w.out, sum, c->storage->rawsz)) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;

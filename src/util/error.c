@@ -84,6 +84,8 @@ const char *pw_strerror(int code)
 		return "unsupported";
 	case PW_ETOOBIG:
 		return "too large";
+	case PW_ECOLLISION:
+		return "SHA-1 collision attack detected";
 	default:
 		return "error";
 	}

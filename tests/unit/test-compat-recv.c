@@ -154,7 +154,7 @@ static void test_errors(const struct pw_hash_algo *a)
 	if (mkdir_tmp(da))
 		return;
 	CHECK_EQ_INT(pw_odb_open(&oa, da, a, &err), 0);
-	pw_hash_buf(a, "ghost", 5, &ghost);
+	CHECK_EQ_INT(pw_hash_buf(a, "ghost", 5, &ghost), 0);
 	commit_of(&buf, &ghost); /* its tree is not there */
 	put(oa, PW_OBJ_COMMIT, buf.data, buf.len, &commit);
 	xo.from = a;
@@ -165,7 +165,7 @@ static void test_errors(const struct pw_hash_algo *a)
 	CHECK_EQ_INT(pw_compat_xlate_object(x, &commit, &err), PW_ENOTFOUND);
 	CHECK(strstr(err.msg, "is missing") != NULL);
 
-	pw_hash_buf(a, "submodule", 9, &sub);
+	CHECK_EQ_INT(pw_hash_buf(a, "submodule", 9, &sub), 0);
 	tree1(&buf, "160000", "sub", &sub);
 	put(oa, PW_OBJ_TREE, buf.data, buf.len, &mod);
 	tree1(&buf, "40000", "mod", &mod);
@@ -307,7 +307,7 @@ static void test_commands(const struct pw_hash_algo *s)
 	CHECK(pw_rp_compat_wire(c) == w);
 	CHECK_EQ_INT(pw_rp_compat_to_wire(c, &commit, &wcommit), 0);
 	CHECK_EQ_INT(wcommit.algo, w->id);
-	pw_hash_buf(w, "nobody", 6, &unknown);
+	CHECK_EQ_INT(pw_hash_buf(w, "nobody", 6, &unknown), 0);
 
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.name = "refs/heads/main";

@@ -28,7 +28,7 @@ static int checksum_ok(const struct pw_hash_algo *algo, const struct pw_buf *b)
 {
 	struct pw_oid sum;
 
-	pw_hash_buf(algo, b->data, b->len - algo->rawsz, &sum);
+	CHECK_EQ_INT(pw_hash_buf(algo, b->data, b->len - algo->rawsz, &sum), 0);
 	return !memcmp(sum.id, b->data + b->len - algo->rawsz, algo->rawsz);
 }
 

@@ -71,7 +71,7 @@ static void test_algo(const struct pw_hash_algo *algo)
 	pw_buf_add(&pack, hdr, 12);
 	offsets[nr] = pack.len;
 	add_entry(&pack, PW_OBJ_BLOB, base, sizeof(base), 0, NULL);
-	pw_object_hash(algo, PW_OBJ_BLOB, base, sizeof(base), &want[nr++]);
+	CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, base, sizeof(base), &want[nr++]), 0);
 	base_oid = want[0];
 	for (c = 0; c < CHAINS; c++) {
 		size_t prev = 0;
@@ -92,13 +92,15 @@ static void test_algo(const struct pw_hash_algo *algo)
 				add_entry(&pack, PW_OBJ_OFS_DELTA, delta, dl,
 				          offsets[nr] - (d ? offsets[prev] : offsets[0]), NULL);
 			pw_buf_add(&content, tail, tl);
-			pw_object_hash(algo, PW_OBJ_BLOB, content.data, content.len, &want[nr]);
+			CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, content.data, content.len,
+			                            &want[nr]),
+			             0);
 			prev = nr++;
 		}
 	}
 	pw_hash_init(&h, algo);
 	pw_hash_update(&h, pack.data, pack.len);
-	pw_hash_final_raw(&h, sum);
+	CHECK_EQ_INT(pw_hash_final_raw(&h, sum), 0);
 	pw_buf_add(&pack, sum, algo->rawsz);
 
 	for (threads = 1; threads <= 3; threads++)
@@ -192,7 +194,7 @@ static void lp_finish(struct lpack *p, const struct pw_hash_algo *algo)
 	memcpy(p->buf.data, hdr, 12);
 	pw_hash_init(&h, algo);
 	pw_hash_update(&h, p->buf.data, p->buf.len);
-	pw_hash_final_raw(&h, sum);
+	CHECK_EQ_INT(pw_hash_final_raw(&h, sum), 0);
 	pw_buf_add(&p->buf, sum, algo->rawsz);
 }
 
@@ -249,7 +251,7 @@ static void lp_build(struct lpack *p, const struct pw_hash_algo *algo, enum lcas
 	for (i = 0; i < NBLOBS; i++) {
 		int n = snprintf(name, sizeof(name), "blob %d\n", i);
 
-		pw_object_hash(algo, PW_OBJ_BLOB, name, (size_t)n, &blob);
+		CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, name, (size_t)n, &blob), 0);
 		if (c == L_NO_BLOB && i == NBLOBS / 2)
 			*dropped = blob;
 		else
@@ -265,9 +267,9 @@ static void lp_build(struct lpack *p, const struct pw_hash_algo *algo, enum lcas
 	}
 	tree_at = p->nr;
 	lp_add(p, PW_OBJ_TREE, tree.data, tree.len, -1);
-	pw_object_hash(algo, PW_OBJ_TREE, tree.data, tree.len, &tree_oid);
+	CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_TREE, tree.data, tree.len, &tree_oid), 0);
 	/* the tree again with one entry more, as a delta: links from a resolver */
-	pw_object_hash(algo, PW_OBJ_BLOB, "extra\n", 6, &extra);
+	CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, "extra\n", 6, &extra), 0);
 	if (c == L_NO_DELTA_BLOB)
 		*dropped = extra;
 	else

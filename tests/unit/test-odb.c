@@ -51,7 +51,7 @@ static void test_loose(const struct pw_hash_algo *algo)
 		return;
 	CHECK(pw_odb_algo(odb) == algo);
 	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "hello\n", 6, &oid), 0);
-	pw_object_hash(algo, PW_OBJ_BLOB, "hello\n", 6, &oid2);
+	CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, "hello\n", 6, &oid2), 0);
 	CHECK(pw_oid_equal(&oid, &oid2));
 	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "hello\n", 6, &oid), 0); /* again */
 	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_TREE, "", 0, &oid2), 0);
@@ -64,7 +64,7 @@ static void test_loose(const struct pw_hash_algo *algo)
 	CHECK_EQ_INT(pw_odb_read_header(odb, &oid2, &type, &size), 0);
 	CHECK_EQ_INT(type, PW_OBJ_TREE);
 	CHECK_EQ_INT(size, 0);
-	pw_object_hash(algo, PW_OBJ_BLOB, "nope", 4, &missing);
+	CHECK_EQ_INT(pw_object_hash(algo, PW_OBJ_BLOB, "nope", 4, &missing), 0);
 	CHECK_EQ_INT(pw_odb_exists(odb, &missing), 0);
 	CHECK_EQ_INT(pw_odb_read(odb, &missing, &type, &out), PW_ENOTFOUND);
 	CHECK(strstr(pw_odb_error(odb)->msg, "not found") != NULL);
@@ -72,8 +72,9 @@ static void test_loose(const struct pw_hash_algo *algo)
 	CHECK_EQ_INT(n, 2);
 
 	/* an id of the other algorithm is refused */
-	pw_object_hash(algo == &pw_hash_sha1 ? &pw_hash_sha256 : &pw_hash_sha1, PW_OBJ_BLOB, "x", 1,
-	               &oid2);
+	CHECK_EQ_INT(pw_object_hash(algo == &pw_hash_sha1 ? &pw_hash_sha256 : &pw_hash_sha1,
+	                            PW_OBJ_BLOB, "x", 1, &oid2),
+	             0);
 	CHECK_EQ_INT(pw_odb_read(odb, &oid2, &type, &out), PW_EINVAL);
 
 	/* a corrupt copy: verification catches a swapped file */

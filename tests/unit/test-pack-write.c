@@ -69,7 +69,7 @@ static long parse_pack(const struct pw_hash_algo *algo, const struct pw_buf *pac
 	if (pack->len < PW_PACK_HEADER_SIZE + algo->rawsz ||
 	    pw_pack_header_decode(p, pack->len, &nr, &err))
 		return -1;
-	pw_hash_buf(algo, p, pack->len - algo->rawsz, &sum);
+	CHECK_EQ_INT(pw_hash_buf(algo, p, pack->len - algo->rawsz, &sum), 0);
 	if (memcmp(sum.id, p + pack->len - algo->rawsz, algo->rawsz))
 		return -1;
 	objs = calloc(nr + 1, sizeof(*objs));
@@ -120,8 +120,9 @@ static long parse_pack(const struct pw_hash_algo *algo, const struct pw_buf *pac
 			objs[i].type = btype;
 		}
 		pos += h.hdr_len + used;
-		pw_object_hash(algo, objs[i].type, objs[i].data.data, objs[i].data.len,
-		               &objs[i].oid);
+		CHECK_EQ_INT(pw_object_hash(algo, objs[i].type, objs[i].data.data, objs[i].data.len,
+		                            &objs[i].oid),
+		             0);
 	}
 	(void)raw;
 	pw_buf_free(&delta);

@@ -29,7 +29,7 @@ static int exists(struct pw_repo *repo, const char *name)
 
 static void fake_oid(const struct pw_hash_algo *algo, const char *seed, struct pw_oid *out)
 {
-	pw_hash_buf(algo, seed, strlen(seed), out);
+	CHECK_EQ_INT(pw_hash_buf(algo, seed, strlen(seed), out), 0);
 }
 
 static int collect(const struct pw_ref *ref, void *data)

@@ -1,0 +1,61 @@
+/* SHA-1 with collision detection (counter-cryptanalysis, Stevens 2013).
+ *
+ * A block can be one half of a collision made along a disturbance vector
+ * (DV) only if its expanded message words meet that DV's unavoidable bit
+ * conditions. Those depend on the message alone, so they are checked for
+ * many blocks at once in vector lanes while a hardware SHA-1 compresses.
+ * Only a block that meets some DV's conditions (about one in 30 of honest
+ * data) is run again in software, keeping the working states, and
+ * recompressed with the DV's message difference: if the other message's
+ * chaining value leads to the same output, the block is an attack. */
+#ifndef PW_HASH_SHA1DC_PRIV_H
+#define PW_HASH_SHA1DC_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PW_SHA1DC_NDV 32
+/* The most blocks one bit-condition pass looks at (the AVX-512 lanes). */
+#define PW_SHA1DC_BATCH 16
+
+struct pw_sha1dc_dv {
+	uint8_t type, k, b, testt; /* I(K,b) or II(K,b); recompress from step testt */
+	uint32_t dm[80];           /* message difference of an attack block */
+};
+extern const struct pw_sha1dc_dv pw_sha1dc_dvs[PW_SHA1DC_NDV];
+
+struct pw_sha1dc {
+	uint32_t ihv[5];
+	uint32_t buflen;
+	uint64_t total;
+	uint32_t collision; /* a block so far was part of an attack */
+	uint8_t buf[64];
+};
+
+void pw_sha1dc_init(struct pw_sha1dc *c);
+void pw_sha1dc_update(struct pw_sha1dc *c, const void *data, size_t len);
+/* The digest into out; returns 1 when some block was part of a collision
+ * attack, else 0. */
+int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20]);
+
+/* The implementations, for the tests and the bench: AUTO picks the best the
+ * CPU has. Select returns 0, or -1 (and changes nothing) when it lacks it.
+ * Process-wide: call it before hashing starts. */
+enum pw_sha1dc_impl {
+	PW_SHA1DC_AUTO,
+	PW_SHA1DC_GENERIC, /* plain C bit conditions, OpenSSL compression */
+	PW_SHA1DC_AVX2,    /* 8 blocks a pass */
+	PW_SHA1DC_AVX512,  /* 16 blocks a pass */
+};
+int pw_sha1dc_select(enum pw_sha1dc_impl impl);
+const char *pw_sha1dc_impl_name(void);
+
+/* Kernels. ubc: of the n (1..PW_SHA1DC_BATCH) blocks at p, a bit per block
+ * that meets some DV's conditions; dvs[i] gets those DVs for each such block. */
+typedef uint32_t (*pw_sha1dc_ubc_fn)(const uint8_t *p, size_t n, uint32_t *dvs);
+uint32_t pw_sha1dc__ubc_generic(const uint8_t *p, size_t n, uint32_t *dvs);
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void);   /* NULL when not built or not there */
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx512(void); /* NULL when not built or not there */
+size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn);
+
+#endif

@@ -1,0 +1,257 @@
+/* The bit conditions of SHA-1 collision detection for many blocks at once:
+ * one block per 32-bit lane, 8 lanes with AVX2 and 16 with AVX-512. The
+ * message words are transposed so that a vector holds word t of every block,
+ * expanded to W[64] (the conditions use W[35..64]) and tested with the
+ * generated code of sha1dc-ubc.inc. Built for any x86-64 and used only when
+ * the CPU has the instructions (checked once at run time). */
+#include <string.h>
+
+#include "hash/sha1dc-priv.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define AVX2_TARGET   __attribute__((target("avx2")))
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
+
+/* For each flagged lane, which DVs passed: bit 0 of lane i of pass[dv]. */
+static void lanes_to_dvs(const uint32_t (*pass)[PW_SHA1DC_BATCH], uint32_t flagged, uint32_t *dvs)
+{
+	while (flagged) {
+		int i = __builtin_ctz(flagged), dv;
+		uint32_t m = 0;
+
+		flagged &= flagged - 1;
+		for (dv = 0; dv < PW_SHA1DC_NDV; dv++)
+			m |= (pass[dv][i] & 1u) << dv;
+		dvs[i] = m;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* AVX2: 8 blocks. */
+
+AVX2_TARGET static inline __m256i rol256(__m256i x, int n)
+{
+	return _mm256_or_si256(_mm256_slli_epi32(x, n), _mm256_srli_epi32(x, 32 - n));
+}
+
+/* Rows r[0..7] (8 words each) become columns: r[t] = word t of every row. */
+AVX2_TARGET static inline void transpose8(__m256i r[8])
+{
+	__m256i a[8], b[8];
+	int i;
+
+	for (i = 0; i < 8; i += 2) {
+		a[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+		a[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	for (i = 0; i < 8; i += 4) {
+		b[i] = _mm256_unpacklo_epi64(a[i], a[i + 2]);
+		b[i + 1] = _mm256_unpackhi_epi64(a[i], a[i + 2]);
+		b[i + 2] = _mm256_unpacklo_epi64(a[i + 1], a[i + 3]);
+		b[i + 3] = _mm256_unpackhi_epi64(a[i + 1], a[i + 3]);
+	}
+	/* b[j] (rows 0-3) and b[4 + j] (rows 4-7): 128-bit lane k holds word
+	 * 4k + j of its four rows. */
+	for (i = 0; i < 4; i++) {
+		r[i] = _mm256_permute2x128_si256(b[i], b[4 + i], 0x20);
+		r[4 + i] = _mm256_permute2x128_si256(b[i], b[4 + i], 0x31);
+	}
+}
+
+AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *p, size_t n, uint32_t *dvs)
+{
+	const __m256i bswap =
+	        _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0,
+	                         7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+	__m256i w[65], lo[8], hi[8];
+	uint32_t pass[PW_SHA1DC_NDV][PW_SHA1DC_BATCH];
+	__m256i any = _mm256_setzero_si256();
+	uint32_t flagged;
+	size_t i;
+	int t;
+
+	for (i = 0; i < 8; i++) {
+		if (i < n) {
+			lo[i] = _mm256_loadu_si256((const __m256i *)(p + 64 * i));
+			hi[i] = _mm256_loadu_si256((const __m256i *)(p + 64 * i + 32));
+		} else {
+			lo[i] = hi[i] = _mm256_setzero_si256();
+		}
+	}
+	transpose8(lo);
+	transpose8(hi);
+	for (t = 0; t < 8; t++) {
+		w[t] = _mm256_shuffle_epi8(lo[t], bswap);
+		w[8 + t] = _mm256_shuffle_epi8(hi[t], bswap);
+	}
+	for (t = 16; t <= 64; t++)
+		w[t] = rol256(_mm256_xor_si256(_mm256_xor_si256(w[t - 3], w[t - 8]),
+		                               _mm256_xor_si256(w[t - 14], w[t - 16])),
+		              1);
+
+#define V              __m256i
+#define W(t)           w[t]
+#define V_ROL(x, n)    rol256((x), (n))
+#define V_XOR(a, b)    _mm256_xor_si256((a), (b))
+#define V_OR(a, b)     _mm256_or_si256((a), (b))
+#define V_AND(a, b)    _mm256_and_si256((a), (b))
+#define V_ANDNOT(a, b) _mm256_andnot_si256((a), (b))
+#define V_ZERO         _mm256_setzero_si256()
+#define V_ONES         _mm256_set1_epi32(-1)
+#define PASS(dv, x)                                                                                \
+	do {                                                                                       \
+		__m256i pass_ = (x);                                                               \
+		_mm256_storeu_si256((__m256i *)pass[dv], pass_);                                   \
+		any = _mm256_or_si256(any, pass_);                                                 \
+	} while (0)
+#include "hash/sha1dc-ubc.inc"
+#undef V
+#undef W
+#undef V_ROL
+#undef V_XOR
+#undef V_OR
+#undef V_AND
+#undef V_ANDNOT
+#undef V_ZERO
+#undef V_ONES
+#undef PASS
+
+	any = _mm256_slli_epi32(any, 31); /* bit 0 to the sign bit */
+	flagged = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(any));
+	flagged &= n >= 8 ? 0xffu : (1u << n) - 1;
+	if (flagged)
+		lanes_to_dvs((const uint32_t(*)[PW_SHA1DC_BATCH])pass, flagged, dvs);
+	return flagged;
+}
+
+/* ------------------------------------------------------------------ */
+/* AVX-512: 16 blocks. */
+
+/* Rows r[0..15] (16 words each) become columns: r[t] = word t of every row. */
+AVX512_TARGET static inline void transpose16(__m512i r[16])
+{
+	__m512i a[16], b[16];
+	int i, j;
+
+	for (i = 0; i < 16; i += 2) {
+		a[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		a[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	/* b[4g + j]: rows 4g..4g+3, 128-bit lane k holds word 4k + j */
+	for (i = 0; i < 16; i += 4) {
+		b[i] = _mm512_unpacklo_epi64(a[i], a[i + 2]);
+		b[i + 1] = _mm512_unpackhi_epi64(a[i], a[i + 2]);
+		b[i + 2] = _mm512_unpacklo_epi64(a[i + 1], a[i + 3]);
+		b[i + 3] = _mm512_unpackhi_epi64(a[i + 1], a[i + 3]);
+	}
+	for (j = 0; j < 4; j++) {
+		__m512i x0 = _mm512_shuffle_i32x4(b[j], b[4 + j], 0x44);
+		__m512i x1 = _mm512_shuffle_i32x4(b[j], b[4 + j], 0xee);
+		__m512i y0 = _mm512_shuffle_i32x4(b[8 + j], b[12 + j], 0x44);
+		__m512i y1 = _mm512_shuffle_i32x4(b[8 + j], b[12 + j], 0xee);
+
+		r[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
+		r[4 + j] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
+		r[8 + j] = _mm512_shuffle_i32x4(x1, y1, 0x88);
+		r[12 + j] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
+	}
+}
+
+AVX512_TARGET static uint32_t ubc_avx512(const uint8_t *p, size_t n, uint32_t *dvs)
+{
+	const __m512i bswap = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
+	__m512i w[65];
+	uint32_t pass[PW_SHA1DC_NDV][PW_SHA1DC_BATCH];
+	__m512i any = _mm512_setzero_si512();
+	uint32_t flagged;
+	size_t i;
+	int t;
+
+	for (i = 0; i < 16; i++)
+		w[i] = i < n ? _mm512_loadu_si512((const void *)(p + 64 * i))
+		             : _mm512_setzero_si512();
+	transpose16(w);
+	for (t = 0; t < 16; t++)
+		w[t] = _mm512_shuffle_epi8(w[t], bswap);
+	for (t = 16; t <= 64; t++)
+		w[t] = _mm512_rol_epi32(
+		        _mm512_ternarylogic_epi32(w[t - 3], w[t - 8], w[t - 14], 0x96) ^ w[t - 16],
+		        1);
+
+#define V              __m512i
+#define W(t)           w[t]
+#define V_ROL(x, n)    _mm512_rol_epi32((x), (n))
+#define V_XOR(a, b)    _mm512_xor_si512((a), (b))
+#define V_OR(a, b)     _mm512_or_si512((a), (b))
+#define V_AND(a, b)    _mm512_and_si512((a), (b))
+#define V_ANDNOT(a, b) _mm512_andnot_si512((a), (b))
+#define V_ZERO         _mm512_setzero_si512()
+#define V_ONES         _mm512_set1_epi32(-1)
+#define PASS(dv, x)                                                                                \
+	do {                                                                                       \
+		__m512i pass_ = (x);                                                               \
+		_mm512_storeu_si512((void *)pass[dv], pass_);                                      \
+		any = _mm512_or_si512(any, pass_);                                                 \
+	} while (0)
+#include "hash/sha1dc-ubc.inc"
+#undef V
+#undef W
+#undef V_ROL
+#undef V_XOR
+#undef V_OR
+#undef V_AND
+#undef V_ANDNOT
+#undef V_ZERO
+#undef V_ONES
+#undef PASS
+
+	flagged = _mm512_test_epi32_mask(any, _mm512_set1_epi32(1));
+	flagged &= n >= 16 ? 0xffffu : (1u << n) - 1;
+	if (flagged)
+		lanes_to_dvs((const uint32_t(*)[PW_SHA1DC_BATCH])pass, flagged, dvs);
+	return flagged;
+}
+
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") ? ubc_avx2 : NULL;
+}
+
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? ubc_avx512
+	                                                                               : NULL;
+}
+
+size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn)
+{
+	if (fn == ubc_avx512)
+		return 16;
+	if (fn == ubc_avx2)
+		return 8;
+	return PW_SHA1DC_BATCH;
+}
+
+#else
+
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
+{
+	return NULL;
+}
+
+pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx512(void)
+{
+	return NULL;
+}
+
+size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn)
+{
+	(void)fn;
+	return PW_SHA1DC_BATCH;
+}
+
+#endif

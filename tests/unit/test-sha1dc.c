@@ -1,0 +1,280 @@
+/* SHA-1 collision detection: the attack vectors are detected, everything
+ * else hashes as plain SHA-1 (OpenSSL), in every implementation this CPU
+ * has, with the input split every way across update calls. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <openssl/sha.h>
+#include <stdlib.h>
+
+#include "hash/sha1dc-priv.h"
+#include "packwire/packwire.h"
+#include "test.h"
+
+struct vec {
+	const char *file;
+	int detected;
+	const char *sha1; /* plain SHA-1 */
+};
+
+/* tests/data/sha1dc: the two SHA-mbles files, the reduced-round collision,
+ * and the first 320 bytes of each SHAttered PDF (its two attack blocks end
+ * there, so the prefixes already collide). */
+static const struct vec small[] = {
+        {"shattered-1-320.bin", 1, "f92d74e3874587aaf443d1db961d4e26dde13e9c"},
+        {"shattered-2-320.bin", 1, "f92d74e3874587aaf443d1db961d4e26dde13e9c"},
+        {"sha-mbles-1.bin", 1, "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0"},
+        {"sha-mbles-2.bin", 1, "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0"},
+        {"sha1_reducedsha_coll.bin", 0, "a56374e1cf4c3746499bc7c0acb39498ad2ee185"},
+};
+
+/* ../shared/sha1dc/vectors, when it is there: the whole files. */
+static const struct vec full[] = {
+        {"shattered-1.pdf", 1, "38762cf7f55934b34d179ae6a4c80cadccbb7f0a"},
+        {"shattered-2.pdf", 1, "38762cf7f55934b34d179ae6a4c80cadccbb7f0a"},
+        {"sha-mbles-1.bin", 1, "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0"},
+        {"sha-mbles-2.bin", 1, "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0"},
+        {"sha1_reducedsha_coll.bin", 0, "a56374e1cf4c3746499bc7c0acb39498ad2ee185"},
+};
+
+static uint8_t *read_file(const char *dir, const char *name, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+	uint8_t *data = NULL;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (data = malloc((size_t)n + 1)) && fread(data, 1, (size_t)n, f) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(data);
+		data = NULL;
+	}
+	fclose(f);
+	return data;
+}
+
+static void hex20(const uint8_t *d, char *out)
+{
+	int i;
+
+	for (i = 0; i < 20; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+/* Hash data in pieces cut at the offsets in cuts (ascending, < len). */
+static int dc_hash(const uint8_t *data, size_t len, const size_t *cuts, size_t ncuts,
+                   uint8_t out[20])
+{
+	struct pw_sha1dc c;
+	size_t at = 0, i;
+
+	pw_sha1dc_init(&c);
+	for (i = 0; i < ncuts; i++) {
+		pw_sha1dc_update(&c, data + at, cuts[i] - at);
+		at = cuts[i];
+	}
+	pw_sha1dc_update(&c, data + at, len - at);
+	return pw_sha1dc_final(&c, out);
+}
+
+static void check_vector(const uint8_t *data, size_t len, const struct vec *v, int splits)
+{
+	uint8_t md[20];
+	char hex[41];
+	size_t s, cuts[2];
+
+	CHECK_EQ_INT(dc_hash(data, len, NULL, 0, md), v->detected);
+	hex20(md, hex);
+	CHECK_STR(hex, v->sha1);
+	if (!splits)
+		return;
+	/* one cut at every offset, two cuts around every block edge */
+	for (s = 0; s <= len; s++) {
+		int got;
+
+		cuts[0] = s;
+		got = dc_hash(data, len, cuts, 1, md);
+		hex20(md, hex);
+		if (got != v->detected || strcmp(hex, v->sha1)) {
+			CHECK_EQ_INT(got, v->detected);
+			CHECK_STR(hex, v->sha1);
+			fprintf(stderr, "  %s split at %zu\n", v->file, s);
+			return;
+		}
+	}
+	for (s = 1; s + 3 < len; s += 61) {
+		cuts[0] = s;
+		cuts[1] = s + 3;
+		CHECK_EQ_INT(dc_hash(data, len, cuts, 2, md), v->detected);
+	}
+	pw_test_passed++;
+}
+
+static void test_vectors(const char *dir, const struct vec *vs, size_t n, int splits)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		size_t len;
+		uint8_t *data = read_file(dir, vs[i].file, &len);
+
+		if (!data) {
+			CHECK(!"vector missing");
+			fprintf(stderr, "  %s/%s\n", dir, vs[i].file);
+			continue;
+		}
+		check_vector(data, len, &vs[i], splits);
+		free(data);
+	}
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint8_t rnd8(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint8_t)(rng >> 24);
+}
+
+/* Random inputs of 0..200 bytes and a larger one: plain SHA-1, undetected. */
+static void test_plain(void)
+{
+	static uint8_t buf[1 << 20];
+	uint8_t md[20], want[20];
+	size_t len, i, bad = 0;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = rnd8();
+	for (len = 0; len <= 200; len++) {
+		size_t cut = len / 3;
+
+		SHA1(buf + len, len, want);
+		if (dc_hash(buf + len, len, NULL, 0, md) || memcmp(md, want, 20))
+			bad++;
+		if (dc_hash(buf + len, len, &cut, 1, md) || memcmp(md, want, 20))
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+	SHA1(buf, sizeof(buf), want);
+	CHECK_EQ_INT(dc_hash(buf, sizeof(buf), NULL, 0, md), 0);
+	CHECK(!memcmp(md, want, 20));
+}
+
+/* The vector kernels flag exactly the blocks and DVs the plain C one does,
+ * on random blocks (a few in a hundred meet some DV's conditions) and on
+ * the attack blocks, at every batch length. */
+static void test_kernels_agree(void)
+{
+	static uint8_t buf[64 * 4096];
+	pw_sha1dc_ubc_fn fns[2] = {pw_sha1dc__ubc_avx2(), pw_sha1dc__ubc_avx512()};
+	size_t i, k, flagged_blocks = 0;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = rnd8();
+	for (k = 0; k < 2; k++) {
+		size_t batch, at, mism = 0;
+
+		if (!fns[k]) {
+			printf("# %s kernel: not on this CPU, skipped\n", k ? "avx512" : "avx2");
+			continue;
+		}
+		batch = pw_sha1dc__ubc_batch(fns[k]);
+		for (at = 0; at + batch <= 4096; at += batch) {
+			size_t n = 1 + (at / batch) % batch; /* every length 1..batch */
+			uint32_t dv1[PW_SHA1DC_BATCH], dv2[PW_SHA1DC_BATCH];
+			uint32_t f1 = pw_sha1dc__ubc_generic(buf + 64 * at, n, dv1);
+			uint32_t f2 = fns[k](buf + 64 * at, n, dv2);
+			uint32_t m;
+
+			if (f1 != f2)
+				mism++;
+			for (m = f1 & f2; m; m &= m - 1)
+				if (dv1[__builtin_ctz(m)] != dv2[__builtin_ctz(m)])
+					mism++;
+			if (!k)
+				flagged_blocks += (size_t)__builtin_popcount(f1);
+		}
+		CHECK_EQ_INT(mism, 0);
+	}
+	/* the random data did exercise the flagged path */
+	printf("# %zu of 4096 random blocks met some DV's conditions\n", flagged_blocks);
+}
+
+static void test_public_api(const char *dir)
+{
+	size_t len;
+	uint8_t *data = read_file(dir, "sha-mbles-1.bin", &len);
+	struct pw_hash_ctx ctx;
+	struct pw_oid oid;
+	struct pw_error err;
+	uint8_t raw[20];
+	char hex[PW_MAX_HEXSZ + 1];
+
+	if (!data) {
+		CHECK(!"sha-mbles-1.bin missing");
+		return;
+	}
+	CHECK_EQ_INT(pw_hash_buf(&pw_hash_sha1, data, len, &oid), PW_ECOLLISION);
+	CHECK_STR(pw_oid_to_hex(&oid, hex), "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0");
+	CHECK_EQ_INT(pw_hash_collision_error(&err, &oid), PW_ECOLLISION);
+	CHECK_STR(err.msg, "SHA-1 appears to be part of a collision attack: "
+	                   "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0");
+	CHECK_EQ_INT(err.code, PW_ECOLLISION);
+	/* behind an object header the attack blocks are out of place: no attack */
+	CHECK_EQ_INT(pw_object_hash(&pw_hash_sha1, PW_OBJ_BLOB, data, len, &oid), 0);
+	/* SHA-256 and checksums do not detect */
+	CHECK_EQ_INT(pw_hash_buf(&pw_hash_sha256, data, len, &oid), 0);
+	pw_hash_init_checksum(&ctx, &pw_hash_sha1);
+	pw_hash_update(&ctx, data, len);
+	pw_hash_final_checksum(&ctx, raw);
+	hex20(raw, hex);
+	CHECK_STR(hex, "8ac60ba76f1999a1ab70223f225aefdc78d4ddc0");
+	/* a detecting context reused after init is clean again */
+	pw_hash_init(&ctx, &pw_hash_sha1);
+	pw_hash_update(&ctx, data, len);
+	CHECK_EQ_INT(pw_hash_final(&ctx, &oid), PW_ECOLLISION);
+	pw_hash_init(&ctx, &pw_hash_sha1);
+	pw_hash_update(&ctx, "abc", 3);
+	CHECK_EQ_INT(pw_hash_final(&ctx, &oid), 0);
+	CHECK_STR(pw_oid_to_hex(&oid, hex), "a9993e364706816aba3e25717850c26c9cd0d89d");
+	free(data);
+}
+
+int main(void)
+{
+	static const enum pw_sha1dc_impl impls[] = {PW_SHA1DC_GENERIC, PW_SHA1DC_AVX2,
+	                                            PW_SHA1DC_AVX512};
+	const char *dir = PW_SOURCE_DIR "/tests/data/sha1dc";
+	char shared[4096];
+	FILE *probe;
+	size_t i;
+
+	snprintf(shared, sizeof(shared), "%s/sha1dc/vectors", PW_SHARED_DIR);
+	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
+		char path[4200];
+
+		if (pw_sha1dc_select(impls[i])) {
+			printf("# implementation %d: not on this CPU, skipped\n", (int)impls[i]);
+			continue;
+		}
+		printf("# implementation %s\n", pw_sha1dc_impl_name());
+		test_vectors(dir, small, sizeof(small) / sizeof(small[0]), 1);
+		test_plain();
+		snprintf(path, sizeof(path), "%s/shattered-1.pdf", shared);
+		if ((probe = fopen(path, "rb"))) {
+			fclose(probe);
+			test_vectors(shared, full, sizeof(full) / sizeof(full[0]), 0);
+		} else {
+			printf("# %s missing: the whole attack files skipped\n", shared);
+		}
+	}
+	pw_sha1dc_select(PW_SHA1DC_AUTO);
+	test_kernels_agree();
+	test_public_api(dir);
+	return pw_test_done();
+}
