@@ -61,9 +61,12 @@ enum pw_sha1dc_impl {
 int pw_sha1dc_select(enum pw_sha1dc_impl impl);
 const char *pw_sha1dc_impl_name(void);
 
-/* Compress the block at `block` into ihv in software; is it part of an
- * attack along one of the DVs in dvmask? 1 or 0. */
+/* Compress the block at `block` into ihv without OpenSSL; is it part of an
+ * attack along one of the DVs in dvmask? 1 or 0. With the CPU's SHA
+ * instructions most steps run in them; pw_sha1dc__check_software(1) makes it
+ * take the software steps only (for the tests; 0 goes back). */
 int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask);
+void pw_sha1dc__check_software(int on);
 
 /* Kernels. ubc: of the n (1..PW_SHA1DC_BATCH) 64-byte blocks at rows[0..n),
  * a bit per block that meets some DV's conditions; dvs[i] gets those DVs for
@@ -78,5 +81,9 @@ size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn);
 typedef void (*pw_sha1dc_states_fn)(const uint32_t ihv[5], const uint8_t *block, uint32_t w[80],
                                     uint32_t s56[5], uint32_t s64[5], uint32_t out[5]);
 pw_sha1dc_states_fn pw_sha1dc__states_sha(void); /* NULL when not there */
+/* Steps 4*g0 .. 4*g1-1 forward from state s over the words w, with the SHA
+ * instructions. */
+typedef void (*pw_sha1dc_forward_fn)(uint32_t s[5], const uint32_t *w, int g0, int g1);
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void); /* NULL when not there */
 
 #endif

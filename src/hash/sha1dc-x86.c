@@ -283,10 +283,47 @@ SHA_TARGET static void states_sha(const uint32_t ihv[5], const uint8_t *block, u
 	out[4] = (uint32_t)_mm_extract_epi32(e0, 3);
 }
 
+/* Round groups g0..g1-1 (steps 4*g0 .. 4*g1-1) from state s over the
+ * expanded words w (any message: a DV's too). */
+SHA_TARGET static void forward_sha(uint32_t s[5], const uint32_t *w, int g0, int g1)
+{
+	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)s), 0x1b);
+	__m128i prev = abcd, e = _mm_set_epi32((int)s[4], 0, 0, 0), x;
+	int k;
+
+	for (k = g0; k < g1; k++) {
+		__m128i g = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(w + 4 * k)), 0x1b);
+
+		x = k == g0 ? _mm_add_epi32(e, g) : _mm_sha1nexte_epu32(prev, g);
+		prev = abcd;
+		switch (k / 5) {
+		case 0:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 0);
+			break;
+		case 1:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 1);
+			break;
+		case 2:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 2);
+			break;
+		default:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 3);
+			break;
+		}
+	}
+	ni_state(abcd, prev, s);
+}
+
 pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
 {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("sha") ? states_sha : NULL;
+}
+
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sha") ? forward_sha : NULL;
 }
 
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
@@ -330,6 +367,11 @@ size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn)
 }
 
 pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
+{
+	return NULL;
+}
+
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
 {
 	return NULL;
 }

@@ -168,26 +168,75 @@ UNROLLED int recompress(const uint32_t st[5], const uint32_t *w, const uint32_t 
 	       back[4] + fwd[4] == out[4];
 }
 
+/* The same test in one direction, where the SHA instructions can do most
+ * of the steps: forward from step testt to the end gives the other
+ * message's last state, so the chaining value it needs is out minus that;
+ * forward from that chaining value over testt steps must then reach the
+ * state at testt (the steps are a bijection for a given message). */
+static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], const uint32_t *w,
+                          const uint32_t *dm, int testt, const uint32_t out[5])
+{
+	uint32_t w2[80], fwd[5], x[5];
+	int t;
+
+	for (t = 0; t < 80; t++)
+		w2[t] = w[t] ^ dm[t];
+	memcpy(fwd, st, sizeof(fwd));
+	if (testt == 58) {
+		steps_forward(fwd, w2, NULL, 58, 60);
+		fwd_sha(fwd, w2, 15, 20);
+	} else {
+		steps_forward(fwd, w2, NULL, 65, 68);
+		fwd_sha(fwd, w2, 17, 20);
+	}
+	for (t = 0; t < 5; t++)
+		x[t] = out[t] - fwd[t];
+	if (testt == 58) {
+		fwd_sha(x, w2, 0, 14);
+		steps_forward(x, w2, NULL, 56, 58);
+	} else {
+		fwd_sha(x, w2, 0, 16);
+		steps_forward(x, w2, NULL, 64, 65);
+	}
+	return !memcmp(x, st, sizeof(x));
+}
+
+/* What the check uses, chosen once: the SHA instructions, or software. */
+struct check_impl {
+	pw_sha1dc_states_fn states;
+	pw_sha1dc_forward_fn forward;
+};
+static struct check_impl check_sha, check_soft;
+static const struct check_impl *check_impl;
+
+static const struct check_impl *check_current(void)
+{
+	const struct check_impl *c = __atomic_load_n(&check_impl, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		check_sha.states = pw_sha1dc__states_sha();
+		check_sha.forward = pw_sha1dc__forward_sha();
+		c = check_sha.states && check_sha.forward ? &check_sha : &check_soft;
+		__atomic_store_n(&check_impl, c, __ATOMIC_RELEASE);
+	}
+	return c;
+}
+
 /* One block that met some DVs' conditions, compressed from chaining value
- * ihv: run it in software (ihv gets the result), keeping the states before
- * steps 58 and 65, then for each DV take the message with the DV's
- * difference from there back to a chaining value and forward to an output.
- * The same output from another chaining value is a collision. */
+ * ihv: run it (ihv gets the result), keeping the states before steps 58 and
+ * 65, then for each DV take the message with the DV's difference from there
+ * back to a chaining value and forward to an output. The same output from
+ * another chaining value is a collision. */
 int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
 {
-	static pw_sha1dc_states_fn states;
-	static int states_known;
+	const struct check_impl *c = check_current();
 	uint32_t w[80], s[5], s58[5], s65[5], out[5];
 	int i, t, hit = 0;
 
-	if (!__atomic_load_n(&states_known, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&states, pw_sha1dc__states_sha(), __ATOMIC_RELAXED);
-		__atomic_store_n(&states_known, 1, __ATOMIC_RELEASE);
-	}
-	if (states) {
+	if (c->states) {
 		uint32_t s56[5];
 
-		states(ihv, block, w, s56, s, out);
+		c->states(ihv, block, w, s56, s, out);
 		memcpy(s58, s56, sizeof(s58));
 		steps_forward(s58, w, NULL, 56, 58);
 		memcpy(s65, s, sizeof(s65));
@@ -212,13 +261,25 @@ int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
 		const struct pw_sha1dc_dv *dv = &pw_sha1dc_dvs[__builtin_ctz(dvmask)];
 
 		dvmask &= dvmask - 1;
-		if (dv->testt == 58)
+		if (c->forward)
+			hit |= recompress_sha(c->forward, dv->testt == 58 ? s58 : s65, w, dv->dm,
+			                      dv->testt, out);
+		else if (dv->testt == 58)
 			hit |= recompress(s58, w, dv->dm, 58, out);
 		else
 			hit |= recompress(s65, w, dv->dm, 65, out);
 	}
 	memcpy(ihv, out, sizeof(out));
 	return hit;
+}
+
+/* For the tests: the check in software only (1) or as the CPU allows (0). */
+void pw_sha1dc__check_software(int on)
+{
+	check_current();
+	__atomic_store_n(&check_impl,
+	                 on ? &check_soft : (check_sha.states ? &check_sha : &check_soft),
+	                 __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------ */

@@ -4,8 +4,10 @@
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hash/sha1dc-priv.h"
+#include "packwire/fs.h"
 #include "packwire/packwire.h"
 #include "test.h"
 
@@ -274,6 +276,64 @@ static void test_public_api(const char *dir)
 	free(data);
 }
 
+/* The object database through the test seam: a write of a flagged object
+ * is refused and leaves no file, and a verified read of one that is already
+ * there is refused too. */
+static const uint8_t *flag_target;
+
+static int flag(const uint8_t digest[20])
+{
+	return flag_target && !memcmp(digest, flag_target, 20);
+}
+
+static void test_odb_refusals(void)
+{
+	char dir[] = "/tmp/pw-test-sha1dc-XXXXXX", objs[64], path[160];
+	struct pw_error err = {0};
+	struct pw_odb *odb = NULL;
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_oid oid, seen;
+	char hex[PW_MAX_HEXSZ + 1];
+	int type;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(objs, sizeof(objs), "%s/objects", dir);
+	CHECK_EQ_INT(pw_fs_mkdir_p(objs, &err), 0);
+	CHECK_EQ_INT(pw_odb_open(&odb, objs, &pw_hash_sha1, &err), 0);
+	if (!odb)
+		return;
+	CHECK_EQ_INT(pw_object_hash(&pw_hash_sha1, PW_OBJ_BLOB, "flagged\n", 8, &oid), 0);
+	pw_oid_to_hex(&oid, hex);
+	snprintf(path, sizeof(path), "%s/%.2s/%s", objs, hex, hex + 2);
+	pw_sha1dc__test_collision = flag;
+	flag_target = oid.id;
+	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "flagged\n", 8, &seen), PW_ECOLLISION);
+	CHECK(strstr(pw_odb_error(odb)->msg, "SHA-1 appears to be part of a collision attack: ") !=
+	      NULL);
+	CHECK(access(path, F_OK) != 0);
+	/* written while nothing was flagged, then read back with verification */
+	flag_target = NULL;
+	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "flagged\n", 8, &seen), 0);
+	CHECK(access(path, F_OK) == 0);
+	flag_target = oid.id;
+	pw_odb_set_verify(odb, 1);
+	CHECK_EQ_INT(pw_odb_read(odb, &oid, &type, &out), PW_ECOLLISION);
+	pw_odb_set_verify(odb, 0);
+	CHECK_EQ_INT(pw_odb_read(odb, &oid, &type, &out), 0);
+	pw_sha1dc__test_collision = NULL;
+	flag_target = NULL;
+	pw_odb_free(odb);
+	pw_buf_free(&out);
+	unlink(path);
+	path[strlen(objs) + 3] = 0;
+	rmdir(path);
+	rmdir(objs);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	static const enum pw_sha1dc_impl impls[] = {PW_SHA1DC_GENERIC, PW_SHA1DC_AVX2,
@@ -302,8 +362,16 @@ int main(void)
 			printf("# %s missing: the whole attack files skipped\n", shared);
 		}
 	}
+	/* the checks of flagged blocks in software only, as on a CPU without
+	 * SHA instructions (above they used them where this CPU has them) */
+	pw_sha1dc__check_software(1);
+	printf("# flagged blocks checked in software\n");
+	test_vectors(dir, small, sizeof(small) / sizeof(small[0]), 1);
+	test_plain();
+	pw_sha1dc__check_software(0);
 	pw_sha1dc_select(PW_SHA1DC_AUTO);
 	test_kernels_agree();
 	test_public_api(dir);
+	test_odb_refusals();
 	return pw_test_done();
 }
