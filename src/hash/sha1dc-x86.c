@@ -9,6 +9,7 @@
 #include "hash/sha1dc-priv.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2_TARGET   __attribute__((target("avx2")))
@@ -314,16 +315,24 @@ SHA_TARGET static void forward_sha(uint32_t s[5], const uint32_t *w, int g0, int
 	ni_state(abcd, prev, s);
 }
 
+/* CPUID leaf 7: EBX bit 29 (not every compiler's __builtin_cpu_supports
+ * knows "sha"). The SHA instructions use xmm registers only: no OS support
+ * to check beyond SSE. */
+static int have_sha(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1);
+}
+
 pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("sha") ? states_sha : NULL;
+	return have_sha() ? states_sha : NULL;
 }
 
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("sha") ? forward_sha : NULL;
+	return have_sha() ? forward_sha : NULL;
 }
 
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
