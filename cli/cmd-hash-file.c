@@ -69,9 +69,9 @@ int cmd_hash_file(int argc, char **argv)
 	unsigned char *buf;
 	int i, nfiles = 0, status = 0, only_files = 0;
 
-	if (!(files = calloc((size_t)argc, sizeof(*files))) || !(buf = malloc(READ_SIZE)))
+	if (!(files = calloc((size_t)argc, sizeof(*files))))
 		return pw_cli_fatal("out of memory");
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc && !status; i++) {
 		const char *v;
 
 		if (only_files || argv[i][0] != '-' || !strcmp(argv[i], "-")) {
@@ -81,13 +81,19 @@ int cmd_hash_file(int argc, char **argv)
 		} else if (pw_cli_opt_value(argc, argv, &i, "--object-format", NULL, &v)) {
 			algo = pw_hash_by_name(v, strlen(v));
 			if (!algo)
-				return pw_cli_fatal("unknown object format '%s'", v);
+				status = pw_cli_fatal("unknown object format '%s'", v);
 		} else {
-			return pw_cli_unknown_option(argv[i], usage);
+			status = pw_cli_unknown_option(argv[i], usage);
 		}
 	}
-	if (!nfiles)
-		return pw_cli_usage(usage);
+	if (!status && !nfiles)
+		status = pw_cli_usage(usage);
+	if (!status && !(buf = malloc(READ_SIZE)))
+		status = pw_cli_fatal("out of memory");
+	if (status) {
+		free(files);
+		return status;
+	}
 	for (i = 0; i < nfiles; i++) {
 		struct pw_oid oid;
 		char hex[PW_MAX_HEXSZ + 1];

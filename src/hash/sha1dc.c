@@ -476,7 +476,8 @@ static size_t pad(uint8_t out[128], const uint8_t *last, size_t n, uint64_t tota
 	size_t len = n < 56 ? 64 : 128;
 	int i;
 
-	memcpy(out, last, n);
+	if (n)
+		memcpy(out, last, n);
 	out[n] = 0x80;
 	memset(out + n + 1, 0, len - n - 1);
 	for (i = 0; i < 8; i++)
@@ -514,7 +515,8 @@ int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20])
 
 int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20])
 {
-	const uint8_t *pa = a, *pb = b;
+	/* an empty part may be NULL: never offset or copy from NULL */
+	const uint8_t *pa = alen ? a : (const void *)"", *pb = blen ? b : (const void *)"";
 	uint8_t join[64], tail[128];
 	struct pw_sha1dc c;
 	struct seg segs[4];
