@@ -50,8 +50,11 @@ struct pw_http_request {
 	void *body_ctx;
 
 	/* Server settings (what the environment gives git http-backend). */
-	const char *project_root; /* GIT_PROJECT_ROOT */
-	int export_all;           /* GIT_HTTP_EXPORT_ALL: no git-daemon-export-ok needed */
+	/* GIT_PROJECT_ROOT; a repository under it whose real path (symlinks
+	 * resolved) leads outside it is refused (404, "resolves outside the
+	 * base path"), as packwire daemon refuses it under --base-path */
+	const char *project_root;
+	int export_all; /* GIT_HTTP_EXPORT_ALL: no git-daemon-export-ok needed */
 	/* Bound of a buffered body (GIT_HTTP_MAX_REQUEST_BUFFER); 0 = the
 	 * repository's http.maxRequestBuffer, else PW_HTTP_MAX_REQUEST_BUFFER. */
 	uint64_t max_request_buffer;

@@ -1334,6 +1334,11 @@ static int resolve(struct resp *r, const struct pw_http_request *req, const char
 		free(base);
 		t->view = view;
 	}
+	/* a symlink under the root may lead anywhere: the daemon's rule */
+	if (req->project_root && *req->project_root &&
+	    !pw_srv_path_inside(req->project_root, pw_repo_git_dir(t->repo)))
+		return refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		              "'%s': resolves outside the base path", t->dir);
 	if (!req->export_all) {
 		char *ok = NULL;
 

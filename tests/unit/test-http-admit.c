@@ -5,7 +5,8 @@
  * chunked, repeated Host/Content-Type/Content-Encoding), and the declared
  * length against the front's bound and the endpoint's (an upload-pack POST
  * over the request buffer is refused before any body byte is read, gzip or
- * not), answered as pw_http_serve answers. */
+ * not), answered as pw_http_serve answers; a repository reached through a
+ * symlink out of the project root is refused (the daemon's rule). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "packwire/http.h"
 #include "packwire/repo.h"
+#include "server/paths.h"
 #include "test.h"
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
@@ -270,13 +272,46 @@ static void test_admit(const char *root)
 	CHECK_EQ_INT(a.body_read, 0);
 }
 
+/* One path rule for every server: a symlink out of the base is refused. */
+static void test_symlinks(const char *root, const char *outside)
+{
+	char p[512], q[512];
+	struct answer a;
+	uint64_t limit;
+
+	snprintf(p, sizeof(p), "%s/out.git", root);
+	CHECK_EQ_INT(symlink(outside, p), 0);
+	snprintf(q, sizeof(q), "%s/in.git", root);
+	CHECK_EQ_INT(symlink("r.git", q), 0);
+	CHECK_EQ_INT(pw_srv_path_inside(root, p), 0);
+	CHECK_EQ_INT(pw_srv_path_inside(root, q), 1);
+	CHECK_EQ_INT(pw_srv_path_inside(root, root), 1);
+	CHECK_EQ_INT(pw_srv_path_inside(root, "/nonexistent/x"), 0);
+	CHECK_EQ_INT(
+	        admit(root, "GET", "/out.git/info/refs", NULL, NULL, -1, NULL, 0, &limit, &a, 1),
+	        PW_ENOTFOUND);
+	CHECK_EQ_INT(a.status, 404);
+	CHECK_EQ_INT(
+	        admit(root, "GET", "/in.git/info/refs", NULL, NULL, -1, NULL, 0, &limit, &a, 1), 0);
+	CHECK_EQ_INT(a.status, 200);
+	/* nothing read from the outside one: its body bound is 0 */
+	CHECK_EQ_INT(admit(root, "POST", "/out.git/git-receive-pack",
+	                   "application/x-git-receive-pack-request", NULL, 10, NULL, 0, &limit, &a,
+	                   0),
+	             0);
+	CHECK_EQ_INT((long long)limit, 0);
+	unlink(p);
+	unlink(q);
+}
+
 int main(void)
 {
-	char root[] = "/tmp/pw-test-admit-XXXXXX", path[256], cmd[300];
+	char root[] = "/tmp/pw-test-admit-XXXXXX", outside[] = "/tmp/pw-test-admit-XXXXXX";
+	char path[256], cmd[300];
 	int k;
 
 	test_headers();
-	if (!mkdtemp(root))
+	if (!mkdtemp(root) || !mkdtemp(outside))
 		return 1;
 	for (k = 0; k < 2; k++) {
 		struct pw_repo_init_opts o;
@@ -290,9 +325,16 @@ int main(void)
 		CHECK_EQ_INT(pw_repo_init_ext(&repo, path, &o, &err), 0);
 		pw_repo_free(repo);
 		test_admit(root);
+		snprintf(path, sizeof(path), "%s/elsewhere.git", outside);
+		CHECK_EQ_INT(pw_repo_init_ext(&repo, path, &o, &err), 0);
+		pw_repo_free(repo);
+		test_symlinks(root, path);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+		CHECK_EQ_INT(system(cmd), 0);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s/r.git'", root);
 		CHECK_EQ_INT(system(cmd), 0);
 	}
 	rmdir(root);
+	rmdir(outside);
 	return pw_test_done();
 }
