@@ -158,6 +158,24 @@ static int parse_cap(struct pw_bundle_header *h, const char *p, size_t n, size_t
 	return pw_error_set(err, PW_EPROTO, "unknown capability '%.*s'", (int)(n > 80 ? 80 : n), p);
 }
 
+/* Git's words for a line that is no prerequisite or reference:
+ * "unrecognized header: <line> (<length without the '-'>)". */
+static int unrecognized(struct pw_error *err, size_t lineno, const char *p, size_t n,
+                        const char *hint)
+{
+	char show[201];
+	size_t i, k = 0, len = n;
+
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+		len--;
+	for (i = 0; i < len && k < sizeof(show) - 1; i++)
+		show[k++] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+	show[k] = 0;
+	return pw_error_set(err, PW_EPROTO,
+	                    "bundle header line %zu: unrecognized header: %s%s (%zu)%s", lineno,
+	                    show, len > k ? "..." : "", len - (n && p[0] == '-'), hint);
+}
+
 /* "-<oid>[ <comment>]" or "<oid> <refname>". */
 static int parse_item(struct pw_bundle_header *h, const char *p, size_t n, size_t lineno,
                       struct pw_error *err)
@@ -168,16 +186,25 @@ static int parse_item(struct pw_bundle_header *h, const char *p, size_t n, size_
 	const struct pw_hash_algo *a;
 	struct pw_oid oid;
 
+	/* a v2 bundle is SHA-1 by definition: Git reads 40 digits and wants
+	 * a space after them */
+	if (h->version == 2 && !h->algo)
+		h->algo = &pw_hash_sha1;
+	if (h->version == 2 && hl != 40)
+		return unrecognized(err, lineno, p, n,
+		                    hl == 64 ? "; a v2 bundle holds SHA-1 ids only (SHA-256 "
+		                               "needs v3 with @object-format=sha256)"
+		                             : "");
 	if (hl != 40 && hl != 64)
-		return bad_line(err, lineno, p, n, "unrecognized header");
+		return unrecognized(err, lineno, p, n, "");
 	if (hl < qn && q[hl] != ' ')
-		return bad_line(err, lineno, p, n, "unrecognized header");
+		return unrecognized(err, lineno, p, n, "");
 	if (!h->algo) {
-		/* v2 (or v3 without @object-format): the spec's one place where
-		 * the algorithm is guessed from the id length */
+		/* v3 without @object-format: the spec's one place where the
+		 * algorithm is guessed from the id length */
 		h->algo = pw_hash_guess_from_hexlen(hl);
 		if (!h->algo)
-			return bad_line(err, lineno, p, n, "unrecognized header");
+			return unrecognized(err, lineno, p, n, "");
 	}
 	a = h->algo;
 	if (hl != a->hexsz) {
