@@ -5,6 +5,7 @@
 # in their history (caught without the pack's help), truncated packs,
 # side-band errors, a server stopping mid-stream. Each is a clear error; no
 # ref is written and no pack (or temporary pack) is left in objects/pack.
+# Endless progress on band 2 is cut, with a bound on peak memory.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/client-lib.sh"
 
@@ -54,6 +55,25 @@ for algo in sha1 sha256; do
 done
 # a sha256 repository and a v2 server without object-format (sha1 only)
 expect_failure sha256 v2-no-format "the server does not support algorithm 'sha256'"
+
+# issue 26: 256 MiB of side-band progress that never ends its line, then a
+# good pack: the line is cut at 64 KiB and the rest dropped, so the fetch
+# works with a small peak RSS (a resource bound, with room: about 15 MB
+# here, over 256 MB before) and a bounded stderr
+for algo in sha1 sha256; do
+	/usr/bin/time -f %M -o rss "$PACKWIRE" -C "local-$algo" fetch \
+		--upload-pack="$HOSTILE endless-progress" "$T/srv-$algo" 'refs/heads/*:refs/remotes/y/*' \
+		2>err && rc=0 || rc=$?
+	check "$algo endless progress: fetch works" test "$rc" = 0
+	check "$algo endless progress: the branch is there" \
+		test "$(git -C "local-$algo" rev-parse refs/remotes/y/main)" = "$(git -C "srv-$algo" rev-parse main)"
+	check "$algo endless progress: fsck" fsck_ok "local-$algo"
+	rss=$(tail -1 rss)
+	check "$algo endless progress: peak RSS $rss KB stays under 150 MB" test "$rss" -lt 153600
+	contains "$algo endless progress: shown, cut" err "remote: aaaaaaaa"
+	check "$algo endless progress: stderr $(stat -c %s err) bytes, one cut line" \
+		test "$(stat -c %s err)" -lt 200000
+done
 
 # the control: the same program behaving well works (and falls back to v0)
 (cd local-sha256 && "$PACKWIRE" fetch --upload-pack="$HOSTILE good" "$T/srv-sha256" \

@@ -154,4 +154,11 @@ else:
     elif mode == "good":
         send_sideband(pack_of(wants))
         flush()
+    elif mode == "endless-progress":
+        # 256 MiB of progress that never ends its line, then the pack
+        line = b"a" * 65515
+        for _ in range(4097):
+            pkt(b"\2" + line)
+        send_sideband(pack_of(wants))
+        flush()
 out.flush()
