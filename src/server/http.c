@@ -1195,8 +1195,8 @@ static int admit_framing(struct resp *r, const struct pw_http_request *req, long
 		}
 		if (f.has_length)
 			*declared = (long long)f.length;
-		else if (f.chunked)
-			*declared = -1;
+		else
+			*declared = f.chunked ? -1 : 0; /* neither: no body (RFC 9112) */
 	}
 	if (req->max_body && *declared >= 0 && (uint64_t)*declared > req->max_body)
 		return refuse(r, 413, "Request Entity Too Large", "Request Entity Too Large\n",
@@ -1388,6 +1388,8 @@ int pw_http_admit(const struct pw_http_request *req, const struct pw_http_sink *
 		return 0; /* pw_http_serve answers that */
 	if (!strcmp(method, "HEAD"))
 		method = "GET";
+	if (!declared)
+		return 0; /* no body: nothing to bound (a GET needs no repository here) */
 	/* the endpoint, quietly: a request the handler refuses reads no body */
 	memset(&quiet, 0, sizeof(quiet));
 	quiet.sink = &quiet_sink;
