@@ -778,9 +778,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (r->body_len > r->limit)
 			return MHD_YES;
 		if (spool_add(r, upload_data, n)) {
+			/* no answer can be queued mid-body: the connection is closed */
 			error_log(s, "%s %s: cannot store the request body: %s", r->method, r->url,
 			          strerror(errno));
-			return queue_plain(r, 500, "Internal Server Error\n");
+			return MHD_NO;
 		}
 		return MHD_YES;
 	}
