@@ -21,6 +21,11 @@
  * as git http-backend's GIT_HTTP_MAX_REQUEST_BUFFER. */
 #define PW_HTTP_MAX_REQUEST_BUFFER (10u * 1024 * 1024)
 
+/* One header field (a request's as received, or a response's). */
+struct pw_http_header {
+	const char *name, *value;
+};
+
 /*
  * One request. Strings are borrowed for the call; NULL means absent.
  * Where the repository is: project_root + path_info (as GIT_PROJECT_ROOT and
@@ -45,8 +50,11 @@ struct pw_http_request {
 	void *body_ctx;
 
 	/* Server settings (what the environment gives git http-backend). */
-	const char *project_root; /* GIT_PROJECT_ROOT */
-	int export_all;           /* GIT_HTTP_EXPORT_ALL: no git-daemon-export-ok needed */
+	/* GIT_PROJECT_ROOT; a repository under it whose real path (symlinks
+	 * resolved) leads outside it is refused (404, "resolves outside the
+	 * base path"), as packwire daemon refuses it under --base-path */
+	const char *project_root;
+	int export_all; /* GIT_HTTP_EXPORT_ALL: no git-daemon-export-ok needed */
 	/* Bound of a buffered body (GIT_HTTP_MAX_REQUEST_BUFFER); 0 = the
 	 * repository's http.maxRequestBuffer, else PW_HTTP_MAX_REQUEST_BUFFER. */
 	uint64_t max_request_buffer;
@@ -63,14 +71,19 @@ struct pw_http_request {
 	 * a POST to a service then fails as git http-backend's does (500,
 	 * "failed to parse CONTENT_LENGTH: <value>"). */
 	const char *content_length_bad;
+	/* The request's header fields as they came, repeats included, when the
+	 * front has them (an embedded server; a CGI program has only what the
+	 * web server passed on): pw_http_admit checks the body's framing in
+	 * them. NULL: content_length alone says how long the body is. */
+	const struct pw_http_header *headers;
+	size_t nr_headers;
+	/* The front's bound on any request body (packwire serve --max-body);
+	 * 0 = none. */
+	uint64_t max_body;
 };
 
 /* Zero the request, content_length and err_fd -1. */
 PW_API void pw_http_request_init(struct pw_http_request *req);
-
-struct pw_http_header {
-	const char *name, *value;
-};
 
 /*
  * Where the response goes. start() is called exactly once, before any
@@ -102,6 +115,52 @@ struct pw_http_sink {
  */
 PW_API int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
                          struct pw_error *err);
+
+/*
+ * The first look at a request, before any byte of its body is read: every
+ * front goes through it (pw_http_serve calls it first; a front that reads
+ * the body before the handler runs, such as an embedded server that spools
+ * it, calls it as soon as the header is in).
+ *  - The framing in req->headers (pw_http_check_headers): 400 or 501.
+ *  - The declared length (the Content-Length field, else
+ *    req->content_length) against req->max_body, then against what the
+ *    endpoint takes: an upload-pack POST at most the request buffer
+ *    (max_request_buffer, http.maxRequestBuffer, else
+ *    PW_HTTP_MAX_REQUEST_BUFFER), as git http-backend: 413.
+ * 0: go ahead; *limit (may be NULL) gets the most body bytes the handler
+ * reads for the request: 0 when it reads none (a GET, or a request it
+ * refuses anyway: the front may drop the body), UINT64_MAX when only
+ * max_body bounds it. A body that turns out longer than *limit (chunked)
+ * is refused by calling again with content_length set to what came.
+ * Else the refusal has been sent through sink and its code is returned, as
+ * pw_http_serve returns it (PW_EINVAL 400, PW_ETOOBIG 413, PW_EUNSUPPORTED
+ * 501), with the message in err.
+ */
+PW_API int pw_http_admit(const struct pw_http_request *req, const struct pw_http_sink *sink,
+                         uint64_t *limit, struct pw_error *err);
+
+/* How a request's body is framed (RFC 9112 section 6). */
+struct pw_http_framing {
+	int chunked;     /* Transfer-Encoding: chunked */
+	int has_length;  /* a Content-Length field */
+	uint64_t length; /* its value (at most INT64_MAX) */
+};
+
+/*
+ * Check the header fields of a request (h[0..nr), repeats included;
+ * http_version "HTTP/1.0", "HTTP/1.1" or NULL) for what would let two
+ * readers disagree on where its body ends or what it is: 0 with *out
+ * filled, or PW_EINVAL (answer 400) for a Content-Length that is not a
+ * decimal number below 2^63 (so not libmicrohttpd's "unknown size"
+ * 18446744073709551615), Content-Length fields that disagree, both
+ * Content-Length and Transfer-Encoding, Transfer-Encoding in an HTTP/1.0
+ * request or not ending in "chunked", "chunked" twice, and repeated Host,
+ * Content-Type or Content-Encoding fields; PW_EUNSUPPORTED (answer 501)
+ * for a transfer coding other than chunked. Pure: no I/O.
+ */
+PW_API int pw_http_check_headers(const struct pw_http_header *h, size_t nr,
+                                 const char *http_version, struct pw_http_framing *out,
+                                 struct pw_error *err);
 
 /*
  * The decoder of a gzip request body, exposed for tests and fuzzing:

@@ -19,6 +19,10 @@
 
 enum pw_ipack_phase { PW_IPACK_RECEIVING = 1, PW_IPACK_RESOLVING = 2 };
 
+/* The most objects a streamed pack of unknown length may claim (2^26: far
+ * above the largest repositories known; docs/limits.md). */
+#define PW_PACK_MAX_STREAM_OBJECTS (1u << 26)
+
 struct pw_ipack_opts {
 	const struct pw_hash_algo *algo;
 	int threads;       /* delta resolution threads; 0 = number of CPUs (at most 3) */
@@ -31,7 +35,12 @@ struct pw_ipack_opts {
 	int report_links;
 	int allow_junk;     /* bytes after the trailing checksum are ignored (stdin) */
 	size_t cache_limit; /* bytes of bases one resolver keeps; 0 = 64 MiB */
-	uint64_t max_input; /* streams: PW_ETOOBIG past this many bytes; 0 = no limit */
+	/* Streams: PW_ETOOBIG past this many bytes; 0 = no limit. It also
+	 * bounds the header's object count (at most (max_input - header -
+	 * trailer) / 9, the smallest entry): a count that cannot fit fails
+	 * before any object is read; without it (nor a regular file's length)
+	 * the count is at most PW_PACK_MAX_STREAM_OBJECTS. */
+	uint64_t max_input;
 	/* Repository access, both optional, called from the calling thread (after
 	 * the resolver threads have finished). read_object fills out (replaced)
 	 * and *type, returns 0 or PW_ENOTFOUND; has_object returns 1 or 0. */

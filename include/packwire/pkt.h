@@ -160,13 +160,19 @@ PW_API int pw_sideband_demux(const struct pw_pkt *pkt, int *band, struct pw_str 
  * Relay band-2 text the way Git shows it: every line (ended by \n or \r) is
  * prefixed with "remote: " and, when non-empty, followed by `suffix` (Git uses
  * "\033[K" on a terminal, 8 spaces otherwise) before its terminator; text
- * without a terminator waits for the next packet. Output is appended to
+ * without a terminator waits for the next packet. A line is at most
+ * PW_PROGRESS_LINE_MAX bytes: past that it is ended there (with "\n") and
+ * the rest of it dropped up to its terminator, so a server that never ends
+ * its line cannot make the relay grow (issue 26). Output is appended to
  * r->out; pw_progress_relay_flush_fd writes and empties it.
  */
+#define PW_PROGRESS_LINE_MAX 65536
 struct pw_progress_relay {
 	struct pw_buf out;
 	const char *suffix;
 	size_t partial; /* bytes at out's tail that belong to an unterminated line */
+	size_t line;    /* text bytes of that line */
+	int cut;        /* the line passed PW_PROGRESS_LINE_MAX: dropping its rest */
 };
 PW_API void pw_progress_relay_init(struct pw_progress_relay *r, const char *suffix);
 PW_API void pw_progress_relay_free(struct pw_progress_relay *r);

@@ -109,6 +109,11 @@ PW_API int pw_ref_tx_delete(struct pw_ref_tx *tx, const char *name, const struct
  * PW_ELOCKED when a lock is held, PW_EMISMATCH on an old-value mismatch. */
 /* Once only: a second commit is PW_EINVAL. */
 PW_API int pw_ref_tx_commit(struct pw_ref_tx *tx);
+/* The commit of a repository's first refs (a clone), as Git's clone writes
+ * them: when it has no ref yet and every update creates a ref under refs/,
+ * all of them go into packed-refs, written once under its lock (a clone of
+ * a million refs makes one file, not a million); else pw_ref_tx_commit. */
+PW_API int pw_ref_tx_commit_initial(struct pw_ref_tx *tx);
 /* Borrowed, valid until pw_ref_tx_free. */
 PW_API const struct pw_error *pw_ref_tx_error(const struct pw_ref_tx *tx);
 PW_API void pw_ref_tx_free(struct pw_ref_tx *tx);

@@ -158,6 +158,24 @@ static int parse_cap(struct pw_bundle_header *h, const char *p, size_t n, size_t
 	return pw_error_set(err, PW_EPROTO, "unknown capability '%.*s'", (int)(n > 80 ? 80 : n), p);
 }
 
+/* Git's words for a line that is no prerequisite or reference:
+ * "unrecognized header: <line> (<length without the '-'>)". */
+static int unrecognized(struct pw_error *err, size_t lineno, const char *p, size_t n,
+                        const char *hint)
+{
+	char show[201];
+	size_t i, k = 0, len = n;
+
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+		len--;
+	for (i = 0; i < len && k < sizeof(show) - 1; i++)
+		show[k++] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+	show[k] = 0;
+	return pw_error_set(err, PW_EPROTO,
+	                    "bundle header line %zu: unrecognized header: %s%s (%zu)%s", lineno,
+	                    show, len > k ? "..." : "", len - (n && p[0] == '-'), hint);
+}
+
 /* "-<oid>[ <comment>]" or "<oid> <refname>". */
 static int parse_item(struct pw_bundle_header *h, const char *p, size_t n, size_t lineno,
                       struct pw_error *err)
@@ -168,16 +186,25 @@ static int parse_item(struct pw_bundle_header *h, const char *p, size_t n, size_
 	const struct pw_hash_algo *a;
 	struct pw_oid oid;
 
+	/* a v2 bundle is SHA-1 by definition: Git reads 40 digits and wants
+	 * a space after them */
+	if (h->version == 2 && !h->algo)
+		h->algo = &pw_hash_sha1;
+	if (h->version == 2 && hl != 40)
+		return unrecognized(err, lineno, p, n,
+		                    hl == 64 ? "; a v2 bundle holds SHA-1 ids only (SHA-256 "
+		                               "needs v3 with @object-format=sha256)"
+		                             : "");
 	if (hl != 40 && hl != 64)
-		return bad_line(err, lineno, p, n, "unrecognized header");
+		return unrecognized(err, lineno, p, n, "");
 	if (hl < qn && q[hl] != ' ')
-		return bad_line(err, lineno, p, n, "unrecognized header");
+		return unrecognized(err, lineno, p, n, "");
 	if (!h->algo) {
-		/* v2 (or v3 without @object-format): the spec's one place where
-		 * the algorithm is guessed from the id length */
+		/* v3 without @object-format: the spec's one place where the
+		 * algorithm is guessed from the id length */
 		h->algo = pw_hash_guess_from_hexlen(hl);
 		if (!h->algo)
-			return bad_line(err, lineno, p, n, "unrecognized header");
+			return unrecognized(err, lineno, p, n, "");
 	}
 	a = h->algo;
 	if (hl != a->hexsz) {
@@ -208,59 +235,70 @@ static int parse_item(struct pw_bundle_header *h, const char *p, size_t n, size_
 	return 0;
 }
 
-int pw_bundle_header_parse(struct pw_bundle_header *h, const uint8_t *in, size_t len, size_t *used,
-                           struct pw_error *err)
+/* Where an incremental parse stands: lines done and bytes consumed. */
+struct hdr_state {
+	size_t lineno, ncaps;
+	uint64_t total; /* header bytes consumed by earlier calls */
+};
+
+/* Parse the complete lines of in[0..len), the bytes that follow what earlier
+ * calls consumed: *used gets the bytes consumed (whole lines). 0 when the
+ * blank line that ends the header was among them, PW_EMORE when the rest is
+ * an unfinished line, else an error. Each byte is looked at once, however
+ * the header arrives. */
+static int parse_lines(struct pw_bundle_header *h, struct hdr_state *st, const uint8_t *in,
+                       size_t len, size_t *used, struct pw_error *err)
 {
-	size_t pos = 0, lineno = 0, ncaps = 0;
+	size_t pos = 0;
 	int rc;
 
-	pw_bundle_header_free(h);
 	*used = 0;
 	for (;;) {
 		const uint8_t *nl;
 		const char *p = (const char *)in + pos;
 		size_t avail = len - pos, n;
 
-		if (pos > PW_BUNDLE_MAX_HEADER)
+		if (st->total + pos > PW_BUNDLE_MAX_HEADER)
 			return pw_error_set(err, PW_ETOOBIG, "bundle header longer than %u bytes",
 			                    PW_BUNDLE_MAX_HEADER);
 		nl = memchr(in + pos, '\n',
 		            avail > PW_BUNDLE_MAX_LINE ? PW_BUNDLE_MAX_LINE : avail);
 		if (!nl) {
+			*used = pos;
 			if (avail >= PW_BUNDLE_MAX_LINE)
 				return pw_error_set(err, PW_ETOOBIG,
 				                    "bundle header line %zu longer than %d bytes",
-				                    lineno + 1, PW_BUNDLE_MAX_LINE);
-			if (!lineno && !sig_prefix(in, avail))
+				                    st->lineno + 1, PW_BUNDLE_MAX_LINE);
+			if (!st->lineno && !sig_prefix(in, avail))
 				return pw_error_set(err, PW_EPROTO, "not a v2 or v3 bundle");
 			return PW_EMORE;
 		}
 		n = (size_t)(nl - (in + pos));
-		lineno++;
+		st->lineno++;
 		if (memchr(p, 0, n))
-			return bad_line(err, lineno, p, n, "NUL byte in header");
-		if (lineno == 1) {
-			if (!pw_bundle_has_signature(in, len))
+			return bad_line(err, st->lineno, p, n, "NUL byte in header");
+		if (st->lineno == 1) {
+			if (!pw_bundle_has_signature((const uint8_t *)p, avail))
 				return pw_error_set(err, PW_EPROTO, "not a v2 or v3 bundle");
-			h->version = in[3] == '3' ? 3 : 2;
+			h->version = p[3] == '3' ? 3 : 2;
 		} else if (!n) {
 			pos += 1;
 			break;
 		} else if (p[0] == '@' && h->version == 3) {
 			if (h->nr_prereqs || h->nr_refs)
-				return bad_line(err, lineno, p, n, "capability after the ids");
-			if (++ncaps > PW_BUNDLE_MAX_CAPS)
+				return bad_line(err, st->lineno, p, n, "capability after the ids");
+			if (++st->ncaps > PW_BUNDLE_MAX_CAPS)
 				return pw_error_set(err, PW_ETOOBIG,
 				                    "more than %d bundle capabilities",
 				                    PW_BUNDLE_MAX_CAPS);
-			if ((rc = parse_cap(h, p + 1, n - 1, lineno, err)))
+			if ((rc = parse_cap(h, p + 1, n - 1, st->lineno, err)))
 				return rc;
 		} else {
 			if (h->nr_prereqs + h->nr_refs >= PW_BUNDLE_MAX_ITEMS)
 				return pw_error_set(err, PW_ETOOBIG,
 				                    "more than %d prerequisites and references",
 				                    PW_BUNDLE_MAX_ITEMS);
-			if ((rc = parse_item(h, p, n, lineno, err)))
+			if ((rc = parse_item(h, p, n, st->lineno, err)))
 				return rc;
 		}
 		pos += n + 1;
@@ -269,6 +307,21 @@ int pw_bundle_header_parse(struct pw_bundle_header *h, const uint8_t *in, size_t
 		h->algo = &pw_hash_sha1; /* no ids at all: nothing depends on it */
 	*used = pos;
 	return 0;
+}
+
+int pw_bundle_header_parse(struct pw_bundle_header *h, const uint8_t *in, size_t len, size_t *used,
+                           struct pw_error *err)
+{
+	struct hdr_state st = {0, 0, 0};
+	size_t n;
+	int rc;
+
+	pw_bundle_header_free(h);
+	*used = 0;
+	rc = parse_lines(h, &st, in, len, &n, err);
+	if (!rc)
+		*used = n;
+	return rc;
 }
 
 int pw_bundle_header_write(const struct pw_bundle_header *h, struct pw_buf *out,
@@ -332,14 +385,19 @@ void pw_bundle_free(struct pw_bundle *b)
 }
 
 /* Read the header without reading past it: a seekable file is read in
- * blocks and the position set back to the pack; a pipe one byte at a time. */
+ * blocks and the position set back to the pack; a pipe one byte at a time.
+ * The lines are parsed as they complete and dropped from the buffer, so the
+ * work is linear in the header's size and the buffer holds one line and a
+ * block. */
 static int read_header(struct pw_bundle *b, struct pw_error *err)
 {
 	struct pw_buf buf = PW_BUF_INIT;
+	struct hdr_state st = {0, 0, 0};
 	off_t start = lseek(b->fd, 0, SEEK_CUR);
 	size_t chunk = start >= 0 ? 65536 : 1, used = 0;
 	int rc = PW_EMORE;
 
+	pw_bundle_header_free(&b->h);
 	while (rc == PW_EMORE) {
 		ssize_t n;
 
@@ -364,8 +422,8 @@ static int read_header(struct pw_bundle *b, struct pw_error *err)
 		/* a pipe: only a newline can complete a line, only "\n\n" the header */
 		if (chunk == 1 && buf.data[buf.len - 1] != '\n' && buf.len > 1)
 			continue;
-		rc = pw_bundle_header_parse(&b->h, (const uint8_t *)buf.data, buf.len, &used, err);
-		if (rc == PW_EPROTO && buf.len >= 1 &&
+		rc = parse_lines(&b->h, &st, (const uint8_t *)buf.data, buf.len, &used, err);
+		if (rc == PW_EPROTO && !b->h.version && buf.len >= 1 &&
 		    !pw_bundle_has_signature((uint8_t *)buf.data, buf.len) &&
 		    (buf.len >= SIG_LEN || memchr(buf.data, '\n', buf.len)))
 			rc = pw_error_set(err, PW_EPROTO,
@@ -373,8 +431,12 @@ static int read_header(struct pw_bundle *b, struct pw_error *err)
 			                  b->path);
 		else if (rc == PW_EPROTO || rc == PW_ETOOBIG)
 			pw_error_wrap(err, "bundle '%s'", b->path);
+		/* what was parsed is gone: the buffer keeps the unfinished line */
+		st.total += used;
+		memmove(buf.data, buf.data + used, buf.len - used);
+		pw_buf_setlen(&buf, buf.len - used);
 	}
-	if (!rc && start >= 0 && lseek(b->fd, start + (off_t)used, SEEK_SET) < 0)
+	if (!rc && start >= 0 && lseek(b->fd, start + (off_t)st.total, SEEK_SET) < 0)
 		rc = pw_error_set(err, PW_EIO, "could not seek in '%s': %s", b->path,
 		                  strerror(errno));
 	pw_buf_free(&buf);

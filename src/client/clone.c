@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "client/client-priv.h"
+#include "hash/oidmap.h"
 #include "packwire/buf.h"
 #include "packwire/config.h"
 #include "packwire/hash.h"
@@ -50,18 +52,62 @@ struct clone_state {
 	const struct pw_adv *adv;
 	struct mapped *m;
 	size_t nr, alloc;
+	size_t *slots, cap; /* names of m hashed: index + 1, 0 = free */
 	const char *origin;
 	struct pw_error *err;
 	int config_from_repo; /* o->client.config is the repository's: re-read it */
 };
 
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The slot of name in c->slots: where it is, or the free one it would take. */
+static size_t *name_slot(struct clone_state *c, const char *name)
+{
+	size_t i = name_hash(name) & (c->cap - 1);
+
+	while (c->slots[i] && strcmp(c->m[c->slots[i] - 1].name, name))
+		i = (i + 1) & (c->cap - 1);
+	return &c->slots[i];
+}
+
+/* Room in the name table for one more (kept at most half full). */
+static int grow_names(struct clone_state *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 256, i, *old = c->slots, old_cap = c->cap;
+
+	if (c->nr + 1 <= c->cap / 2)
+		return 0;
+	if (!(c->slots = calloc(cap, sizeof(*c->slots)))) {
+		c->slots = old;
+		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	}
+	c->cap = cap;
+	for (i = 0; i < old_cap; i++)
+		if (old[i])
+			*name_slot(c, c->m[old[i] - 1].name) = old[i];
+	free(old);
+	return 0;
+}
+
+/* A local ref to write, once per name (the first mapping wins): a hash of
+ * the names, as a clone may map millions of refs. */
 static int add_mapped(struct clone_state *c, const char *name, const struct pw_oid *oid, int is_tag)
 {
-	size_t i;
+	size_t *slot;
+	int rc;
 
-	for (i = 0; i < c->nr; i++)
-		if (!strcmp(c->m[i].name, name))
-			return 0;
+	if ((rc = grow_names(c)))
+		return rc;
+	slot = name_slot(c, name);
+	if (*slot)
+		return 0;
 	if (c->nr == c->alloc) {
 		size_t a = c->alloc ? c->alloc * 2 : 64;
 		void *p = realloc(c->m, a * sizeof(*c->m));
@@ -77,6 +123,7 @@ static int add_mapped(struct clone_state *c, const char *name, const struct pw_o
 	c->m[c->nr].oid = *oid;
 	c->m[c->nr].is_tag = is_tag;
 	c->nr++;
+	*slot = c->nr;
 	return 0;
 }
 
@@ -365,19 +412,25 @@ static int fetch_mapped(struct clone_state *c, struct pw_clone_info *info,
 	const struct pw_clone_opts *o = c->o;
 	struct pw_fetch_request req = {0};
 	struct pw_oid *wants = calloc(c->nr + 1, sizeof(*wants));
+	struct pw_oidmap seen = PW_OIDMAP_INIT;
 	size_t i, nw = 0;
 	int rc = 0;
 
 	if (!wants)
 		return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	/* each id once, in the order of the refs */
 	for (i = 0; i < c->nr; i++) {
-		size_t k;
+		int created;
 
-		for (k = 0; k < nw && !pw_oid_equal(&wants[k], &c->m[i].oid); k++)
-			;
-		if (k == nw)
+		if (!pw_oidmap_put(&seen, &c->m[i].oid, &created)) {
+			pw_oidmap_free(&seen);
+			free(wants);
+			return pw_error_set(c->err, PW_ENOMEM, "out of memory");
+		}
+		if (created)
 			wants[nw++] = c->m[i].oid;
 	}
+	pw_oidmap_free(&seen);
 	req.wants = wants;
 	req.nr_wants = nw;
 	req.depth = o->depth;
@@ -416,8 +469,8 @@ static int add_arrived_tags(struct clone_state *c)
 	return rc;
 }
 
-/* The mapped refs, the checked-out branch (or a detached HEAD at a tag) in
- * one transaction. */
+/* The mapped refs into packed-refs (as git clone writes them), then the
+ * checked-out branch (or a detached HEAD at a tag). */
 static int write_refs(struct clone_state *c, const struct clone_plan *p)
 {
 	const struct pw_remote_ref *checkout_ref = p->checkout_ref;
@@ -430,6 +483,14 @@ static int write_refs(struct clone_state *c, const struct clone_plan *p)
 		return rc;
 	for (i = 0; i < c->nr && !rc; i++)
 		rc = pw_ref_tx_update(tx, c->m[i].name, &c->m[i].oid, NULL, 0);
+	if (!rc)
+		rc = pw_ref_tx_commit_initial(tx);
+	if (rc)
+		pw_error_copy(c->err, pw_ref_tx_error(tx));
+	pw_ref_tx_free(tx);
+	tx = NULL;
+	if (rc || (rc = pw_ref_tx_new(&tx, c->repo)))
+		return rc;
 	if (!rc && checkout_ref && !c->o->bare && branch_ref &&
 	    !strncmp(branch_ref, "refs/heads/", 11))
 		rc = pw_ref_tx_update(tx, branch_ref, &checkout_ref->oid, NULL, 0);
@@ -578,6 +639,7 @@ cleanup:
 	for (i = 0; i < c.nr; i++)
 		free(c.m[i].name);
 	free(c.m);
+	free(c.slots);
 	pw_repo_free(c.repo);
 	free(url);
 	if (rc)

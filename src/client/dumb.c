@@ -321,50 +321,110 @@ static int push(struct walk *w, const struct pw_oid *oid, int type)
 	return 0;
 }
 
+/* A loose object as it downloads: the compressed bytes go to a temporary
+ * file in the quarantine (stored as they came once checked) and through the
+ * streaming decoder, which hashes them while inflating into a fixed buffer
+ * and stops at the first byte past the declared size: no object is held
+ * whole, however large its header says it is (issue 26). */
+struct loose_sink {
+	struct pw_loose_stream z;
+	int fd;
+	uint64_t n; /* compressed bytes */
+	const char *url;
+	struct pw_error *err;
+};
+
+static int loose_sink(void *ctx, const void *p, size_t n)
+{
+	struct loose_sink *l = ctx;
+
+	if (l->n + n > PW_DUMB_MAX_LOOSE)
+		return pw_error_set(l->err, PW_ETOOBIG, "dumb HTTP: %s is larger than %llu bytes",
+		                    l->url, (unsigned long long)PW_DUMB_MAX_LOOSE);
+	l->n += n;
+	if (pw_fs_write_all(l->fd, p, n))
+		return pw_error_set(l->err, PW_EIO, "writing %s into the quarantine: %s", l->url,
+		                    strerror(errno));
+	return pw_loose_stream_feed(&l->z, p, n, l->err);
+}
+
 /* objects/xx/yyyy of store s: 1 when it was there (checked and stored in
  * the quarantine), 0 when the server has no such file. */
 static int try_loose(struct walk *w, struct store *s, const struct pw_oid *oid)
 {
 	char hex[PW_MAX_HEXSZ + 1];
+	struct loose_sink l;
+	struct pw_buf tmp = PW_BUF_INIT;
 	struct pw_oid got;
 	uint64_t size;
 	int type, rc;
 
 	pw_oid_to_hex(oid, hex);
 	pw_buf_reset(&w->url);
-	if (pw_buf_addf(&w->url, "%s/%.2s/%s", s->url, hex, hex + 2))
+	if (pw_buf_addf(&w->url, "%s/%.2s/%s", s->url, hex, hex + 2) ||
+	    pw_buf_addf(&tmp, "%s/tmp_obj_XXXXXX", w->qdir))
 		return pw_error_set(w->err, PW_ENOMEM, "out of memory");
-	rc = get_mem(w->d, w->url.data, &w->tmp, PW_DUMB_MAX_LOOSE, w->err);
-	if (rc == PW_ENOTFOUND)
-		return 0;
-	if (rc)
+	memset(&l, 0, sizeof(l));
+	l.url = w->url.data;
+	l.err = w->err;
+	if ((rc = pw_loose_stream_init(&l.z, w->algo, 0, w->url.data, w->err))) {
+		pw_buf_free(&tmp);
 		return rc;
-	if ((rc = pw_loose_decode((const uint8_t *)w->tmp.data, w->tmp.len, &type, &size, &w->obj,
-	                          w->url.data, w->err)))
-		return rc;
-	if (pw_object_hash(w->algo, type, w->obj.data, w->obj.len, &got))
-		return pw_hash_collision_error(w->err, &got);
+	}
+	if ((l.fd = mkstemp(tmp.data)) < 0) {
+		rc = pw_error_set(w->err, PW_EIO, "cannot create a file in %s: %s", w->qdir,
+		                  strerror(errno));
+		pw_buf_reset(&tmp);
+		goto out;
+	}
+	fchmod(l.fd, 0444); /* as every loose object */
+	rc = pw_http__get(w->d->conn, w->url.data, loose_sink, &l, w->err);
+	if (close(l.fd) && !rc)
+		rc = pw_error_set(w->err, PW_EIO, "writing %s into the quarantine: %s", w->url.data,
+		                  strerror(errno));
+	if (rc == PW_ENOTFOUND) {
+		rc = 0;
+		goto out;
+	}
+	if (rc || (rc = pw_loose_stream_finish(&l.z, &got, &type, &size, w->err)))
+		goto out;
 	if (!pw_oid_equal(&got, oid)) {
 		char ghex[PW_MAX_HEXSZ + 1];
 
-		return pw_error_set(
-		        w->err, PW_ECORRUPT,
-		        "dumb HTTP: %s holds object %s, not %s (corrupt or lying server)",
-		        w->url.data, pw_oid_to_hex(&got, ghex), hex);
+		rc = pw_error_set(w->err, PW_ECORRUPT,
+		                  "dumb HTTP: %s holds object %s, not %s (corrupt or lying server)",
+		                  w->url.data, pw_oid_to_hex(&got, ghex), hex);
+		goto out;
 	}
 	pw_buf_reset(&w->url);
-	if (pw_buf_addf(&w->url, "%s/%.2s", w->qdir, hex))
-		return pw_error_set(w->err, PW_ENOMEM, "out of memory");
-	if (mkdir(w->url.data, 0777) && errno != EEXIST)
-		return pw_error_set(w->err, PW_EIO, "cannot create %s: %s", w->url.data,
-		                    strerror(errno));
-	if (pw_buf_addf(&w->url, "/%s", hex + 2))
-		return pw_error_set(w->err, PW_ENOMEM, "out of memory");
-	/* the bytes were checked (pw_loose_decode is strict): stored as they came */
-	if ((rc = pw_fs_write_atomic(w->url.data, w->tmp.data, w->tmp.len, w->err)))
-		return rc;
+	if (pw_buf_addf(&w->url, "%s/%.2s", w->qdir, hex)) {
+		rc = pw_error_set(w->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (mkdir(w->url.data, 0777) && errno != EEXIST) {
+		rc = pw_error_set(w->err, PW_EIO, "cannot create %s: %s", w->url.data,
+		                  strerror(errno));
+		goto out;
+	}
+	if (pw_buf_addf(&w->url, "/%s", hex + 2)) {
+		rc = pw_error_set(w->err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* the bytes were checked (the decoder is strict): stored as they came */
+	if (rename(tmp.data, w->url.data)) {
+		rc = pw_error_set(w->err, PW_EIO, "cannot store %s: %s", w->url.data,
+		                  strerror(errno));
+		goto out;
+	}
+	pw_buf_reset(&tmp);
 	w->fetched++;
-	return 1;
+	rc = 1;
+out:
+	if (tmp.len)
+		unlink(tmp.data);
+	pw_buf_free(&tmp);
+	pw_loose_stream_free(&l.z);
+	return rc;
 }
 
 static int load_packs(struct walk *w, struct store *s)
@@ -708,6 +768,13 @@ static int visit(struct walk *w, const struct item *it)
 		progress(w, "Walking objects", w->walked, 0, 0);
 	if (it->type == PW_OBJ_BLOB)
 		return 0;
+	if (!it->type) {
+		/* a wanted tip of unknown type: a blob is not read whole */
+		uint64_t size;
+
+		if (!pw_odb_read_header(w->q, &it->oid, &type, &size) && type == PW_OBJ_BLOB)
+			return 0;
+	}
 	if (pw_odb_read(w->q, &it->oid, &type, &w->obj))
 		return pw_error_set(w->err, PW_ECORRUPT, "dumb HTTP: cannot read %s: %s",
 		                    pw_oid_to_hex(&it->oid, hex), pw_odb_error(w->q)->msg);

@@ -16,6 +16,7 @@
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
+#include "packwire/config.h"
 #include "packwire/compat.h"
 #include "packwire/hash.h"
 #include "packwire/odb.h"
@@ -678,7 +679,7 @@ struct demux {
 	int out_fd;
 	struct pw_error err;
 	int rc;
-	int out_broken; /* writing the pack to index-pack failed: it stopped reading */
+	int write_failed; /* index-pack stopped reading (its own error says why) */
 };
 
 static void *demux_main(void *arg)
@@ -696,7 +697,7 @@ static void *demux_main(void *arg)
 
 		pw_pkt_reader_pending(&s->rd, &p, &len);
 		if (len && (rc = pw_write_full(d->out_fd, p, len, &d->err)))
-			d->out_broken = 1;
+			d->write_failed = 1;
 		while (!rc) {
 			ssize_t r = read(s->rd.fd, buf, sizeof(buf));
 
@@ -710,7 +711,7 @@ static void *demux_main(void *arg)
 			if (!r)
 				break;
 			if ((rc = pw_write_full(d->out_fd, buf, (size_t)r, &d->err)))
-				d->out_broken = 1;
+				d->write_failed = 1;
 		}
 		goto out;
 	}
@@ -747,7 +748,7 @@ static void *demux_main(void *arg)
 			break;
 		if (band == PW_BAND_DATA) {
 			if ((rc = pw_write_full(d->out_fd, payload.p, payload.len, &d->err))) {
-				d->out_broken = 1;
+				d->write_failed = 1;
 				break;
 			}
 		} else if (band == PW_BAND_PROGRESS) {
@@ -837,6 +838,20 @@ static int need_connectivity(const struct neg *n)
 	return !n->req->depth && !n->req->filter && !n->nr_old_shallow;
 }
 
+/* fetch.maxPackSize, else transfer.maxPackSize: the most bytes a received
+ * pack may have (0: no limit, as Git). It also bounds the object count the
+ * pack header may claim, checked before any object is read. */
+static uint64_t max_pack_size(struct pw_repo *repo)
+{
+	const struct pw_config *cfg = pw_repo_config(repo);
+	int64_t v;
+
+	if (!pw_config_get_int64(cfg, "fetch.maxpacksize", &v, NULL) ||
+	    !pw_config_get_int64(cfg, "transfer.maxpacksize", &v, NULL))
+		return v > 0 ? (uint64_t)v : 0;
+	return 0;
+}
+
 static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
                         struct pw_error *err)
 {
@@ -890,6 +905,7 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 	args.opts.progress = ip_progress;
 	args.opts.progress_ctx = &prog;
 	args.idx_version = 2;
+	args.opts.max_input = max_pack_size(repo);
 	/* links are collected only when the connectivity walk they may spare
 	 * would run at all */
 	args.opts.report_links = need_connectivity(n);
@@ -899,10 +915,13 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 		prog.fn(prog.data, NULL, 0, 0, 1); /* the meters are over */
 	close(pfd[0]);
 	pthread_join(tid, NULL);
-	if (d.rc && !(rc && d.out_broken)) {
-		/* the stream's own story explains a broken pack best, unless
-		 * index-pack stopped first (a bad object, a collision attack) and the
-		 * stream only failed to hand it the rest */
+	if (d.rc && rc && d.write_failed) {
+		/* index-pack stopped reading: its error is the story (a pack
+		 * refused at its header, say) */
+		n->s->failed = 1;
+		pw_error_wrap(err, "index-pack failed");
+	} else if (d.rc) {
+		/* the stream's own story explains a broken pack best */
 		n->s->failed = 1;
 		if (!rc) {
 			/* a complete pack arrived; still the stream went wrong */

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,155 @@ int pw_loose_decode(const uint8_t *z, size_t zlen, int *type, uint64_t *size, st
 done:
 	inflateEnd(&s);
 	return rc;
+}
+
+/* ---- streaming ------------------------------------------------------------ */
+
+#define STREAM_OUT 65536
+
+int pw_loose_stream_init(struct pw_loose_stream *s, const struct pw_hash_algo *algo,
+                         uint64_t max_size, const char *what, struct pw_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->algo = algo;
+	s->what = what;
+	s->max_size = max_size && max_size < PW_LOOSE_MAX_SIZE ? max_size : PW_LOOSE_MAX_SIZE;
+	if (!(s->z = calloc(1, sizeof(z_stream))) || !(s->out = malloc(STREAM_OUT))) {
+		pw_loose_stream_free(s);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	if (inflateInit((z_stream *)s->z) != Z_OK) {
+		free(s->z);
+		s->z = NULL;
+		pw_loose_stream_free(s);
+		return pw_error_set(err, PW_ENOMEM, "%s: cannot start inflate", what);
+	}
+	return 0;
+}
+
+void pw_loose_stream_free(struct pw_loose_stream *s)
+{
+	if (s->z) {
+		inflateEnd((z_stream *)s->z);
+		free(s->z);
+	}
+	free(s->out);
+	s->z = NULL;
+	s->out = NULL;
+}
+
+/* Content bytes: hashed and counted, never past the declared size. */
+static int stream_content(struct pw_loose_stream *s, const uint8_t *p, size_t n,
+                          struct pw_error *err)
+{
+	if (n > s->size - s->got)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "%s is corrupt: it inflates to more than the %llu bytes its "
+		                    "header declares",
+		                    s->what, (unsigned long long)s->size);
+	pw_hash_update(&s->h, p, n);
+	s->got += n;
+	return 0;
+}
+
+/* Inflated bytes: the header first (checked once its NUL is in), then
+ * content. */
+static int stream_take(struct pw_loose_stream *s, const uint8_t *p, size_t n, struct pw_error *err)
+{
+	while (n && !s->have_hdr) {
+		size_t hl, i;
+		int rc;
+
+		for (i = 0; i < n && s->hlen < sizeof(s->hdr); i++) {
+			s->hdr[s->hlen++] = p[i];
+			if (!p[i])
+				break;
+		}
+		if (i == n || s->hdr[s->hlen - 1]) {
+			if (s->hlen < sizeof(s->hdr))
+				return 0; /* more header to come */
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "%s is corrupt: header is not terminated by a NUL",
+			                    s->what);
+		}
+		/* the header is whole: "<type> <size>\0", strict as pw_loose_decode */
+		if ((rc = parse_header(s->hdr, s->hlen, &s->type, &s->size, &hl, s->what, err)))
+			return rc;
+		if (s->size > s->max_size)
+			return pw_error_set(err, PW_ETOOBIG,
+			                    "%s: object too large (%llu bytes, at most %llu)",
+			                    s->what, (unsigned long long)s->size,
+			                    (unsigned long long)s->max_size);
+		s->have_hdr = 1;
+		pw_hash_init(&s->h, s->algo);
+		pw_hash_update(&s->h, s->hdr, s->hlen);
+		p += i + 1;
+		n -= i + 1;
+	}
+	return n ? stream_content(s, p, n, err) : 0;
+}
+
+int pw_loose_stream_feed(struct pw_loose_stream *s, const void *data, size_t len,
+                         struct pw_error *err)
+{
+	z_stream *z = s->z;
+	int rc;
+
+	if (!len)
+		return 0;
+	if (s->done)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "%s is corrupt: bytes of garbage after the zlib data", s->what);
+	z->next_in = (Bytef *)(uintptr_t)data;
+	while (len) {
+		uInt chunk = len > ZCHUNK ? ZCHUNK : (uInt)len;
+		int zr;
+
+		z->next_in = (Bytef *)(uintptr_t)data;
+		z->avail_in = chunk;
+		do {
+			z->next_out = s->out;
+			z->avail_out = STREAM_OUT;
+			zr = inflate(z, Z_NO_FLUSH);
+			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+				return pw_error_set(err, PW_ECORRUPT, "%s is corrupt: %s", s->what,
+				                    zr == Z_DATA_ERROR ? "not valid zlib data"
+				                                       : "cannot inflate");
+			if ((rc = stream_take(s, s->out, STREAM_OUT - z->avail_out, err)))
+				return rc;
+			if (zr == Z_STREAM_END) {
+				s->done = 1;
+				if (z->avail_in || len > chunk)
+					return pw_error_set(err, PW_ECORRUPT,
+					                    "%s is corrupt: bytes of garbage after "
+					                    "the zlib data",
+					                    s->what);
+				return 0;
+			}
+		} while (z->avail_in || !z->avail_out);
+		data = (const uint8_t *)data + chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+int pw_loose_stream_finish(struct pw_loose_stream *s, struct pw_oid *oid, int *type, uint64_t *size,
+                           struct pw_error *err)
+{
+	if (!s->done)
+		return pw_error_set(err, PW_ECORRUPT, "%s is corrupt: %s", s->what,
+		                    s->have_hdr ? "truncated zlib data" : "no object header");
+	if (!s->have_hdr)
+		return pw_error_set(err, PW_ECORRUPT, "%s is corrupt: header has no type", s->what);
+	if (s->got != s->size)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "%s is corrupt: header says %llu bytes, inflated %llu", s->what,
+		                    (unsigned long long)s->size, (unsigned long long)s->got);
+	*type = s->type;
+	*size = s->size;
+	if (pw_hash_final(&s->h, oid))
+		return pw_hash_collision_error(err, oid);
+	return 0;
 }
 
 int pw_loose_exists(const char *objects_dir, const struct pw_oid *oid)

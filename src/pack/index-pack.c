@@ -29,6 +29,10 @@
 #define MAX_RATIO 1040
 
 #define NO_OBJ UINT32_MAX
+/* The smallest pack entry: a one-byte type and size, and the shortest zlib
+ * stream (2 bytes of header, an empty fixed block, the 4-byte Adler-32). No
+ * pack of L bytes holds more than (L - header - trailer) / 9 objects. */
+#define MIN_ENTRY 9
 
 struct ip_obj {
 	struct pw_idx_entry e; /* oid, offset, crc32 */
@@ -62,6 +66,7 @@ struct ip_in {
 	 * waits for an answer, so never block for bytes past what is needed. */
 	int stream;
 	uint64_t max_input; /* 0 = no limit */
+	uint64_t file_left; /* a regular file: its bytes from the pack's start; 0 = unknown */
 	uint8_t *own;
 	struct pw_hash_ctx hash;
 	uint32_t crc;
@@ -269,7 +274,9 @@ static ssize_t in_fill2(struct ip_in *in, size_t need, size_t want, struct pw_er
 		}
 		in->len += (size_t)n;
 		if (in->max_input && in->base + in->len > in->max_input)
-			return pw_error_set(err, PW_ETOOBIG, "pack exceeds maximum allowed size");
+			return pw_error_set(err, PW_ETOOBIG,
+			                    "pack exceeds maximum allowed size (%llu bytes)",
+			                    (unsigned long long)in->max_input);
 	}
 	return (ssize_t)(in->len - in->pos);
 }
@@ -585,13 +592,47 @@ static int parse_header(struct pw_ipack *ip, struct ip_in *in)
 	if (rc)
 		return rc;
 	in_consume(in, PW_PACK_HEADER_SIZE);
-	/* Each entry takes at least two bytes: reject absurd counts before
-	 * reserving memory for them when the whole pack is at hand. */
-	if (in->eof && (uint64_t)ip->nr_header * 2 > in->len)
+	/* Each entry takes at least MIN_ENTRY bytes: reject absurd counts
+	 * before reserving memory for them when the whole pack is at hand. */
+	if (in->eof && (uint64_t)ip->nr_header * MIN_ENTRY > in->len)
 		return pw_error_set(&ip->err, PW_ECORRUPT,
-		                    "pack header claims %u objects, more than its %zu bytes can "
-		                    "hold (wrong object count or truncated pack)",
+		                    "pack is truncated or its object count is wrong: the header "
+		                    "claims %u objects, more than its %zu bytes can hold",
 		                    ip->nr_header, in->len);
+	/* A stream: what it may carry (the size limit, the file's length),
+	 * else the explicit cap, before a byte of its objects is read. */
+	if (!in->eof) {
+		uint64_t bytes = in->max_input, most;
+
+		if (in->file_left && (!bytes || in->file_left < bytes))
+			bytes = in->file_left;
+		if (bytes) {
+			uint64_t frame = PW_PACK_HEADER_SIZE + ip->algo->rawsz;
+
+			most = bytes > frame ? (bytes - frame) / MIN_ENTRY : 0;
+			if (ip->nr_header > most && bytes == in->max_input)
+				return pw_error_set(
+				        &ip->err, PW_ETOOBIG,
+				        "pack exceeds maximum allowed size (%llu bytes): "
+				        "its header claims %u objects, more than %llu "
+				        "bytes can hold",
+				        (unsigned long long)bytes, ip->nr_header,
+				        (unsigned long long)bytes);
+			if (ip->nr_header > most)
+				return pw_error_set(&ip->err, PW_ECORRUPT,
+				                    "pack is truncated or its object count is "
+				                    "wrong: the header claims %u objects, more "
+				                    "than its %llu bytes can hold",
+				                    ip->nr_header, (unsigned long long)bytes);
+		} else if (ip->nr_header > PW_PACK_MAX_STREAM_OBJECTS) {
+			return pw_error_set(&ip->err, PW_ETOOBIG,
+			                    "pack header claims %u objects, more than the %u a "
+			                    "received pack may hold (a size limit raises it: "
+			                    "fetch.maxPackSize, receive.maxInputSize, "
+			                    "--max-input-size)",
+			                    ip->nr_header, (unsigned)PW_PACK_MAX_STREAM_OBJECTS);
+		}
+	}
 	reserve = in->eof ? (1u << 20) : (1u << 16);
 	/* A streamed header is 12 bytes that may lie: reserve for what a
 	 * first window of entries could be, and grow as entries arrive. */
@@ -811,6 +852,12 @@ static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
 		struct stat st;
 
 		in.stream = fstat(in_fd, &st) || !S_ISREG(st.st_mode);
+		if (!in.stream) {
+			off_t at = lseek(in_fd, 0, SEEK_CUR);
+
+			if (at >= 0 && st.st_size > at)
+				in.file_left = (uint64_t)(st.st_size - at);
+		}
 	}
 	rc = parse(ip, &in);
 	free(in.own);

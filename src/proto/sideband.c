@@ -73,13 +73,30 @@ void pw_progress_relay_init(struct pw_progress_relay *r, const char *suffix)
 {
 	pw_buf_init(&r->out, 0);
 	r->suffix = suffix ? suffix : "";
-	r->partial = 0;
+	r->partial = r->line = 0;
+	r->cut = 0;
 }
 
 void pw_progress_relay_free(struct pw_progress_relay *r)
 {
 	pw_buf_free(&r->out);
-	r->partial = 0;
+	r->partial = r->line = 0;
+	r->cut = 0;
+}
+
+/* Text of the current line: "remote: " first when it starts it. */
+static int relay_text(struct pw_progress_relay *r, const char *p, size_t n)
+{
+	size_t before = r->out.len;
+	int rc = 0;
+
+	if (!r->partial)
+		rc = pw_buf_adds(&r->out, RELAY_PREFIX);
+	if (!rc)
+		rc = pw_buf_add(&r->out, p, n);
+	r->partial += r->out.len - before;
+	r->line += n;
+	return rc;
 }
 
 int pw_progress_relay_feed(struct pw_progress_relay *r, const char *data, size_t len)
@@ -88,25 +105,35 @@ int pw_progress_relay_feed(struct pw_progress_relay *r, const char *data, size_t
 	int rc;
 
 	while (i < len) {
-		size_t j = i;
+		size_t j = i, take;
 
 		while (j < len && data[j] != '\n' && data[j] != '\r')
 			j++;
-		if (j == len) {
-			/* unterminated: keep it for the next packet */
-			if (!r->partial) {
-				size_t before = r->out.len;
-
-				rc = pw_buf_adds(&r->out, RELAY_PREFIX);
-				if (rc)
-					return rc;
-				r->partial += r->out.len - before;
-			}
-			rc = pw_buf_add(&r->out, data + i, j - i);
-			if (rc)
+		if (r->cut) {
+			/* the rest of a line that passed the bound: dropped, with
+			 * its terminator (the line was ended already) */
+			if (j == len)
+				return 0;
+			r->cut = 0;
+			i = j + 1;
+			continue;
+		}
+		take = j - i;
+		if (take > PW_PROGRESS_LINE_MAX - r->line)
+			take = PW_PROGRESS_LINE_MAX - r->line;
+		if (j == len && r->line + take < PW_PROGRESS_LINE_MAX)
+			/* unterminated: kept for the next packet */
+			return take ? relay_text(r, data + i, take) : 0;
+		if (take < j - i || j == len) {
+			/* the line reached PW_PROGRESS_LINE_MAX: it ends here */
+			if ((rc = relay_text(r, data + i, take)) ||
+			    (rc = pw_buf_adds(&r->out, r->suffix)) ||
+			    (rc = pw_buf_addch(&r->out, '\n')))
 				return rc;
-			r->partial += j - i;
-			return 0;
+			r->partial = r->line = 0;
+			r->cut = 1;
+			i += take;
+			continue;
 		}
 		/* a terminator continuing a partial line clears what is left of
 		 * the previous text on that line */
@@ -130,7 +157,7 @@ int pw_progress_relay_feed(struct pw_progress_relay *r, const char *data, size_t
 		rc = pw_buf_addch(&r->out, data[j]);
 		if (rc)
 			return rc;
-		r->partial = 0;
+		r->partial = r->line = 0;
 		i = j + 1;
 	}
 	return 0;
@@ -144,6 +171,8 @@ int pw_progress_relay_finish(struct pw_progress_relay *r)
 		rc = pw_buf_addch(&r->out, '\n');
 		r->partial = 0;
 	}
+	r->line = 0;
+	r->cut = 0;
 	return rc;
 }
 

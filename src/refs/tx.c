@@ -392,33 +392,35 @@ int pw_ref_tx_commit(struct pw_ref_tx *tx)
 	if ((rc = pw_refs__all_names(repo, &names, &nr)))
 		return pw_error_copy(&tx->err, pw_repo_error(repo));
 
-	/* 1. lock everything, verify */
-	for (i = 0; i < tx->nr && !rc; i++) {
-		struct upd *u = &tx->v[i];
-
-		if (!u->del && !sorted_has(names, nr, u->target, strlen(u->target), 0) &&
-		    (rc = check_df(tx, u, names, nr)))
-			break;
-		rc = lock_one(tx, u);
-	}
-	pw_refs__free_names(names, nr);
-	if (!rc && (rc = pw_refs__packed(repo, &packed)))
-		pw_error_copy(&tx->err, pw_repo_error(repo));
-	for (i = 0; i < tx->nr && !rc; i++)
-		rc = check_old(tx, &tx->v[i], packed);
-	/* 2. write the new values into the locks */
+	/* 1. lock everything, each lock written with its new value and closed
+	 * at once (a transaction of 100000 refs holds no 100000 descriptors;
+	 * nothing is visible before the renames of step 4) */
 	for (i = 0; i < tx->nr && !rc; i++) {
 		struct upd *u = &tx->v[i];
 		size_t n;
 
-		if (u->del) {
-			need_packed |= u->exists_packed;
-			continue;
+		if (!u->del && !sorted_has(names, nr, u->target, strlen(u->target), 0) &&
+		    (rc = check_df(tx, u, names, nr)))
+			break;
+		if ((rc = lock_one(tx, u)))
+			break;
+		if (!u->del) {
+			pw_oid_to_hex(&u->new_oid, hex);
+			n = strlen(hex);
+			hex[n] = '\n';
+			rc = pw_lock_write(&u->lk, hex, n + 1, &tx->err);
 		}
-		pw_oid_to_hex(&u->new_oid, hex);
-		n = strlen(hex);
-		hex[n] = '\n';
-		rc = pw_lock_write(&u->lk, hex, n + 1, &tx->err);
+		if (!rc)
+			rc = pw_lock_close(&u->lk, &tx->err);
+	}
+	pw_refs__free_names(names, nr);
+	if (!rc && (rc = pw_refs__packed(repo, &packed)))
+		pw_error_copy(&tx->err, pw_repo_error(repo));
+	/* 2. verify the old values, read under the locks */
+	for (i = 0; i < tx->nr && !rc; i++) {
+		rc = check_old(tx, &tx->v[i], packed);
+		if (tx->v[i].del)
+			need_packed |= tx->v[i].exists_packed;
 	}
 	/* 3. packed-refs without the deleted refs */
 	if (!rc && need_packed) {
@@ -482,4 +484,71 @@ int pw_ref_tx_commit(struct pw_ref_tx *tx)
 		}
 	}
 	return first_error;
+}
+
+int pw_ref_tx_commit_initial(struct pw_ref_tx *tx)
+{
+	struct pw_repo *repo = tx->repo;
+	struct pw_lock lk = {NULL, NULL, -1};
+	struct pw_buf b = PW_BUF_INIT;
+	char **names = NULL, hex[PW_MAX_HEXSZ + 1], *pp;
+	size_t nr = 0, i;
+	int rc;
+
+	if (tx->done)
+		return pw_error_set(&tx->err, PW_EINVAL, "transaction already committed");
+	for (i = 0; i < tx->nr; i++) {
+		const struct upd *u = &tx->v[i];
+
+		if (u->del || strncmp(u->name, "refs/", 5) ||
+		    (u->has_old && !pw_oid_is_zero(&u->old_oid)))
+			return pw_ref_tx_commit(tx);
+	}
+	if ((rc = pw_refs__all_names(repo, &names, &nr)))
+		return pw_error_copy(&tx->err, pw_repo_error(repo));
+	pw_refs__free_names(names, nr);
+	if (nr)
+		return pw_ref_tx_commit(tx); /* not the first refs after all */
+	tx->done = 1;
+	pw_error_clear(&tx->err);
+	for (i = 0; i < tx->nr; i++)
+		if (!(tx->v[i].target = strdup(tx->v[i].name)))
+			return pw_error_set(&tx->err, PW_ENOMEM, "out of memory");
+	if (tx->nr > 1)
+		qsort(tx->v, tx->nr, sizeof(tx->v[0]), cmp_upd);
+	for (i = 1; i < tx->nr; i++) {
+		const char *a = tx->v[i - 1].target, *c = tx->v[i].target;
+		size_t la = strlen(a);
+
+		if (!strcmp(a, c))
+			return pw_error_set(&tx->err, PW_EINVAL,
+			                    "multiple updates for ref '%s' not allowed", c);
+		/* "a" and "a/b": sorted, the one is right before the other */
+		if (!strncmp(a, c, la) && c[la] == '/')
+			return pw_error_set(&tx->err, PW_EEXISTS,
+			                    "cannot lock ref '%s': '%s' exists; cannot create '%s'",
+			                    c, a, c);
+	}
+	rc = pw_buf_adds(&b, "# pack-refs with: sorted \n");
+	for (i = 0; !rc && i < tx->nr; i++)
+		rc = pw_buf_addf(&b, "%s %s\n", pw_oid_to_hex(&tx->v[i].new_oid, hex),
+		                 tx->v[i].target);
+	if (rc) {
+		pw_buf_free(&b);
+		return pw_error_set(&tx->err, PW_ENOMEM, "out of memory");
+	}
+	if (!(pp = pw_path_join(pw_repo_git_dir(repo), "packed-refs"))) {
+		pw_buf_free(&b);
+		return pw_error_set(&tx->err, PW_ENOMEM, "out of memory");
+	}
+	if ((rc = pw_lock_acquire(&lk, pp, &tx->err)))
+		pw_error_wrap(&tx->err, "cannot lock packed-refs");
+	else if ((rc = pw_lock_write(&lk, b.data, b.len, &tx->err)))
+		pw_lock_rollback(&lk);
+	else
+		rc = pw_lock_commit(&lk, &tx->err);
+	pw_refs__packed_invalidate(repo);
+	free(pp);
+	pw_buf_free(&b);
+	return rc;
 }

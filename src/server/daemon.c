@@ -227,39 +227,6 @@ oom:
 
 /* ---- paths --------------------------------------------------------------- */
 
-/* Git's daemon_avoid_alias: the path starts with '/' or '~' and has no
- * "//", "/./", "/../", and does not end in "/." or "/..". Shared with the
- * HTTP handler (server/paths.h); 1 when the path is aliased. */
-int pw_srv_path_is_aliased(const char *p)
-{
-	int sl = 1, ndot = 0;
-
-	if (!p || (*p != '/' && *p != '~'))
-		return 1;
-	for (p++;; p++) {
-		char ch = *p;
-
-		if (sl) {
-			if (ch == '.')
-				ndot++;
-			else if (ch == '/') {
-				if (ndot < 3)
-					return 1;
-				ndot = 0;
-			} else if (!ch) {
-				return ndot > 0 && ndot < 3 ? 1 : 0;
-			} else {
-				sl = ndot = 0;
-			}
-		} else if (!ch) {
-			return 0;
-		} else if (ch == '/') {
-			sl = 1;
-			ndot = 0;
-		}
-	}
-}
-
 /* "~user/rest" to "<home>/rest" (getpwnam; "~" alone: the daemon's user). */
 static char *expand_user(const char *p)
 {
@@ -432,24 +399,6 @@ static int expand_interpolated(struct pw_buf *out, const char *fmt,
 	return rc;
 }
 
-/* Is `path` (resolved) inside the real base path? */
-static int inside_base(const char *base, const char *path)
-{
-	char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
-	size_t n;
-	int ok = 0;
-
-	if (rb && rp) {
-		n = strlen(rb);
-		while (n > 1 && rb[n - 1] == '/')
-			n--;
-		ok = !strncmp(rb, rp, n) && (rp[n] == '/' || !rp[n] || n == 1);
-	}
-	free(rb);
-	free(rp);
-	return ok;
-}
-
 /* Git's path_ok: the directory to serve (malloc'd) or NULL (logged);
  * *validp gets the path as validated (the request's spelling, "~user"
  * unexpanded, plus the suffix that matched), which Git shows the access hook
@@ -533,7 +482,7 @@ static char *path_ok(const struct pw_daemon_opts *o, const struct pw_daemon_requ
 		return NULL;
 	}
 	pw_buf_free(&b);
-	if (based && o->confine_symlinks && !inside_base(o->base_path, used)) {
+	if (based && o->confine_symlinks && !pw_srv_path_inside(o->base_path, used)) {
 		logf_(o, PW_DAEMON_LOG_ERROR, "'%s': resolves outside the base path", valid);
 		goto deny;
 	}

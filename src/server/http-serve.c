@@ -65,8 +65,8 @@ struct req {
 	char *mem;
 	size_t mem_len, mem_cap, mem_pos;
 	int fd;
-	uint64_t body_len, clen; /* clen: Content-Length, or MHD_SIZE_UNKNOWN */
-	int too_big;
+	uint64_t body_len;
+	uint64_t limit; /* body bytes the handler reads (pw_http_admit); 0: dropped */
 
 	/* the response */
 	int worker, started, queued, done, failed, gone, suspended;
@@ -272,12 +272,9 @@ static int spool_to_file(struct req *r)
 	return 0;
 }
 
-/* 0, or -1 when the body is over the bound or cannot be stored */
+/* 0, or -1 when the body cannot be stored */
 static int spool_add(struct req *r, const char *data, size_t len)
 {
-	r->body_len += len;
-	if (r->body_len > r->s->o.max_body)
-		return -1;
 	if (r->fd < 0 && r->mem_len + len > SPOOL_MEM && spool_to_file(r))
 		return -1;
 	if (r->fd >= 0) {
@@ -602,7 +599,6 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	struct req *r = calloc(1, sizeof(*r));
 	const union MHD_ConnectionInfo *ci;
 	struct pw_buf q;
-	const char *v;
 
 	if (!r)
 		return NULL;
@@ -621,14 +617,6 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	r->cenc = dup_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
 	r->gitproto = dup_header(c, "Git-Protocol");
 	r->ua = dup_header(c, MHD_HTTP_HEADER_USER_AGENT);
-	r->clen = MHD_SIZE_UNKNOWN;
-	if ((v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
-		char *end;
-		unsigned long long n = strtoull(v, &end, 10);
-
-		if (*v && !*end)
-			r->clen = n;
-	}
 	pw_buf_init(&q, 64 * 1024);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &q);
 	r->query = strdup(q.data);
@@ -652,6 +640,95 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	return r;
 }
 
+struct hdrs {
+	struct pw_http_header *h;
+	size_t nr, alloc;
+	int failed;
+};
+
+static enum MHD_Result add_hdr(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+	struct hdrs *v = cls;
+
+	(void)kind;
+	if (v->nr == v->alloc) {
+		/* bounded by MHD's header memory (max_header) */
+		size_t n = v->alloc ? 2 * v->alloc : 32;
+		struct pw_http_header *p = realloc(v->h, n * sizeof(*p));
+
+		if (!p) {
+			v->failed = 1;
+			return MHD_NO;
+		}
+		v->h = p;
+		v->alloc = n;
+	}
+	v->h[v->nr].name = key;
+	v->h[v->nr++].value = value ? value : "";
+	return MHD_YES;
+}
+
+/* pw_http_admit on the request as it stands: with every header field as it
+ * came when the header is in (again = 0), with the body's length so far
+ * when it grew past r->limit (again = 1). 1 when it refused (the answer is
+ * in r, done), else 0 with r->limit set. */
+static int admit(struct req *r, int again)
+{
+	struct pw_serve *s = r->s;
+	struct pw_http_request hr;
+	struct pw_http_sink sink = {sink_start, sink_write, r};
+	struct hdrs h = {NULL, 0, 0, 0};
+	struct pw_error err;
+	uint64_t limit = 0;
+	int rc;
+
+	pw_error_clear(&err);
+	pw_http_request_init(&hr);
+	hr.method = r->method;
+	hr.path_info = r->url;
+	hr.query = r->query;
+	hr.server_protocol = r->version;
+	hr.content_type = r->ctype;
+	hr.content_encoding = r->cenc;
+	hr.project_root = s->base;
+	hr.export_all = 1;
+	hr.max_request_buffer = s->o.max_request_buffer;
+	hr.max_body = s->o.max_body;
+	if (again) {
+		hr.content_length = (long long)r->body_len;
+	} else {
+		MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_hdr, &h);
+		if (h.failed) {
+			free(h.h);
+			pthread_mutex_lock(&r->lock);
+			r->status = 500;
+			r->started = r->done = 1;
+			r->size = 0;
+			pthread_mutex_unlock(&r->lock);
+			return 1;
+		}
+		hr.headers = h.h;
+		hr.nr_headers = h.nr;
+	}
+	rc = pw_http_admit(&hr, &sink, &limit, &err);
+	free(h.h);
+	if (!rc) {
+		r->limit = limit;
+		return 0;
+	}
+	error_log(s, "%s %s: %s", r->method, r->url, err.msg);
+	pthread_mutex_lock(&r->lock);
+	if (!r->started) {
+		r->status = 500;
+		r->started = 1;
+		r->size = 0;
+	}
+	r->done = 1;
+	pthread_mutex_unlock(&r->lock);
+	return 1;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -671,8 +748,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&s->lock);
 		if (*url != '/')
 			return queue_plain(r, 400, "Bad Request: the path must begin with '/'\n");
-		if (r->clen != MHD_SIZE_UNKNOWN && r->clen > s->o.max_body)
-			return queue_plain(r, 413, "Request Entity Too Large\n");
+		/* before any body byte: its framing and its declared length */
+		if (admit(r, 0))
+			return queue_handler_response(r);
 		if (s->nr_users && is_push(r) && !authenticate(r))
 			return queue_plain(r, 401, "Authentication required to push\n");
 		return MHD_YES;
@@ -683,13 +761,32 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!r->too_big && spool_add(r, upload_data, *upload_size))
-			r->too_big = 1;
+		size_t n = *upload_size;
+
 		*upload_size = 0;
-		if (r->too_big)
-			return queue_plain(r, 413, "Request Entity Too Large\n");
+		r->body_len += n;
+		/* MHD takes an answer only before the body or after it: past
+		 * --max-body the connection is closed, past what the handler
+		 * reads (a chunked body) the rest is dropped and the refusal
+		 * waits for the end */
+		if (r->body_len > r->s->o.max_body) {
+			error_log(s,
+			          "%s %s: request body larger than %llu bytes: connection closed",
+			          r->method, r->url, (unsigned long long)r->s->o.max_body);
+			return MHD_NO;
+		}
+		if (r->body_len > r->limit)
+			return MHD_YES;
+		if (spool_add(r, upload_data, n)) {
+			/* no answer can be queued mid-body: the connection is closed */
+			error_log(s, "%s %s: cannot store the request body: %s", r->method, r->url,
+			          strerror(errno));
+			return MHD_NO;
+		}
 		return MHD_YES;
 	}
+	if (r->limit && r->body_len > r->limit && admit(r, 1))
+		return queue_handler_response(r); /* a chunked body over the bound */
 	if (!r->worker) {
 		pthread_mutex_lock(&s->lock);
 		if (s->cancel) {

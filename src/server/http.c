@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -964,13 +965,7 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 		/* upload-pack's request is read whole first (bounded, as Git) */
 		long n;
 
-		if (!b.gzip && req->content_length >= 0 &&
-		    (uint64_t)req->content_length > max_buffer)
-			return refuse(r, 413, "Request Entity Too Large",
-			              "request was larger than our maximum size\n", PW_ETOOBIG, err,
-			              "request was larger than our maximum size (%llu);"
-			              " try setting GIT_HTTP_MAX_REQUEST_BUFFER",
-			              (unsigned long long)max_buffer);
+		/* a declared length over max_buffer was refused by admit() */
 		b.max = max_buffer;
 		if (!(chunk = malloc(IO_CHUNK)))
 			return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
@@ -1002,7 +997,255 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 	return rc;
 }
 
-/* ---- the entry point ---------------------------------------------------- */
+/* ---- the first look at a request ---------------------------------------- */
+
+static int is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The next element of a comma-separated field value, trimmed, in [*b, *e);
+ * advances *p. 0 when there is none left. */
+static int list_next(const char **p, const char **b, const char **e)
+{
+	const char *s = *p, *end;
+
+	if (!*s)
+		return 0;
+	end = strchr(s, ',');
+	if (!end)
+		end = s + strlen(s);
+	*p = *end ? end + 1 : end;
+	while (s < end && is_ows(*s))
+		s++;
+	while (end > s && is_ows(end[-1]))
+		end--;
+	*b = s;
+	*e = end;
+	return 1;
+}
+
+/* A decimal length below 2^63: 0, -1 when it is no number, -2 when too big. */
+static int parse_length(const char *b, const char *e, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (b == e)
+		return -1;
+	for (; b < e; b++) {
+		unsigned d = (unsigned)(*b - '0');
+
+		if (*b < '0' || *b > '9')
+			return -1;
+		if (n > ((uint64_t)INT64_MAX - d) / 10)
+			return -2;
+		n = n * 10 + d;
+	}
+	*v = n;
+	return 0;
+}
+
+/* A field value as messages show it: printable ASCII, at most 40 bytes. */
+static const char *shown(char *out, size_t cap, const char *v, size_t len)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < len && k + 4 < cap && k < 40; i++)
+		out[k++] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
+	if (i < len)
+		out[k++] = '.', out[k++] = '.', out[k++] = '.';
+	out[k] = 0;
+	return out;
+}
+
+int pw_http_check_headers(const struct pw_http_header *h, size_t nr, const char *http_version,
+                          struct pw_http_framing *out, struct pw_error *err)
+{
+	/* fields whose repeats a proxy and we could read differently */
+	static const char *const single[] = {"Host", "Content-Type", "Content-Encoding"};
+	size_t seen[3] = {0, 0, 0}, i, k, ncodings = 0, nchunked = 0, other_len = 0;
+	const char *other = NULL;
+	int te = 0, last_chunked = 0;
+	char show[48];
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < nr; i++) {
+		const char *name = h[i].name, *v = h[i].value ? h[i].value : "", *p = v, *b, *e;
+
+		if (!name)
+			continue;
+		for (k = 0; k < 3; k++)
+			if (!strcasecmp(name, single[k]) && ++seen[k] > 1)
+				return pw_error_set(err, PW_EINVAL, "more than one %s header",
+				                    single[k]);
+		if (!strcasecmp(name, "Content-Length")) {
+			int any = 0;
+
+			while (list_next(&p, &b, &e)) {
+				uint64_t n = 0;
+				int bad = parse_length(b, e, &n);
+
+				if (b == e)
+					continue; /* an empty list element */
+				if (bad == -2)
+					return pw_error_set(
+					        err, PW_EINVAL, "Content-Length %s is too large",
+					        shown(show, sizeof(show), v, strlen(v)));
+				if (bad)
+					return pw_error_set(
+					        err, PW_EINVAL,
+					        "Content-Length '%s' is not a length",
+					        shown(show, sizeof(show), v, strlen(v)));
+				if (out->has_length && n != out->length)
+					return pw_error_set(
+					        err, PW_EINVAL,
+					        "Content-Length headers disagree (%llu and "
+					        "%llu)",
+					        (unsigned long long)out->length,
+					        (unsigned long long)n);
+				out->has_length = 1;
+				out->length = n;
+				any = 1;
+			}
+			if (!any)
+				return pw_error_set(err, PW_EINVAL,
+				                    "Content-Length '%s' is not a length",
+				                    shown(show, sizeof(show), v, strlen(v)));
+		} else if (!strcasecmp(name, "Transfer-Encoding")) {
+			te = 1;
+			while (list_next(&p, &b, &e)) {
+				const char *ce = memchr(b, ';', (size_t)(e - b));
+
+				if (b == e)
+					continue; /* an empty list element */
+				if (!ce)
+					ce = e;
+				while (ce > b && is_ows(ce[-1]))
+					ce--;
+				ncodings++;
+				last_chunked = ce - b == 7 && !strncasecmp(b, "chunked", 7);
+				if (last_chunked)
+					nchunked++;
+				else if (!other) {
+					other = b;
+					other_len = (size_t)(ce - b);
+				}
+			}
+		}
+	}
+	if (!te)
+		return 0;
+	if (http_version && !strcmp(http_version, "HTTP/1.0"))
+		return pw_error_set(err, PW_EINVAL, "Transfer-Encoding in an HTTP/1.0 request");
+	if (out->has_length)
+		return pw_error_set(err, PW_EINVAL,
+		                    "both Transfer-Encoding and Content-Length: the body's end "
+		                    "is ambiguous");
+	if (!ncodings)
+		return pw_error_set(err, PW_EINVAL, "Transfer-Encoding names no coding");
+	if (nchunked > 1)
+		return pw_error_set(err, PW_EINVAL, "Transfer-Encoding applies chunked twice");
+	if (!last_chunked)
+		return pw_error_set(err, PW_EINVAL,
+		                    "Transfer-Encoding does not end in chunked: the body's end "
+		                    "is unknown");
+	if (other)
+		return pw_error_set(err, PW_EUNSUPPORTED, "transfer coding '%s' is not supported",
+		                    shown(show, sizeof(show), other, other_len));
+	out->chunked = 1;
+	return 0;
+}
+
+/* Every response of the first look goes through here; a quiet look (the
+ * resolution pw_http_admit makes for the limit) answers nothing. */
+static int quiet_start(void *ctx, int status, const char *reason, const struct pw_http_header *h,
+                       size_t nr)
+{
+	(void)ctx, (void)status, (void)reason, (void)h, (void)nr;
+	return 0;
+}
+
+static int quiet_write(void *ctx, const void *data, size_t len)
+{
+	(void)ctx, (void)data, (void)len;
+	return 0;
+}
+
+static const struct pw_http_sink quiet_sink = {quiet_start, quiet_write, NULL};
+
+/* The first look's rules that need no endpoint: the framing,
+ * then the declared length (*declared, -1 = none) against max_body. */
+static int admit_framing(struct resp *r, const struct pw_http_request *req, long long *declared,
+                         struct pw_error *err)
+{
+	struct pw_http_framing f;
+	char body[PW_ERROR_MSG_MAX + 32];
+	int rc;
+
+	*declared = req->content_length;
+	if (req->headers) {
+		if ((rc = pw_http_check_headers(req->headers, req->nr_headers, req->server_protocol,
+		                                &f, err))) {
+			int status = rc == PW_EUNSUPPORTED ? 501 : 400;
+
+			snprintf(body, sizeof(body), "%s: %s\n",
+			         status == 501 ? "Not Implemented" : "Bad Request", err->msg);
+			return refuse(r, status, status == 501 ? "Not Implemented" : "Bad Request",
+			              body, rc, err, "%s", err->msg);
+		}
+		if (f.has_length)
+			*declared = (long long)f.length;
+		else
+			*declared = f.chunked ? -1 : 0; /* neither: no body (RFC 9112) */
+	}
+	if (req->max_body && *declared >= 0 && (uint64_t)*declared > req->max_body)
+		return refuse(r, 413, "Request Entity Too Large", "Request Entity Too Large\n",
+		              PW_ETOOBIG, err,
+		              "request body of %lld bytes is larger than the server's maximum "
+		              "(%llu bytes)",
+		              *declared, (unsigned long long)req->max_body);
+	return 0;
+}
+
+/* Where a request goes: resolved by resolve(). */
+struct target {
+	char *dir;        /* the repository's path as requested (malloc'd) */
+	const char *name; /* the file-name tail of the route, in dir's buffer */
+	enum route route;
+	struct pw_repo *repo;
+	const char *view;    /* "sha1"/"sha256": the other algorithm's view */
+	uint64_t max_buffer; /* bound of a buffered (upload-pack) body */
+};
+
+static void target_free(struct target *t)
+{
+	pw_repo_free(t->repo);
+	free(t->dir);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The endpoint's rule: an upload-pack POST is read whole, so a declared
+ * length over the request buffer is refused before a byte of it is read
+ * (git http-backend refuses it as it reads the length, gzip or not). */
+static int admit_endpoint(struct resp *r, const struct target *t, const char *method,
+                          long long declared, uint64_t *limit, struct pw_error *err)
+{
+	*limit = 0;
+	if (t->route != R_RPC || strcmp(method, "POST"))
+		return 0; /* a GET (or a refusal): the handler reads no body */
+	if (strcmp(t->name, "git-upload-pack")) {
+		*limit = UINT64_MAX; /* receive-pack streams it (receive.maxInputSize) */
+		return 0;
+	}
+	*limit = t->max_buffer;
+	if (declared >= 0 && (uint64_t)declared > t->max_buffer)
+		return refuse(r, 413, "Request Entity Too Large",
+		              "request was larger than our maximum size\n", PW_ETOOBIG, err,
+		              "request was larger than our maximum size (%llu);"
+		              " try setting GIT_HTTP_MAX_REQUEST_BUFFER",
+		              (unsigned long long)t->max_buffer);
+	return 0;
+}
 
 /* Does path hold a ".." segment? */
 static int has_dotdot(const char *path)
@@ -1017,25 +1260,171 @@ static int has_dotdot(const char *path)
 	return 0;
 }
 
+/* From the request to the repository and the route (Git's http-backend
+ * steps), with the refusals answered: 0 or the refusal's code. */
+static int resolve(struct resp *r, const struct pw_http_request *req, const char *method,
+                   struct target *t, struct pw_error *err)
+{
+	const char *want;
+	size_t at, len;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (req->project_root && *req->project_root) {
+		const char *pi = req->path_info;
+		size_t rl = strlen(req->project_root);
+
+		if (!pi || !*pi)
+			return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "GIT_PROJECT_ROOT is set but PATH_INFO is not");
+		if (pw_srv_path_is_aliased(pi))
+			return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "'%s': aliased", pi);
+		if (*pi == '/')
+			pi++;
+		if (asprintf(&t->dir, "%s%s%s", req->project_root,
+		             req->project_root[rl - 1] == '/' ? "" : "/", pi) < 0) {
+			t->dir = NULL;
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+	} else if (req->path_translated && *req->path_translated) {
+		/* Git trusts the web server here (a doubled or "." segment is
+		 * served as the file system resolves it); we still refuse ".." */
+		if (has_dotdot(req->path_translated))
+			return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+			              "'%s': aliased", req->path_translated);
+		if (!(t->dir = strdup(req->path_translated)))
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+	} else
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
+		              "No GIT_PROJECT_ROOT or PATH_TRANSLATED from server");
+
+	len = strlen(t->dir);
+	if (!match_route(t->dir, len, &t->route, &want, &at))
+		return refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		              "Request not supported: '%s'", t->dir);
+	if (strcmp(method, want)) {
+		r->nr = 0;
+		if (req->server_protocol && !strcmp(req->server_protocol, "HTTP/1.1")) {
+			hdr(r, "Allow", "%s", !strcmp(want, "GET") ? "GET, HEAD" : want);
+			hdr_nocache(r);
+			resp_start(r, 405, "Method Not Allowed");
+		} else {
+			hdr_nocache(r);
+			resp_start(r, 400, "Bad Request");
+		}
+		return pw_error_set(err, PW_EUNSUPPORTED, "%s not allowed for '%s'", req->method,
+		                    t->dir);
+	}
+	t->name = t->dir + at + 1;
+	t->dir[at] = 0;
+	if (pw_repo_open_exact(&t->repo, t->dir, NULL)) {
+		/* "<repository>@sha1": the other algorithm's view of it */
+		size_t bl;
+		const char *view = pw_srv_path_view(t->dir, strlen(t->dir), &bl);
+		char *base = view ? strndup(t->dir, bl) : NULL;
+
+		t->repo = NULL;
+		if (!base || pw_repo_open_exact(&t->repo, base, NULL)) {
+			free(base);
+			t->repo = NULL;
+			return refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+			              "Not a git repository: '%s'", t->dir);
+		}
+		free(base);
+		t->view = view;
+	}
+	/* a symlink under the root may lead anywhere: the daemon's rule */
+	if (req->project_root && *req->project_root &&
+	    !pw_srv_path_inside(req->project_root, pw_repo_git_dir(t->repo)))
+		return refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+		              "'%s': resolves outside the base path", t->dir);
+	if (!req->export_all) {
+		char *ok = NULL;
+
+		if (asprintf(&ok, "%s/git-daemon-export-ok", pw_repo_git_dir(t->repo)) < 0)
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		rc = access(ok, F_OK);
+		free(ok);
+		if (rc)
+			return refuse(r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
+			              "Repository not exported: '%s'", t->dir);
+	}
+	t->max_buffer = req->max_request_buffer;
+	if (!t->max_buffer) {
+		int64_t v;
+
+		if (!pw_config_get_int64(pw_repo_config(t->repo), "http.maxrequestbuffer", &v,
+		                         NULL) &&
+		    v > 0)
+			t->max_buffer = (uint64_t)v;
+		else
+			t->max_buffer = PW_HTTP_MAX_REQUEST_BUFFER;
+	}
+	return 0;
+}
+
+int pw_http_admit(const struct pw_http_request *req, const struct pw_http_sink *sink,
+                  uint64_t *limit, struct pw_error *err)
+{
+	struct resp r, quiet;
+	struct target t;
+	struct pw_error local, ignored;
+	const char *method = req->method;
+	long long declared;
+	uint64_t lim = 0;
+	int rc;
+
+	if (!err)
+		err = &local;
+	pw_error_clear(err);
+	if (limit)
+		*limit = 0;
+	memset(&r, 0, sizeof(r));
+	r.sink = sink;
+	if ((rc = admit_framing(&r, req, &declared, err)))
+		return rc;
+	if (!method)
+		return 0; /* pw_http_serve answers that */
+	if (!strcmp(method, "HEAD"))
+		method = "GET";
+	if (!declared)
+		return 0; /* no body: nothing to bound (a GET needs no repository here) */
+	/* the endpoint, quietly: a request the handler refuses reads no body */
+	memset(&quiet, 0, sizeof(quiet));
+	quiet.sink = &quiet_sink;
+	if (resolve(&quiet, req, method, &t, &ignored)) {
+		target_free(&t);
+		return 0;
+	}
+	rc = admit_endpoint(&r, &t, method, declared, &lim, err);
+	target_free(&t);
+	if (!rc && limit)
+		*limit = lim;
+	return rc;
+}
+
 int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
                   struct pw_error *err)
 {
 	struct resp r;
-	struct pw_repo *repo = NULL;
+	struct target t;
 	struct pw_error local;
-	const char *method = req->method, *want;
-	char *dir = NULL, *name, service[128];
+	const char *method = req->method;
+	char service[128];
 	int has_service = 0;
-	enum route route;
-	size_t at, len;
-	uint64_t max_buffer;
+	long long declared;
+	uint64_t limit;
 	int rc;
 
 	if (!err)
 		err = &local;
 	pw_error_clear(err);
 	memset(&r, 0, sizeof(r));
+	memset(&t, 0, sizeof(t));
 	r.sink = sink;
+	if ((rc = admit_framing(&r, req, &declared, err)))
+		return rc;
 	if (!method)
 		return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 		              "No REQUEST_METHOD from server");
@@ -1043,149 +1432,63 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 		method = "GET";
 		r.head_only = 1;
 	}
-	if (req->project_root && *req->project_root) {
-		const char *pi = req->path_info;
-		size_t rl = strlen(req->project_root);
-
-		if (!pi || !*pi)
-			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
-			              "GIT_PROJECT_ROOT is set but PATH_INFO is not");
-		if (pw_srv_path_is_aliased(pi))
-			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
-			              "'%s': aliased", pi);
-		if (*pi == '/')
-			pi++;
-		if (asprintf(&dir, "%s%s%s", req->project_root,
-		             req->project_root[rl - 1] == '/' ? "" : "/", pi) < 0)
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
-	} else if (req->path_translated && *req->path_translated) {
-		/* Git trusts the web server here (a doubled or "." segment is
-		 * served as the file system resolves it); we still refuse ".." */
-		if (has_dotdot(req->path_translated))
-			return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
-			              "'%s': aliased", req->path_translated);
-		if (!(dir = strdup(req->path_translated)))
-			return pw_error_set(err, PW_ENOMEM, "out of memory");
-	} else
-		return refuse(&r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
-		              "No GIT_PROJECT_ROOT or PATH_TRANSLATED from server");
-
-	len = strlen(dir);
-	if (!match_route(dir, len, &route, &want, &at)) {
-		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
-		            "Request not supported: '%s'", dir);
+	if ((rc = resolve(&r, req, method, &t, err)) ||
+	    (rc = admit_endpoint(&r, &t, method, declared, &limit, err)))
 		goto out;
-	}
-	if (strcmp(method, want)) {
-		r.nr = 0;
-		if (req->server_protocol && !strcmp(req->server_protocol, "HTTP/1.1")) {
-			hdr(&r, "Allow", "%s", !strcmp(want, "GET") ? "GET, HEAD" : want);
-			hdr_nocache(&r);
-			resp_start(&r, 405, "Method Not Allowed");
-		} else {
-			hdr_nocache(&r);
-			resp_start(&r, 400, "Bad Request");
-		}
-		rc = pw_error_set(err, PW_EUNSUPPORTED, "%s not allowed for '%s'", req->method,
-		                  dir);
-		goto out;
-	}
-	name = dir + at + 1;
-	dir[at] = 0;
-	if (pw_repo_open_exact(&repo, dir, NULL)) {
-		/* "<repository>@sha1": the other algorithm's view of it */
-		size_t bl;
-		const char *view = pw_srv_path_view(dir, strlen(dir), &bl);
-		char *base = view ? strndup(dir, bl) : NULL;
+	r.view = t.view;
 
-		if (!base || pw_repo_open_exact(&repo, base, NULL)) {
-			free(base);
-			rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
-			            "Not a git repository: '%s'", dir);
-			goto out;
-		}
-		free(base);
-		r.view = view;
-	}
-	if (!req->export_all) {
-		char *ok = NULL;
-
-		if (asprintf(&ok, "%s/git-daemon-export-ok", pw_repo_git_dir(repo)) < 0) {
-			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-			goto out;
-		}
-		rc = access(ok, F_OK);
-		free(ok);
-		if (rc) {
-			rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
-			            "Repository not exported: '%s'", dir);
-			goto out;
-		}
-	}
-	max_buffer = req->max_request_buffer;
-	if (!max_buffer) {
-		int64_t v;
-
-		if (!pw_config_get_int64(pw_repo_config(repo), "http.maxrequestbuffer", &v, NULL) &&
-		    v > 0)
-			max_buffer = (uint64_t)v;
-		else
-			max_buffer = PW_HTTP_MAX_REQUEST_BUFFER;
-	}
-
-	if (route == R_INFO_REFS)
+	if (t.route == R_INFO_REFS)
 		has_service = !query_param(req->query, "service", service, sizeof(service));
-	if (r.view && route != R_RPC && !has_service) {
+	if (r.view && t.route != R_RPC && !has_service) {
 		/* the files on disk are the storage algorithm's */
 		rc = refuse(&r, 404, "Not Found", NULL, PW_ENOTFOUND, err,
-		            "'%s': the %s view is served over smart HTTP only", dir, r.view);
+		            "'%s': the %s view is served over smart HTTP only", t.dir, r.view);
 		goto out;
 	}
-	if (route != R_RPC && !has_service) {
+	if (t.route != R_RPC && !has_service) {
 		int any;
 
-		if (!pw_config_get_bool(pw_repo_config(repo), "http.getanyfile", &any, NULL) &&
+		if (!pw_config_get_bool(pw_repo_config(t.repo), "http.getanyfile", &any, NULL) &&
 		    !any) {
 			rc = refuse(&r, 403, "Forbidden", NULL, PW_EUNSUPPORTED, err,
 			            "Unsupported service: getanyfile");
 			goto out;
 		}
 	}
-	switch (route) {
+	switch (t.route) {
 	case R_HEAD:
-		rc = get_head(&r, repo, req->ref_namespace);
+		rc = get_head(&r, t.repo, req->ref_namespace);
 		break;
 	case R_INFO_REFS:
 		if (has_service)
-			rc = get_info_refs_smart(&r, req, repo, service, err);
+			rc = get_info_refs_smart(&r, req, t.repo, service, err);
 		else
-			rc = get_text_refs(&r, repo, req->ref_namespace, err);
+			rc = get_text_refs(&r, t.repo, req->ref_namespace, err);
 		break;
 	case R_TEXT:
 		hdr_nocache(&r);
-		rc = send_file(&r, repo, name, "text/plain", err);
+		rc = send_file(&r, t.repo, t.name, "text/plain", err);
 		break;
 	case R_INFO_PACKS:
-		rc = get_info_packs(&r, repo, err);
+		rc = get_info_packs(&r, t.repo, err);
 		break;
 	case R_LOOSE:
 		hdr_forever(&r);
-		rc = send_file(&r, repo, name, "application/x-git-loose-object", err);
+		rc = send_file(&r, t.repo, t.name, "application/x-git-loose-object", err);
 		break;
 	case R_PACK:
 		hdr_forever(&r);
-		rc = send_file(&r, repo, name, "application/x-git-packed-objects", err);
+		rc = send_file(&r, t.repo, t.name, "application/x-git-packed-objects", err);
 		break;
 	case R_IDX:
 		hdr_forever(&r);
-		rc = send_file(&r, repo, name, "application/x-git-packed-objects-toc", err);
+		rc = send_file(&r, t.repo, t.name, "application/x-git-packed-objects-toc", err);
 		break;
 	case R_RPC:
-		rc = service_rpc(&r, req, repo, name, max_buffer, err);
+		rc = service_rpc(&r, req, t.repo, t.name, t.max_buffer, err);
 		break;
 	}
 out:
-	pw_repo_free(repo);
-	free(dir);
+	target_free(&t);
 	return rc;
 }

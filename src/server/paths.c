@@ -1,9 +1,59 @@
 /* Path and name rules the servers share (paths.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "packwire/buf.h"
 #include "packwire/error.h"
 #include "server/paths.h"
+
+/* Git's daemon_avoid_alias: the path starts with '/' or '~' and has no
+ * "//", "/./", "/../", and does not end in "/." or "/..". */
+int pw_srv_path_is_aliased(const char *p)
+{
+	int sl = 1, ndot = 0;
+
+	if (!p || (*p != '/' && *p != '~'))
+		return 1;
+	for (p++;; p++) {
+		char ch = *p;
+
+		if (sl) {
+			if (ch == '.')
+				ndot++;
+			else if (ch == '/') {
+				if (ndot < 3)
+					return 1;
+				ndot = 0;
+			} else if (!ch) {
+				return ndot > 0 && ndot < 3 ? 1 : 0;
+			} else {
+				sl = ndot = 0;
+			}
+		} else if (!ch) {
+			return 0;
+		} else if (ch == '/') {
+			sl = 1;
+			ndot = 0;
+		}
+	}
+}
+
+int pw_srv_path_inside(const char *base, const char *path)
+{
+	char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
+	size_t n;
+	int ok = 0;
+
+	if (rb && rp) {
+		n = strlen(rb);
+		while (n > 1 && rb[n - 1] == '/')
+			n--;
+		ok = !strncmp(rb, rp, n) && (rp[n] == '/' || !rp[n] || n == 1);
+	}
+	free(rb);
+	free(rp);
+	return ok;
+}
 
 int pw_srv_namespace_prefix(struct pw_buf *out, const char *ns)
 {

@@ -8,6 +8,13 @@
  * holds "//", "/./" or "/../", or ends in "/." or "/.."; else 0. */
 int pw_srv_path_is_aliased(const char *path);
 
+/* The one check of where a repository really is, for the daemon, serve and
+ * http-backend: 1 when `path` (the directory to be served), every symlink
+ * resolved, is base (resolved too) or lies under it; 0 when it leads
+ * outside ("resolves outside the base path") or either cannot be
+ * resolved. */
+int pw_srv_path_inside(const char *base, const char *path);
+
 struct pw_buf;
 /* Git's expansion of GIT_NAMESPACE, appended to out: "a/b" gives
  * "refs/namespaces/a/refs/namespaces/b/" (empty components are skipped, so

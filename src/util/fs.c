@@ -225,20 +225,29 @@ int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_er
 	return 0;
 }
 
+int pw_lock_close(struct pw_lock *lk, struct pw_error *err)
+{
+	int e;
+
+	if (lk->fd < 0)
+		return 0;
+	e = close(lk->fd) ? errno : 0;
+	lk->fd = -1;
+	if (e)
+		return pw_error_set(err, PW_EIO, "cannot close %s: %s", lk->lock_path, strerror(e));
+	return 0;
+}
+
 int pw_lock_commit(struct pw_lock *lk, struct pw_error *err)
 {
 	int rc = 0;
 
-	if (lk->fd < 0)
+	if (!lk->lock_path)
 		return pw_error_set(err, PW_EINVAL, "lock not held");
-	if (close(lk->fd)) {
-		lk->fd = -1;
-		rc = pw_error_set(err, PW_EIO, "cannot close %s: %s", lk->lock_path,
-		                  strerror(errno));
+	if ((rc = pw_lock_close(lk, err))) {
 		pw_lock_rollback(lk);
 		return rc;
 	}
-	lk->fd = -1;
 	if (rename(lk->lock_path, lk->path)) {
 		rc = pw_error_set(err, PW_EIO, "cannot rename %s to %s: %s", lk->lock_path,
 		                  lk->path, strerror(errno));

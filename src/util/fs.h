@@ -21,16 +21,20 @@ int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off);
 /* Write data to path via a temporary file in the same directory + rename. */
 int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err);
 
-/* A Git-style lock: "<path>.lock" created with O_EXCL, committed by rename. */
+/* A Git-style lock: "<path>.lock" created with O_EXCL, committed by rename.
+ * Held while lock_path is set; its fd may be closed before the commit. */
 struct pw_lock {
 	char *path;      /* target */
-	char *lock_path; /* target + ".lock" */
-	int fd;          /* -1 when not held */
+	char *lock_path; /* target + ".lock"; NULL when not held */
+	int fd;          /* -1 when not held or closed (pw_lock_close) */
 };
 
 /* PW_ELOCKED (with a message naming the lock file) when someone holds it. */
 int pw_lock_acquire(struct pw_lock *lk, const char *path, struct pw_error *err);
 int pw_lock_write(struct pw_lock *lk, const void *data, size_t len, struct pw_error *err);
+/* Close the lock file once it is written, keeping the lock (as Git does):
+ * a transaction of many locks does not hold a descriptor for each. */
+int pw_lock_close(struct pw_lock *lk, struct pw_error *err);
 /* fsync-less close + rename into place; releases the lock either way. */
 int pw_lock_commit(struct pw_lock *lk, struct pw_error *err);
 /* Remove the lock file without touching the target. Safe to call twice. */

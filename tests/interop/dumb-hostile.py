@@ -14,6 +14,8 @@ text/plain everywhere), with one lie per mode:
   otheridx    every .idx is OTHER-ALGO-REPO's (the other algorithm)
   missing     the loose object of HEAD:loose.txt is not found (404)
   badloose    HEAD:loose.txt's file holds the bytes of the HEAD commit's
+  bomb        HEAD:loose.txt's file is 512 KiB of zlib declaring (and
+              inflating to) a 512 MiB blob, which is not that object
   altloop     no objects; http-alternates of a.git names b.git's, and b's a's
 """
 import http.server
@@ -21,6 +23,7 @@ import os
 import socket
 import subprocess
 import sys
+import zlib
 
 portfile, repo, other = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -39,6 +42,22 @@ commit = loose_path(rev(repo, "HEAD"))
 other_idx = [os.path.join(other, "objects/pack", f)
              for f in sorted(os.listdir(os.path.join(other, "objects/pack")))
              if f.endswith(".idx")][0]
+
+
+_bomb = []
+
+
+def bomb():
+    """zlib of "blob 536870912\\0" and 512 MiB of zeros (made once)"""
+    if not _bomb:
+        z = zlib.compressobj(9)
+        parts = [z.compress(b"blob %d\0" % (512 << 20))]
+        mib = bytes(1 << 20)
+        for _ in range(512):
+            parts.append(z.compress(mib))
+        parts.append(z.flush())
+        _bomb.append(b"".join(parts))
+    return _bomb[0]
 
 
 class H(http.server.BaseHTTPRequestHandler):
@@ -74,6 +93,8 @@ class H(http.server.BaseHTTPRequestHandler):
             return self.send(404, b"no\n")
         if mode == "badloose" and rest == blob:
             rest = commit
+        if mode == "bomb" and rest == blob:
+            return self.send(200, bomb())
         if mode == "altloop":
             if rest == "objects/info/http-alternates":
                 peer = "b.git" if name == "a.git" else "a.git"

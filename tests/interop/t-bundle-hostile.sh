@@ -2,7 +2,8 @@
 # Hostile bundles, both algorithms: the other algorithm (refused at the
 # header, before any pack byte, naming both), a truncated pack, bad
 # prerequisite lines, a header that lies about its refs or its algorithm,
-# unknown capabilities, overlong lines, a header without a pack. Each gets a
+# unknown capabilities, overlong lines, a header without a pack, a v2 bundle
+# with SHA-256 ids (issue 26: "unrecognized header", as git). Each gets a
 # clear error and leaves nothing: no pack, no object, refs unchanged, a failed
 # clone no directory.
 . "$(dirname "$0")/lib.sh"
@@ -106,6 +107,25 @@ for algo in sha1 sha256; do
 	"$P" bundle list-heads "v9-$algo.b" 2>err.l || true
 	contains "$algo: a v9 file does not look like a bundle" err.l "does not look like a v2 or v3 bundle file"
 done
+# issue 26: a v2 bundle is SHA-1 by definition; one carrying 64-digit ids
+# and a SHA-256 pack is refused by every reader, as git refuses it
+rewrite all-sha256.b v2-64.b 'b"# v2 git bundle\n" + b"\n".join(l for l in h.split(b"\n")[1:] if not l.startswith(b"@")) + p'
+line1=$(sed -n 2p v2-64.b)
+want="unrecognized header: $line1 (${#line1})"
+for algo in sha1 sha256; do
+	refused "$algo repo, v2 bundle with 64-digit ids" "$T/v2-64.b" "$want" $algo
+done
+for verb in verify list-heads; do
+	"$P" -C base-sha256 bundle $verb "$T/v2-64.b" >out.v 2>err.v &&
+		not_ok "v2 with 64-digit ids: bundle $verb succeeded" || contains "v2 with 64-digit ids: bundle $verb says why" err.v "$want"
+	check "v2 with 64-digit ids: bundle $verb lists no ref" test ! -s out.v
+done
+"$P" ls-remote "$T/v2-64.b" >out.l 2>err.l && not_ok "v2 with 64-digit ids: ls-remote succeeded" ||
+	contains "v2 with 64-digit ids: ls-remote says why" err.l "$want"
+git clone -q v2-64.b clone-git 2>err.g || true
+contains "v2 with 64-digit ids: git clone says the same" err.g "$want"
+contains "v2 with 64-digit ids: ours adds what to do" err.c "a v2 bundle holds SHA-1 ids only"
+
 check_fails "list-heads of a missing file" "$P" bundle list-heads no-such.b
 "$P" bundle list-heads no-such.b 2>err.m || true
 contains "missing file worded as git" err.m "error: could not open 'no-such.b'"

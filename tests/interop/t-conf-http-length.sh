@@ -5,7 +5,8 @@
 # in the answer, as with git's services), and so is an empty stateless
 # request to the commands themselves; a CONTENT_LENGTH that overflows is
 # "fatal: failed to parse CONTENT_LENGTH" with exit 0 for a service's POST,
-# and ignored by a GET, as Git reads it only to start the service.
+# and ignored by a GET, as Git reads it only to start the service. A length
+# over the request buffer is refused before the body is read, gzip or not.
 . "$(dirname "$0")/lib.sh"
 
 HB="$PACKWIRE http-backend"
@@ -55,5 +56,15 @@ for algo in sha1 sha256; do
 		$HB </dev/null >"$T/out" 2>"$T/err"
 	contains "$algo: a GET ignores CONTENT_LENGTH" "$T/out" "# service=git-upload-pack"
 	check "$algo: ... without a word" test ! -s "$T/err"
+
+	# issue 26: a gzip upload-pack request announced over the request buffer
+	# is refused from its length, before stdin is read (git dies there too)
+	printf 0000 | gzip >"$T/flush.gz"
+	env GIT_HTTP_MAX_REQUEST_BUFFER=1000 CONTENT_TYPE=application/x-git-upload-pack-request \
+		PATH_TRANSLATED="$R/.git/git-upload-pack" GIT_HTTP_EXPORT_ALL=TRUE REQUEST_METHOD=POST \
+		HTTP_CONTENT_ENCODING=gzip CONTENT_LENGTH=20000000 $HB <"$T/flush.gz" >"$T/out" 2>"$T/err"
+	contains "$algo: gzip body announced over the buffer: 413" "$T/out" "Status: 413"
+	contains "$algo: ... with git's reason" "$T/err" \
+		"request was larger than our maximum size (1000); try setting GIT_HTTP_MAX_REQUEST_BUFFER"
 done
 finish

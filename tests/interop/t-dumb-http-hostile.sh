@@ -3,9 +3,10 @@
 # both algorithms: garbage info/refs, ids of a bad or mixed length, a garbage
 # HEAD, a pack name that climbs out of objects/pack, a truncated pack, an
 # .idx of the other algorithm, a missing object, a loose object that is
-# another object, an alternates loop. Each is a clear error; a clone leaves
-# no directory, a fetch leaves refs and objects as they were (no quarantine
-# left behind).
+# another object, an alternates loop, a loose object that declares (and
+# inflates to) 512 MiB, checked with a bound on peak memory. Each is a clear
+# error; a clone leaves no directory, a fetch leaves refs and objects as
+# they were (no quarantine left behind).
 . "$(dirname "$0")/lib.sh"
 unset GIT_SSL_CAINFO GIT_SSL_NO_VERIFY http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 
@@ -68,6 +69,20 @@ for algo in sha1 sha256; do
 	hostile $algo badloose "holds object $(git -C "srv-$algo.git" rev-parse HEAD), not $(git -C "srv-$algo.git" rev-parse HEAD:loose.txt)"
 	hostile $algo altloop "dumb HTTP: alternates loop: $U/altloop/b.git/objects lists $U/altloop/a.git/objects" \
 		-c http.followRedirects=true
+
+	# issue 26: 512 KiB of zlib that declares and inflates to a 512 MiB blob
+	# (not the object asked for) is hashed while it inflates, never held
+	# whole: a clear refusal with a small peak RSS (a resource bound, with
+	# room: about 20 MB here, over 512 MB before)
+	rm -rf "bomb-$algo"
+	/usr/bin/time -f %M -o "bomb-$algo.rss" "$PACKWIRE" clone -q "$U/bomb/a.git" "bomb-$algo" \
+		2>"bomb-$algo.err" && rc=0 || rc=$?
+	check "$algo bomb: clone fails" test "$rc" -ne 0
+	contains "$algo bomb: says which object it got" "bomb-$algo.err" \
+		"$U/bomb/a.git/objects/$(git -C "srv-$algo.git" rev-parse HEAD:loose.txt | sed 's|^..|&/|') holds object"
+	check "$algo bomb: no directory left" test ! -e "bomb-$algo"
+	rss=$(tail -1 "bomb-$algo.rss")
+	check "$algo bomb: peak RSS ${rss} KB stays under 200 MB" test "$rss" -lt 204800
 done
 
 finish

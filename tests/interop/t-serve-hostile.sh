@@ -2,7 +2,11 @@
 # `packwire serve` against hostile clients: malformed HTTP, oversized
 # headers, an oversized and a truncated POST body, a gzip bomb, a client
 # that stalls mid-body (dropped after --timeout), traversal in the path,
-# unknown services. Connections past --max-connections wait. Each gets a clear status (or is dropped), nothing is
+# unknown services. A body's framing and declared length are judged as soon
+# as the header is in, before any body byte (issue 26): a length over the
+# endpoint's bound is 413 at once, libmicrohttpd's "unknown size" length,
+# lengths that disagree, a length with Transfer-Encoding and codings other
+# than a final chunked are 400 (501 for one we do not know). Connections past --max-connections wait. Each gets a clear status (or is dropped), nothing is
 # written into the repositories, and a normal clone still works after each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
@@ -54,6 +58,47 @@ elif case in ("truncated", "stall"):
         b"0" * 1000)
     if case == "truncated":
         s.shutdown(socket.SHUT_WR)
+elif case == "declared-over-buffer":
+    # only the header: the answer may not wait for a body
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\nContent-Length: 3000000\r\n\r\n")
+elif case == "declared-over-buffer-gzip":
+    req("POST /sha256.git/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\nContent-Length: 3000000\r\n\r\n")
+elif case == "chunked-over-buffer":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n\r\n")
+    # 1.5 MiB in chunks (a client's big negotiation looks so): answered
+    # once it is in, without storing the part past the bound
+    s.sendall((b"10000\r\n" + b"0" * 65536 + b"\r\n") * 24 + b"0\r\n\r\n")
+elif case == "unknown-size":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Content-Length: 18446744073709551615\r\n\r\n0000")
+elif case == "two-lengths":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Content-Length: 4\r\nContent-Length: 40\r\n\r\n0000")
+elif case == "length-and-chunked":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n0000\r\n0\r\n\r\n")
+elif case == "gzip-chunked":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Transfer-Encoding: gzip, chunked\r\n\r\n4\r\n0000\r\n0\r\n\r\n")
+elif case == "identity":
+    req("POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Transfer-Encoding: identity\r\n\r\n0000")
+elif case == "http10-chunked":
+    req("POST /sha1.git/git-upload-pack HTTP/1.0\r\nHost: x\r\n"
+        "Content-Type: application/x-git-upload-pack-request\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n4\r\n0000\r\n0\r\n\r\n")
+elif case == "two-hosts":
+    req("GET /sha1.git/info/refs HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n")
+elif case == "get-with-body":
+    req("GET /sha1.git/info/refs HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
 elif case == "traversal":
     req("GET /../../../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n")
 elif case == "traversal-inside":
@@ -109,6 +154,50 @@ hostile traversal-encoded 400 403 404 500
 hostile unknown-service 403
 hostile unknown-rpc 404
 hostile no-repo 404
+# issue 26: the framing and the declared length, judged from the header
+hostile declared-over-buffer 413
+hostile declared-over-buffer-gzip 413
+hostile chunked-over-buffer 413
+hostile unknown-size 400
+hostile two-lengths 400
+hostile length-and-chunked 400
+hostile gzip-chunked 501
+hostile identity 400
+hostile http10-chunked 400
+hostile two-hosts 400
+hostile get-with-body 200
+check "declared-over-buffer: the endpoint's refusal, logged" \
+	grep -q "git-upload-pack: request was larger than our maximum size (1048576)" hostile.log
+check "unknown-size: logged" grep -q "Content-Length 18446744073709551615 is too large" hostile.log
+check "two-lengths: logged" grep -q "Content-Length headers disagree (4 and 40)" hostile.log
+
+# the issue's case, against the defaults (10 MiB request buffer, 4 GiB
+# bodies): 200 MB announced is refused before a byte of it is sent
+start_serve defaults "$T/srv"
+DPID=$SERVE_PID
+out=$(python3 - "$SERVE_PORT" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+s.sendall(b"POST /sha1.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+          b"Content-Type: application/x-git-upload-pack-request\r\nContent-Length: 200000000\r\n\r\n")
+data = b""
+try:
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        data += d
+except OSError:
+    pass
+print(data.split(b"\r\n")[0].decode(), "|", data.split(b"\r\n\r\n", 1)[-1].decode().strip())
+PY
+)
+check "200 MB announced: 413 before the body ($out)" test "${out%% |*}" = "HTTP/1.1 413 Content Too Large"
+contains "... with the endpoint's message" <(echo "$out") "request was larger than our maximum size"
+check "... logged with the bound" grep -q "request was larger than our maximum size (10485760)" defaults.log
+check "... nothing spooled under /tmp" eval '! ls -l /proc/$DPID/fd 2>/dev/null | grep -q packwire-serve'
+stop_serve $DPID
+check "defaults: serve exits 0" test "$SERVE_RC" = 0
 
 # a client that stalls mid-body is dropped after --timeout (5 s: shorter would
 # also cut the keep-alive connections of the checking clones on a loaded machine)

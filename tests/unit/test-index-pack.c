@@ -6,7 +6,9 @@
  * Both algorithms. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "odb/delta.h"
@@ -344,11 +346,76 @@ static void test_links(const struct pw_hash_algo *algo)
 	pw_buf_free(&p.buf);
 }
 
+/* A header's object count against what the stream can carry (issue 26):
+ * refused from the 12 bytes alone, before any object is read. */
+static int stream_count(const struct pw_hash_algo *algo, uint32_t count, uint64_t max_input,
+                        int as_file, struct pw_error *err)
+{
+	struct pw_index_pack_args args;
+	uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
+	char dir[] = "/tmp/pw-test-ip-XXXXXX", hex[PW_MAX_HEXSZ + 1], path[64];
+	int fds[2], kept = 0, rc;
+
+	hdr[8] = (uint8_t)(count >> 24), hdr[9] = (uint8_t)(count >> 16);
+	hdr[10] = (uint8_t)(count >> 8), hdr[11] = (uint8_t)count;
+	if (!mkdtemp(dir))
+		return PW_EIO;
+	if (as_file) {
+		/* a file of 1000 bytes: its length bounds the count */
+		uint8_t body[1000] = {0};
+		FILE *f;
+
+		memcpy(body, hdr, 12);
+		snprintf(path, sizeof(path), "%s/in", dir);
+		f = fopen(path, "wb");
+		fwrite(body, 1, sizeof(body), f);
+		fclose(f);
+		fds[0] = open(path, O_RDONLY);
+		fds[1] = -1;
+	} else {
+		/* a pipe that says nothing more: a read past the header would
+		 * wait for ever (the write end stays open) */
+		CHECK_EQ_INT(pipe(fds), 0);
+		CHECK_EQ_INT((int)write(fds[1], hdr, 12), 12);
+	}
+	memset(&args, 0, sizeof(args));
+	args.opts.algo = algo;
+	args.opts.max_input = max_input;
+	rc = pw_index_pack_stream(&args, fds[0], dir, NULL, NULL, hex, &kept, err);
+	close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (as_file)
+		unlink(path);
+	rmdir(dir);
+	return rc;
+}
+
+static void test_counts(const struct pw_hash_algo *algo)
+{
+	struct pw_error err;
+
+	CHECK_EQ_INT(stream_count(algo, 0xffffffffu, 0, 0, &err), PW_ETOOBIG);
+	CHECK(strstr(err.msg, "pack header claims 4294967295 objects, more than the 67108864") !=
+	      NULL);
+	CHECK_EQ_INT(stream_count(algo, PW_PACK_MAX_STREAM_OBJECTS + 1, 0, 0, &err), PW_ETOOBIG);
+	/* a size limit: (limit - 12 - trailer) / 9 objects at most */
+	CHECK_EQ_INT(stream_count(algo, 1000, 8000, 0, &err), PW_ETOOBIG);
+	CHECK(strstr(err.msg, "pack exceeds maximum allowed size (8000 bytes): its header "
+	                      "claims 1000 objects") != NULL);
+	/* a regular file: its length */
+	CHECK_EQ_INT(stream_count(algo, 200, 0, 1, &err), PW_ECORRUPT);
+	CHECK(strstr(err.msg, "the header claims 200 objects, more than its 1000 bytes can hold") !=
+	      NULL);
+}
+
 int main(void)
 {
 	test_algo(&pw_hash_sha1);
 	test_algo(&pw_hash_sha256);
 	test_links(&pw_hash_sha1);
 	test_links(&pw_hash_sha256);
+	test_counts(&pw_hash_sha1);
+	test_counts(&pw_hash_sha256);
 	return pw_test_done();
 }

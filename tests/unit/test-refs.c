@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "packwire/packwire.h"
@@ -356,6 +357,93 @@ static void test_format(void)
 	}
 }
 
+/* A transaction of more refs than the process may open files (a clone of
+ * a repository with 100000 branches): each lock is closed once written. */
+static void test_many(const struct pw_hash_algo *algo)
+{
+	struct rlimit old, low;
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	struct pw_ref_tx *tx;
+	struct pw_oid a, got;
+	char dir[256], name[64];
+	int i, n = 600;
+
+	snprintf(dir, sizeof(dir), "%s/many-%s", tmp, algo->name);
+	CHECK_EQ_INT(pw_repo_init(&repo, dir, 1, algo, &err), 0);
+	if (!repo)
+		return;
+	fake_oid(algo, "many", &a);
+	CHECK_EQ_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 256;
+	CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+	CHECK_EQ_INT(pw_ref_tx_new(&tx, repo), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "refs/heads/b%04d", i);
+		CHECK_EQ_INT(pw_ref_tx_update(tx, name, &a, NULL, 0), 0);
+	}
+	CHECK_EQ_INT(pw_ref_tx_commit(tx), 0);
+	if (pw_ref_tx_error(tx)->code)
+		fprintf(stderr, "  %s\n", pw_ref_tx_error(tx)->msg);
+	pw_ref_tx_free(tx);
+	CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK_EQ_INT(pw_refs_resolve(repo, "refs/heads/b0000", &got, NULL), 0);
+	CHECK_EQ_INT(pw_refs_resolve(repo, "refs/heads/b0599", &got, NULL), 0);
+	CHECK(pw_oid_equal(&got, &a));
+	pw_repo_free(repo);
+}
+
+/* A clone's first refs go into packed-refs at once, as git clone writes them. */
+static void test_initial(const struct pw_hash_algo *algo)
+{
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	struct pw_ref_tx *tx;
+	struct pw_oid a, b, got;
+	struct pw_buf data = PW_BUF_INIT;
+	char dir[256], path[300], hex[PW_MAX_HEXSZ + 1], hexb[PW_MAX_HEXSZ + 1], want[400];
+
+	snprintf(dir, sizeof(dir), "%s/initial-%s", tmp, algo->name);
+	CHECK_EQ_INT(pw_repo_init(&repo, dir, 1, algo, &err), 0);
+	if (!repo)
+		return;
+	fake_oid(algo, "one", &a);
+	fake_oid(algo, "two", &b);
+	/* "a" and "a/b" cannot both be refs */
+	CHECK_EQ_INT(pw_ref_tx_new(&tx, repo), 0);
+	CHECK_EQ_INT(pw_ref_tx_update(tx, "refs/heads/x", &a, NULL, 0), 0);
+	CHECK_EQ_INT(pw_ref_tx_update(tx, "refs/heads/x/y", &a, NULL, 0), 0);
+	CHECK_EQ_INT(pw_ref_tx_commit_initial(tx), PW_EEXISTS);
+	pw_ref_tx_free(tx);
+	snprintf(path, sizeof(path), "%s/packed-refs", dir);
+	CHECK(access(path, F_OK) != 0);
+
+	CHECK_EQ_INT(pw_ref_tx_new(&tx, repo), 0);
+	CHECK_EQ_INT(pw_ref_tx_update(tx, "refs/tags/v1", &b, NULL, 0), 0);
+	CHECK_EQ_INT(pw_ref_tx_update(tx, "refs/heads/main", &a, NULL, 0), 0);
+	CHECK_EQ_INT(pw_ref_tx_commit_initial(tx), 0);
+	pw_ref_tx_free(tx);
+	CHECK_EQ_INT(pw_fs_read_file(path, &data, 1 << 20, &err), 0);
+	snprintf(want, sizeof(want),
+	         "# pack-refs with: sorted \n%s refs/heads/main\n%s refs/tags/v1\n",
+	         pw_oid_to_hex(&a, hex), pw_oid_to_hex(&b, hexb));
+	CHECK_STR(data.data, want);
+	snprintf(path, sizeof(path), "%s/refs/heads/main", dir);
+	CHECK(access(path, F_OK) != 0); /* no loose file */
+	CHECK_EQ_INT(pw_refs_resolve(repo, "refs/tags/v1", &got, NULL), 0);
+	CHECK(pw_oid_equal(&got, &b));
+	/* not the first refs any more: an ordinary transaction */
+	CHECK_EQ_INT(pw_ref_tx_new(&tx, repo), 0);
+	CHECK_EQ_INT(pw_ref_tx_update(tx, "refs/heads/next", &b, NULL, 0), 0);
+	CHECK_EQ_INT(pw_ref_tx_commit_initial(tx), 0);
+	pw_ref_tx_free(tx);
+	snprintf(path, sizeof(path), "%s/refs/heads/next", dir);
+	CHECK(access(path, F_OK) == 0);
+	pw_buf_free(&data);
+	pw_repo_free(repo);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -367,6 +455,10 @@ int main(void)
 	test_names();
 	test_algo(&pw_hash_sha1);
 	test_algo(&pw_hash_sha256);
+	test_many(&pw_hash_sha1);
+	test_many(&pw_hash_sha256);
+	test_initial(&pw_hash_sha1);
+	test_initial(&pw_hash_sha256);
 	test_format();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))

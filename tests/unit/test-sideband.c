@@ -1,6 +1,9 @@
 /* Side-band: splitting to the packet size of each mode, demultiplexing with
  * its errors, and the "remote: " progress relay. */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "packwire/pkt.h"
@@ -172,10 +175,58 @@ static void test_relay(void)
 	pw_progress_relay_free(&r);
 }
 
+/* A server that never ends its line (issue 26): the relay keeps at most
+ * PW_PROGRESS_LINE_MAX bytes of it, ends it there and drops the rest up to
+ * its terminator; what follows is relayed as usual. */
+static void test_relay_endless(void)
+{
+	struct pw_progress_relay r;
+	struct pw_error err;
+	char *chunk = malloc(65515);
+	size_t i, most = 0;
+	int devnull = open("/dev/null", O_WRONLY);
+
+	if (!chunk || devnull < 0)
+		return;
+	memset(chunk, 'a', 65515);
+	pw_progress_relay_init(&r, "~");
+	for (i = 0; i < 2000; i++) { /* 128 MiB of one line */
+		CHECK_EQ_INT(pw_progress_relay_feed(&r, chunk, 65515), 0);
+		if (r.out.len > most)
+			most = r.out.len;
+		if (i == 1) {
+			/* the line was ended at the bound, no more */
+			CHECK_EQ_INT((int)r.out.len, 8 + PW_PROGRESS_LINE_MAX + 1 + 1);
+			CHECK(!memcmp(r.out.data, "remote: aaa", 11));
+			CHECK(!memcmp(r.out.data + r.out.len - 3, "a~\n", 3));
+		}
+		CHECK_EQ_INT(pw_progress_relay_flush_fd(&r, devnull, &err), 0);
+	}
+	CHECK(most <= 8 + PW_PROGRESS_LINE_MAX + 2);
+	CHECK_EQ_INT((int)r.out.len, 0);
+	/* its end, then an ordinary line */
+	feed(&r, "aaa\rnext\n");
+	CHECK_STR(r.out.data, "remote: next~\n");
+	pw_buf_reset(&r.out);
+	/* a line at the bound exactly, in pieces, then more of it */
+	memset(chunk, 'b', 65515);
+	CHECK_EQ_INT(pw_progress_relay_feed(&r, chunk, 65515), 0);
+	CHECK_EQ_INT(pw_progress_relay_feed(&r, chunk, PW_PROGRESS_LINE_MAX - 65515), 0);
+	CHECK_EQ_INT((int)r.out.len, 8 + PW_PROGRESS_LINE_MAX + 2);
+	feed(&r, "bbb\nok\n");
+	CHECK(!strcmp(r.out.data + r.out.len - 15, "b~\nremote: ok~\n") ||
+	      !fprintf(stderr, "  tail: '%s'\n", r.out.data + r.out.len - 15));
+	CHECK_EQ_INT(pw_progress_relay_finish(&r), 0);
+	pw_progress_relay_free(&r);
+	close(devnull);
+	free(chunk);
+}
+
 int main(void)
 {
 	test_write();
 	test_demux();
 	test_relay();
+	test_relay_endless();
 	return pw_test_done();
 }

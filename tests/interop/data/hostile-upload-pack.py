@@ -154,4 +154,21 @@ else:
     elif mode == "good":
         send_sideband(pack_of(wants))
         flush()
+    elif mode == "huge-count":
+        # a pack header claiming 2^32-1 objects, then 48 MiB of the smallest
+        # entries there are (an empty blob: 9 bytes), then the end
+        import zlib
+        entry = b"\x30" + zlib.compress(b"")
+        send_sideband(b"PACK\0\0\0\2\xff\xff\xff\xff")
+        chunk = entry * (65515 // len(entry))
+        for _ in range((48 << 20) // len(chunk)):
+            pkt(b"\1" + chunk)
+        flush()
+    elif mode == "endless-progress":
+        # 256 MiB of progress that never ends its line, then the pack
+        line = b"a" * 65515
+        for _ in range(4097):
+            pkt(b"\2" + line)
+        send_sideband(pack_of(wants))
+        flush()
 out.flush()
