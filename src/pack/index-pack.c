@@ -524,8 +524,7 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 					 * one pass of the collision detector */
 					if (pw_object_hash(ip->algo, o->type, ip->scratch.data,
 					                   (size_t)o->size, &o->e.oid))
-						return pw_hash_collision_error(&ip->err,
-						                               &o->e.oid);
+						return pw_hash_collision_error(&ip->err, &o->e.oid);
 					o->real_type = o->type;
 					if (check)
 						return check_obj(ip, &ip->links, o->type,
