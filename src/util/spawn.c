@@ -118,9 +118,8 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static int start_error(struct pw_spawn *sp, const char *prog, int e, struct pw_error *err)
+static int start_error(const struct pw_spawn *sp, const char *prog, int e, struct pw_error *err)
 {
-	sp->errnum = e;
 	if (e == ENOMEM)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	if (sp->dir)
@@ -174,7 +173,6 @@ int pw_spawn_start(struct pw_spawn *sp, struct pw_error *err)
 			continue;
 		if (pipe2(p[i], O_CLOEXEC)) {
 			e = errno;
-			sp->errnum = e;
 			rc = pw_error_set(err, e == ENOMEM ? PW_ENOMEM : PW_EIO,
 			                  "cannot create a pipe for '%s': %s", prog, strerror(e));
 			goto out;
@@ -195,6 +193,7 @@ int pw_spawn_start(struct pw_spawn *sp, struct pw_error *err)
 		rc = start_error(sp, prog, e, err);
 		goto out;
 	}
+	/* (failures to build the actions are ENOMEM: no errnum for them) */
 	e = add_moves(&fa, mv, nmv);
 	if (!e && (sp->flags & PW_SPAWN_ERR_TO_OUT))
 		e = posix_spawn_file_actions_adddup2(&fa, 1, 2);
@@ -209,10 +208,12 @@ int pw_spawn_start(struct pw_spawn *sp, struct pw_error *err)
 		if (!e)
 			e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 	}
-	if (!e)
+	if (!e) {
 		e = (sp->flags & PW_SPAWN_PATH)
 		            ? posix_spawnp(&pid, prog, &fa, &attr, (char *const *)sp->argv, env)
 		            : posix_spawn(&pid, prog, &fa, &attr, (char *const *)sp->argv, env);
+		sp->errnum = e;
+	}
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (e) {

@@ -52,14 +52,16 @@ struct pw_spawn {
 	int in_fd;  /* write end of the child's stdin (PW_SPAWN_PIPE_IN), else -1 */
 	int out_fd; /* read end of its stdout (PW_SPAWN_PIPE_OUT), else -1 */
 	int err_fd; /* read end of its stderr (PW_SPAWN_PIPE_ERR), else -1 */
-	int errnum; /* the errno of a start that failed, else 0 */
+	int errnum; /* why posix_spawn failed (an errno) when it did, else 0 */
 };
 
 /* Start the program. On failure nothing is left open or running, and the
  * message names the program ("cannot run 'x': No such file or directory");
  * the code is PW_ENOTFOUND when the program (or the directory) does not
- * exist, PW_ENOMEM, PW_EINVAL for a bad request, else PW_EIO; sp->errnum says
- * more. The caller closes in_fd, out_fd and err_fd, and waits for the child. */
+ * exist, PW_ENOMEM, PW_EINVAL for a bad request, else PW_EIO; sp->errnum is
+ * set only when the child could not be made or could not run the program
+ * (not for a failure before that: pipes, memory, a bad request). The caller
+ * closes in_fd, out_fd and err_fd, and waits for the child. */
 int pw_spawn_start(struct pw_spawn *sp, struct pw_error *err);
 
 /* Wait for the child pid (retrying on EINTR). *status (may be NULL): its exit
