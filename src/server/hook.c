@@ -51,7 +51,8 @@ int pw_hook_run(const struct pw_hook_run *h, int *status, struct pw_error *err)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	memset(&sp, 0, sizeof(sp));
 	sp.argv = (const char *const *)argv;
-	sp.flags = PW_SPAWN_PATH | PW_SPAWN_ERR_TO_OUT;
+	/* stdin a pipe even without input: never the client's connection */
+	sp.flags = PW_SPAWN_PATH | PW_SPAWN_PIPE_IN | PW_SPAWN_ERR_TO_OUT;
 	sp.env = h->env;
 	sp.dir = h->cwd;
 	rc = pw_spawn_run(&sp, &io, status, err);

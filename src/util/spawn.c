@@ -123,10 +123,9 @@ static int start_error(const struct pw_spawn *sp, const char *prog, int e, struc
 	if (e == ENOMEM)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	if (sp->dir)
-		return pw_error_set(err, e == ENOENT ? PW_ENOTFOUND : PW_EIO,
-		                    "cannot run '%s' in '%s': %s", prog, sp->dir, strerror(e));
-	return pw_error_set(err, e == ENOENT ? PW_ENOTFOUND : PW_EIO, "cannot run '%s': %s", prog,
-	                    strerror(e));
+		return pw_error_set(err, PW_EIO, "cannot run '%s' in '%s': %s", prog, sp->dir,
+		                    strerror(e));
+	return pw_error_set(err, PW_EIO, "cannot run '%s': %s", prog, strerror(e));
 }
 
 int pw_spawn_start(struct pw_spawn *sp, struct pw_error *err)
@@ -313,8 +312,10 @@ int pw_spawn_run(struct pw_spawn *sp, const struct pw_spawn_io *io, int *status,
 
 	if (status)
 		*status = -1;
-	if (!mapped(sp, 0))
-		sp->flags |= PW_SPAWN_PIPE_IN | PW_SPAWN_NONBLOCK_IN;
+	if (ilen)
+		sp->flags |= PW_SPAWN_PIPE_IN;
+	if (sp->flags & PW_SPAWN_PIPE_IN)
+		sp->flags |= PW_SPAWN_NONBLOCK_IN;
 	if (!mapped(sp, 1))
 		sp->flags |= PW_SPAWN_PIPE_OUT;
 	if ((rc = pw_spawn_start(sp, err)))

@@ -57,8 +57,7 @@ struct pw_spawn {
 
 /* Start the program. On failure nothing is left open or running, and the
  * message names the program ("cannot run 'x': No such file or directory");
- * the code is PW_ENOTFOUND when the program (or the directory) does not
- * exist, PW_ENOMEM, PW_EINVAL for a bad request, else PW_EIO; sp->errnum is
+ * the code is PW_ENOMEM, PW_EINVAL for a bad request, else PW_EIO; sp->errnum is
  * set only when the child could not be made or could not run the program
  * (not for a failure before that: pipes, memory, a bad request). The caller
  * closes in_fd, out_fd and err_fd, and waits for the child. */
@@ -84,9 +83,11 @@ struct pw_spawn_io {
 	void *ctx;
 };
 
-/* Start the program with pipes to its stdin and from its stdout (unless
- * sp->fds names those), feed the input while reading the output (a child
- * that writes much before it reads cannot deadlock against us), and wait.
+/* Start the program with a pipe from its stdout (unless sp->fds names it)
+ * and one to its stdin when there is input or sp asks for it with
+ * PW_SPAWN_PIPE_IN (it then sees the end of its input at once when there is
+ * none); feed the input while reading the output (a child that writes much
+ * before it reads cannot deadlock against us), and wait.
  * A child that exits without reading its input is no error and raises no
  * SIGPIPE here. *status as for pw_spawn_wait. Errors are for a failure to
  * start it or to talk to it; its exit status is the caller's to judge. */

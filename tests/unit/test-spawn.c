@@ -63,7 +63,7 @@ static void test_args_and_status(void)
 		CHECK_STR(out.data, "found\n");
 		memset(&sp, 0, sizeof(sp));
 		sp.dir = "/";
-		CHECK_EQ_INT(run(&sp, sh, NULL, 0, &out, &status, &err), PW_ENOTFOUND);
+		CHECK_EQ_INT(run(&sp, sh, NULL, 0, &out, &status, &err), PW_EIO);
 		CHECK_STR(err.msg, "cannot run 'sh' in '/': No such file or directory");
 	}
 	pw_buf_free(&out);
@@ -164,7 +164,7 @@ static void test_cwd(void)
 	/* a directory that is not there */
 	memset(&sp, 0, sizeof(sp));
 	sp.dir = tmpl;
-	CHECK_EQ_INT(run(&sp, pwd, NULL, 0, &out, &status, &err), PW_ENOTFOUND);
+	CHECK_EQ_INT(run(&sp, pwd, NULL, 0, &out, &status, &err), PW_EIO);
 	CHECK(strstr(err.msg, "cannot run '/bin/sh' in '/tmp/pw-spawn-") == err.msg);
 	pw_buf_free(&out);
 }
@@ -179,15 +179,15 @@ static void test_missing(void)
 	memset(&sp, 0, sizeof(sp));
 	sp.argv = nope;
 	sp.flags = PW_SPAWN_PATH | PW_SPAWN_PIPE_IN | PW_SPAWN_PIPE_OUT | PW_SPAWN_PIPE_ERR;
-	CHECK_EQ_INT(pw_spawn_start(&sp, &err), PW_ENOTFOUND);
+	CHECK_EQ_INT(pw_spawn_start(&sp, &err), PW_EIO);
 	CHECK_STR(err.msg, "cannot run 'pw-no-such-program': No such file or directory");
-	CHECK_EQ_INT(sp.errnum, ENOENT);
+	CHECK_EQ_INT(sp.errnum, ENOENT); /* how a caller tells "not found" */
 	CHECK_EQ_INT(sp.pid, -1);
 	CHECK(sp.in_fd == -1 && sp.out_fd == -1 && sp.err_fd == -1);
 
 	memset(&sp, 0, sizeof(sp));
 	sp.argv = abs;
-	CHECK_EQ_INT(pw_spawn_start(&sp, &err), PW_ENOTFOUND);
+	CHECK_EQ_INT(pw_spawn_start(&sp, &err), PW_EIO);
 	CHECK_STR(err.msg, "cannot run '/nonexistent/pw-prog': No such file or directory");
 
 	/* prog, when given, is what runs; argv[0] is only the name it sees */
