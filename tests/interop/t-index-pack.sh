@@ -58,6 +58,17 @@ for algo in sha1 sha256; do
 	hex=$(cat "$d/git-v2.out")
 	check "$algo: --stdin in a repository prints pack<TAB>hex" \
 		[ "$(cat "$d/recv.out")" = "pack	$hex" ]
+	# modes as git gives them: 0444 less the umask (packwire no longer
+	# changes its umask to learn it)
+	for um in 022 027 077; do
+		git init -q --bare --object-format=$algo "$d/mode-git-$um.git"
+		git init -q --bare --object-format=$algo "$d/mode-pw-$um.git"
+		(umask $um && cd "$d/mode-git-$um.git" && git index-pack --stdin <"$d/p.pack" >/dev/null)
+		(umask $um && cd "$d/mode-pw-$um.git" && "$PACKWIRE" index-pack --stdin <"$d/p.pack" >/dev/null)
+		(cd "$d/mode-git-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-git-$um"
+		(cd "$d/mode-pw-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-pw-$um"
+		same_file "$algo: pack and idx modes as git's under umask $um" "$d/mode-git-$um" "$d/mode-pw-$um"
+	done
 	same_file "$algo: --stdin stored idx identical" "$d/git-v2.idx" \
 		"$d/recv.git/objects/pack/pack-$hex.idx"
 	check "$algo: --stdin objects readable by git" \
