@@ -105,7 +105,7 @@ done
 git clone -q --bare "$T/src-sha1" "$T/bare1"
 git -C "$T/bare1" symbolic-ref HEAD refs/heads/topic
 check "bare source: convert" "$PACKWIRE" convert -q --to=sha256 "$T/bare1" "$T/bare256"
-check "bare source: a bare result" [ -f "$T/bare256/HEAD" ] && [ ! -e "$T/bare256/.git" ]
+check "bare source: a bare result" [ -f "$T/bare256/HEAD" -a ! -e "$T/bare256/.git" ]
 check "bare source: symbolic HEAD kept" [ "$(cat "$T/bare256/HEAD")" = "ref: refs/heads/topic" ]
 
 # ---- failures leave nothing ----------------------------------------------
@@ -134,7 +134,7 @@ check "nothing left behind" [ ! -e "$T/g1" ]
 mkdir "$T/g1empty"
 check_fails "into an empty directory: fails the same" \
 	"$PACKWIRE" convert -q --to=sha1 "$T/g256" "$T/g1empty"
-check "the empty directory stays, empty" [ -d "$T/g1empty" ] && [ -z "$(ls -A "$T/g1empty")" ]
+check "the empty directory stays, empty" [ -d "$T/g1empty" -a -z "$(ls -A "$T/g1empty")" ]
 
 # a shallow repository: refused, nothing written
 git clone -q --depth=1 "file://$T/src-sha1" "$T/shallow1"
@@ -161,7 +161,7 @@ for phase in "Writing objects" "Converting refs"; do
 done
 mkdir "$T/killed"
 PACKWIRE_TEST_CONVERT_KILL="Converting refs" "$PACKWIRE" convert -q --to=sha256 "$T/src-sha1" "$T/killed" 2>/dev/null || true
-check "killed, into an empty directory: it stays, empty" [ -d "$T/killed" ] && [ -z "$(ls -A "$T/killed")" ]
+check "killed, into an empty directory: it stays, empty" [ -d "$T/killed" -a -z "$(ls -A "$T/killed")" ]
 
 # progress only when asked for (stderr is not a terminal here)
 "$PACKWIRE" convert --to=sha256 "$T/src-sha1" "$T/p1" 2>"$T/p1.err"

@@ -100,7 +100,7 @@ for algo in sha1 sha256; do
 		-o "$d/tip.idx" "$d/tip.pack" >/dev/null 2>"$d/tip.err"
 	rc=$?
 	set -e
-	check "$algo: a lone commit is not self-contained" [ $rc = 128 ] && [ ! -e "$d/tip.idx" ]
+	check "$algo: a lone commit is not self-contained" [ $rc = 128 -a ! -e "$d/tip.idx" ]
 	contains "$algo: ... and the message says so" "$d/tip.err" "not self-contained"
 	check "$algo: without the check the lone commit is fine" \
 		"$PACKWIRE" index-pack --object-format=$algo -o "$d/tip.idx" "$d/tip.pack"
@@ -113,7 +113,7 @@ for algo in sha1 sha256; do
 		"$PACKWIRE" index-pack --object-format=$algo --strict "$d/$c.pack" >/dev/null 2>"$d/$c.err"
 		rc=$?
 		set -e
-		check "$algo $c: rejected by --strict" [ $rc = 128 ] && [ ! -e "$d/$c.idx" ]
+		check "$algo $c: rejected by --strict" [ $rc = 128 -a ! -e "$d/$c.idx" ]
 	done
 	contains "$algo: bad commit message" "$d/bad-commit.err" "commit"
 	contains "$algo: bad tree message" "$d/bad-tree.err" "bad entry mode"
@@ -178,10 +178,11 @@ bad_case() {
 		>/dev/null 2>"$dir/stderr2"
 	local rc2=$?
 	set -e
-	check "$algo $case: exit 128" [ $rc = 128 ] && [ $rc2 = 128 ]
+	check "$algo $case: exit 128 (file $rc, --stdin $rc2)" [ $rc = 128 -a $rc2 = 128 ]
 	contains "$algo $case: message" "$dir/stderr" "$want"
 	contains "$algo $case: message (--stdin)" "$dir/stderr2" "$want"
-	check "$algo $case: nothing left behind" [ -z "$(ls "$dir/out")" ] && no_leftovers "$dir"
+	check "$algo $case: nothing left behind" [ -z "$(ls "$dir/out")" ]
+	check "$algo $case: no index or temporary file beside the input" no_leftovers "$dir"
 }
 for algo in sha1 sha256; do
 	other=sha256; [ $algo = sha1 ] || other=sha1
