@@ -11,6 +11,7 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_hash_object(int argc, char **argv);
+int cmd_hash_file(int argc, char **argv);
 int cmd_index_pack(int argc, char **argv);
 int cmd_verify_pack(int argc, char **argv);
 int cmd_cat_file(int argc, char **argv);

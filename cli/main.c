@@ -23,6 +23,8 @@ static const struct cmd commands[] = {
         {"convert", cmd_convert, "migrate a repository into the other algorithm (SHA-1, SHA-256)"},
         {"daemon", cmd_daemon, "serve repositories over git:// (git daemon)"},
         {"fetch", cmd_fetch, "download objects and refs from a server"},
+        {"hash-file", cmd_hash_file,
+         "print the SHA-1 or SHA-256 of files, refusing collision attacks (sha1sum)"},
         {"hash-object", cmd_hash_object, "compute the object id of a file"},
         {"http-backend", cmd_http_backend,
          "serve Git over HTTP as a CGI program (git http-backend)"},

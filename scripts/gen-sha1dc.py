@@ -76,14 +76,18 @@ def main():
     subprocess.call(["clang-format", "-i", os.path.join(out, "sha1dc-dvs.c")])
 
     # Each condition "bit p of W[i] xor bit q of W[j] = v" becomes a test of
-    # bit 0 of rol(W[i], 32-p) ^ rol(W[j], 32-q): each rotated word is made
-    # where it is first needed (few live at once: the vectors stay in
-    # registers), and each condition is one xor and one and/or into its DV's
-    # accumulators (F: conditions that must be 0, G: that must be 1).
+    # bit 0 of rol(W[i], 32-p) ^ rol(W[j], 32-q), one xor and one and/or into
+    # its DV's accumulators (f: conditions that must be 0, g: that must be 1).
+    # A rotated word is made where the first DV needs it and shared by the
+    # DVs after. The DVs of one family (type, b) differ by a shift of K and
+    # use overlapping words: taken family by family in order of K, a rotated
+    # word is dead a few DVs after it is made, so few are live at once.
+    order = sorted(range(len(dvs)), key=lambda n: (dvs[n][0], dvs[n][2], dvs[n][1]))
     made = set()
     body = []
     total = 0
-    for n, dv in enumerate(dvs):
+    for n in order:
+        dv = dvs[n]
         conds = read_ubc(root, dv)
         total += len(conds)
         zero = []

@@ -679,6 +679,7 @@ struct demux {
 	int out_fd;
 	struct pw_error err;
 	int rc;
+	int out_broken; /* writing the pack to index-pack failed: it stopped reading */
 };
 
 static void *demux_main(void *arg)
@@ -695,8 +696,8 @@ static void *demux_main(void *arg)
 		char buf[65536];
 
 		pw_pkt_reader_pending(&s->rd, &p, &len);
-		if (len)
-			rc = pw_write_full(d->out_fd, p, len, &d->err);
+		if (len && (rc = pw_write_full(d->out_fd, p, len, &d->err)))
+			d->out_broken = 1;
 		while (!rc) {
 			ssize_t r = read(s->rd.fd, buf, sizeof(buf));
 
@@ -709,7 +710,8 @@ static void *demux_main(void *arg)
 			}
 			if (!r)
 				break;
-			rc = pw_write_full(d->out_fd, buf, (size_t)r, &d->err);
+			if ((rc = pw_write_full(d->out_fd, buf, (size_t)r, &d->err)))
+				d->out_broken = 1;
 		}
 		goto out;
 	}
@@ -745,8 +747,10 @@ static void *demux_main(void *arg)
 		if ((rc = pw_sideband_demux(&pkt, &band, &payload, &d->err)))
 			break;
 		if (band == PW_BAND_DATA) {
-			if ((rc = pw_write_full(d->out_fd, payload.p, payload.len, &d->err)))
+			if ((rc = pw_write_full(d->out_fd, payload.p, payload.len, &d->err))) {
+				d->out_broken = 1;
 				break;
+			}
 		} else if (band == PW_BAND_PROGRESS) {
 			if (rep->remote)
 				rep->remote(rep->data, payload.p, payload.len);
@@ -898,8 +902,10 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 		prog.fn(prog.data, NULL, 0, 0, 1); /* the meters are over */
 	close(pfd[0]);
 	pthread_join(tid, NULL);
-	if (d.rc) {
-		/* the stream's own story explains a broken pack best */
+	if (d.rc && !(rc && d.out_broken)) {
+		/* the stream's own story explains a broken pack best, unless
+		 * index-pack stopped first (a bad object, a collision attack) and the
+		 * stream only failed to hand it the rest */
 		n->s->failed = 1;
 		if (!rc) {
 			/* a complete pack arrived; still the stream went wrong */

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hash/sha1dc-priv.h"
 #include "packwire/object.h"
 
 static const char *const type_names[] = {NULL, "commit", "tree", "blob", "tag"};
@@ -36,6 +37,12 @@ int pw_object_hash(const struct pw_hash_algo *algo, int type, const void *data, 
 	char hdr[32];
 	size_t hlen = pw_object_header(hdr, type, len);
 
+	if (algo->id == PW_HASH_SHA1) {
+		/* header, content and padding in one pass of the detector */
+		memset(out, 0, sizeof(*out));
+		out->algo = PW_HASH_SHA1;
+		return pw_sha1dc_oneshot(hdr, hlen, data, len, out->id) ? PW_ECOLLISION : 0;
+	}
 	pw_hash_init(&ctx, algo);
 	pw_hash_update(&ctx, hdr, hlen);
 	pw_hash_update(&ctx, data, len);

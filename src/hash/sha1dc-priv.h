@@ -37,6 +37,17 @@ void pw_sha1dc_update(struct pw_sha1dc *c, const void *data, size_t len);
 /* The digest into out; returns 1 when some block was part of a collision
  * attack, else 0. */
 int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20]);
+/* The digest of a then b (either may be empty), as init, two updates and
+ * final would give, with the blocks of both and the padding checked in one
+ * pass: what a small object costs is one pass, not three. */
+int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20]);
+
+/* A seam for the tests: real colliding Git objects need a new attack, so
+ * the end-to-end tests of the refusal paths (index-pack, receive-pack,
+ * fetch, ...) make the detector report a digest of their choice. Set only by
+ * tests/hooks/collision.c, which is linked into a test build of the CLI
+ * (packwire-test-hooks), never into the installed library or command. */
+extern int (*pw_sha1dc__test_collision)(const uint8_t digest[20]);
 
 /* The implementations, for the tests and the bench: AUTO picks the best the
  * CPU has. Select returns 0, or -1 (and changes nothing) when it lacks it.
@@ -50,12 +61,29 @@ enum pw_sha1dc_impl {
 int pw_sha1dc_select(enum pw_sha1dc_impl impl);
 const char *pw_sha1dc_impl_name(void);
 
-/* Kernels. ubc: of the n (1..PW_SHA1DC_BATCH) blocks at p, a bit per block
- * that meets some DV's conditions; dvs[i] gets those DVs for each such block. */
-typedef uint32_t (*pw_sha1dc_ubc_fn)(const uint8_t *p, size_t n, uint32_t *dvs);
-uint32_t pw_sha1dc__ubc_generic(const uint8_t *p, size_t n, uint32_t *dvs);
+/* Compress the block at `block` into ihv without OpenSSL; is it part of an
+ * attack along one of the DVs in dvmask? 1 or 0. With the CPU's SHA
+ * instructions most steps run in them; pw_sha1dc__check_software(1) makes it
+ * take the software steps only (for the tests; 0 goes back). */
+int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask);
+void pw_sha1dc__check_software(int on);
+
+/* Kernels. ubc: of the n (1..PW_SHA1DC_BATCH) 64-byte blocks at rows[0..n),
+ * a bit per block that meets some DV's conditions; dvs[i] gets those DVs for
+ * each such block. */
+typedef uint32_t (*pw_sha1dc_ubc_fn)(const uint8_t *const *rows, size_t n, uint32_t *dvs);
+uint32_t pw_sha1dc__ubc_generic(const uint8_t *const *rows, size_t n, uint32_t *dvs);
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void);   /* NULL when not built or not there */
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx512(void); /* NULL when not built or not there */
 size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn);
+/* For a check: the expanded words of the block, the states before steps 56
+ * and 64, and the chaining value after it, with the CPU's SHA instructions. */
+typedef void (*pw_sha1dc_states_fn)(const uint32_t ihv[5], const uint8_t *block, uint32_t w[80],
+                                    uint32_t s56[5], uint32_t s64[5], uint32_t out[5]);
+pw_sha1dc_states_fn pw_sha1dc__states_sha(void); /* NULL when not there */
+/* Steps 4*g0 .. 4*g1-1 forward from state s over the words w, with the SHA
+ * instructions. */
+typedef void (*pw_sha1dc_forward_fn)(uint32_t s[5], const uint32_t *w, int g0, int g1);
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void); /* NULL when not there */
 
 #endif

@@ -9,13 +9,14 @@
 #include "hash/sha1dc-priv.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2_TARGET   __attribute__((target("avx2")))
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
 
-/* For each flagged lane, which DVs passed: bit 0 of lane i of pass[dv]. */
-static void lanes_to_dvs(const uint32_t (*pass)[PW_SHA1DC_BATCH], uint32_t flagged, uint32_t *dvs)
+/* For each flagged lane, which DVs passed: bit i of pass[dv]. */
+static void lanes_to_dvs(const uint16_t *pass, uint32_t flagged, uint32_t *dvs)
 {
 	while (flagged) {
 		int i = __builtin_ctz(flagged), dv;
@@ -23,7 +24,7 @@ static void lanes_to_dvs(const uint32_t (*pass)[PW_SHA1DC_BATCH], uint32_t flagg
 
 		flagged &= flagged - 1;
 		for (dv = 0; dv < PW_SHA1DC_NDV; dv++)
-			m |= (pass[dv][i] & 1u) << dv;
+			m |= (uint32_t)(pass[dv] >> i & 1) << dv;
 		dvs[i] = m;
 	}
 }
@@ -60,22 +61,21 @@ AVX2_TARGET static inline void transpose8(__m256i r[8])
 	}
 }
 
-AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *p, size_t n, uint32_t *dvs)
+AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *const *rows, size_t n, uint32_t *dvs)
 {
 	const __m256i bswap =
 	        _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0,
 	                         7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
 	__m256i w[65], lo[8], hi[8];
-	uint32_t pass[PW_SHA1DC_NDV][PW_SHA1DC_BATCH];
-	__m256i any = _mm256_setzero_si256();
-	uint32_t flagged;
+	uint16_t pass[PW_SHA1DC_NDV];
+	uint32_t flagged = 0;
 	size_t i;
 	int t;
 
 	for (i = 0; i < 8; i++) {
 		if (i < n) {
-			lo[i] = _mm256_loadu_si256((const __m256i *)(p + 64 * i));
-			hi[i] = _mm256_loadu_si256((const __m256i *)(p + 64 * i + 32));
+			lo[i] = _mm256_loadu_si256((const __m256i *)rows[i]);
+			hi[i] = _mm256_loadu_si256((const __m256i *)(rows[i] + 32));
 		} else {
 			lo[i] = hi[i] = _mm256_setzero_si256();
 		}
@@ -102,9 +102,9 @@ AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *p, size_t n, uint32_t *dvs)
 #define V_ONES         _mm256_set1_epi32(-1)
 #define PASS(dv, x)                                                                                \
 	do {                                                                                       \
-		__m256i pass_ = (x);                                                               \
-		_mm256_storeu_si256((__m256i *)pass[dv], pass_);                                   \
-		any = _mm256_or_si256(any, pass_);                                                 \
+		__m256i bit0_ = _mm256_slli_epi32((x), 31);                                        \
+		pass[dv] = (uint16_t)_mm256_movemask_ps(_mm256_castsi256_ps(bit0_));               \
+		flagged |= pass[dv];                                                               \
 	} while (0)
 #include "hash/sha1dc-ubc.inc"
 #undef V
@@ -118,11 +118,9 @@ AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *p, size_t n, uint32_t *dvs)
 #undef V_ONES
 #undef PASS
 
-	any = _mm256_slli_epi32(any, 31); /* bit 0 to the sign bit */
-	flagged = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(any));
 	flagged &= n >= 8 ? 0xffu : (1u << n) - 1;
 	if (flagged)
-		lanes_to_dvs((const uint32_t(*)[PW_SHA1DC_BATCH])pass, flagged, dvs);
+		lanes_to_dvs(pass, flagged, dvs);
 	return flagged;
 }
 
@@ -159,19 +157,17 @@ AVX512_TARGET static inline void transpose16(__m512i r[16])
 	}
 }
 
-AVX512_TARGET static uint32_t ubc_avx512(const uint8_t *p, size_t n, uint32_t *dvs)
+AVX512_TARGET static uint32_t ubc_avx512(const uint8_t *const *rows, size_t n, uint32_t *dvs)
 {
 	const __m512i bswap = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
 	__m512i w[65];
-	uint32_t pass[PW_SHA1DC_NDV][PW_SHA1DC_BATCH];
-	__m512i any = _mm512_setzero_si512();
-	uint32_t flagged;
+	uint16_t pass[PW_SHA1DC_NDV];
+	uint32_t flagged = 0;
 	size_t i;
 	int t;
 
 	for (i = 0; i < 16; i++)
-		w[i] = i < n ? _mm512_loadu_si512((const void *)(p + 64 * i))
-		             : _mm512_setzero_si512();
+		w[i] = i < n ? _mm512_loadu_si512((const void *)rows[i]) : _mm512_setzero_si512();
 	transpose16(w);
 	for (t = 0; t < 16; t++)
 		w[t] = _mm512_shuffle_epi8(w[t], bswap);
@@ -191,9 +187,8 @@ AVX512_TARGET static uint32_t ubc_avx512(const uint8_t *p, size_t n, uint32_t *d
 #define V_ONES         _mm512_set1_epi32(-1)
 #define PASS(dv, x)                                                                                \
 	do {                                                                                       \
-		__m512i pass_ = (x);                                                               \
-		_mm512_storeu_si512((void *)pass[dv], pass_);                                      \
-		any = _mm512_or_si512(any, pass_);                                                 \
+		pass[dv] = _mm512_test_epi32_mask((x), _mm512_set1_epi32(1));                      \
+		flagged |= pass[dv];                                                               \
 	} while (0)
 #include "hash/sha1dc-ubc.inc"
 #undef V
@@ -207,11 +202,137 @@ AVX512_TARGET static uint32_t ubc_avx512(const uint8_t *p, size_t n, uint32_t *d
 #undef V_ONES
 #undef PASS
 
-	flagged = _mm512_test_epi32_mask(any, _mm512_set1_epi32(1));
 	flagged &= n >= 16 ? 0xffffu : (1u << n) - 1;
 	if (flagged)
-		lanes_to_dvs((const uint32_t(*)[PW_SHA1DC_BATCH])pass, flagged, dvs);
+		lanes_to_dvs(pass, flagged, dvs);
 	return flagged;
+}
+
+/* ------------------------------------------------------------------ */
+/* The states a flagged block's check starts from, with the SHA
+ * instructions: the expanded words come out of their message schedule, and
+ * the working states before steps 56 and 64 from their rounds (four steps a
+ * round), so only a few steps are left to do in software. */
+
+#define SHA_TARGET __attribute__((target("sha,sse4.1,ssse3")))
+
+/* The five words of the state in a round's ABCD register (A in the top lane)
+ * and the A four steps before (E is that A rotated by 30). */
+SHA_TARGET static void ni_state(__m128i abcd, __m128i prev, uint32_t s[5])
+{
+	uint32_t a4 = (uint32_t)_mm_extract_epi32(prev, 3);
+
+	s[0] = (uint32_t)_mm_extract_epi32(abcd, 3);
+	s[1] = (uint32_t)_mm_extract_epi32(abcd, 2);
+	s[2] = (uint32_t)_mm_extract_epi32(abcd, 1);
+	s[3] = (uint32_t)_mm_extract_epi32(abcd, 0);
+	s[4] = a4 << 30 | a4 >> 2;
+}
+
+/* g[k] holds W[4k..4k+3], the first in the top lane; each group is made from
+ * the four before it. Round group k (steps 4k..4k+3) adds E, which comes
+ * from the state four steps back (nexte), to its first word. */
+SHA_TARGET static void states_sha(const uint32_t ihv[5], const uint8_t *block, uint32_t w[80],
+                                  uint32_t s56[5], uint32_t s64[5], uint32_t out[5])
+{
+	const __m128i bswap = _mm_set_epi64x(0x0001020304050607ll, 0x08090a0b0c0d0e0fll);
+	__m128i abcd0 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)ihv), 0x1b);
+	__m128i e0 = _mm_set_epi32((int)ihv[4], 0, 0, 0);
+	__m128i g[20], abcd = abcd0, prev = abcd0, e;
+	int k;
+
+	for (k = 0; k < 4; k++)
+		g[k] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(block + 16 * k)), bswap);
+	for (k = 4; k < 20; k++)
+		g[k] = _mm_sha1msg2_epu32(
+		        _mm_xor_si128(_mm_sha1msg1_epu32(g[k - 4], g[k - 3]), g[k - 2]), g[k - 1]);
+	for (k = 0; k < 20; k++)
+		_mm_storeu_si128((__m128i *)(w + 4 * k), _mm_shuffle_epi32(g[k], 0x1b));
+#define NI_ROUNDS(k, f)                                                                            \
+	do {                                                                                       \
+		e = (k) ? _mm_sha1nexte_epu32(prev, g[k]) : _mm_add_epi32(e0, g[0]);               \
+		prev = abcd;                                                                       \
+		abcd = _mm_sha1rnds4_epu32(abcd, e, f);                                            \
+	} while (0)
+	NI_ROUNDS(0, 0);
+	NI_ROUNDS(1, 0);
+	NI_ROUNDS(2, 0);
+	NI_ROUNDS(3, 0);
+	NI_ROUNDS(4, 0);
+	NI_ROUNDS(5, 1);
+	NI_ROUNDS(6, 1);
+	NI_ROUNDS(7, 1);
+	NI_ROUNDS(8, 1);
+	NI_ROUNDS(9, 1);
+	NI_ROUNDS(10, 2);
+	NI_ROUNDS(11, 2);
+	NI_ROUNDS(12, 2);
+	NI_ROUNDS(13, 2);
+	ni_state(abcd, prev, s56);
+	NI_ROUNDS(14, 2);
+	NI_ROUNDS(15, 3);
+	ni_state(abcd, prev, s64);
+	NI_ROUNDS(16, 3);
+	NI_ROUNDS(17, 3);
+	NI_ROUNDS(18, 3);
+	NI_ROUNDS(19, 3);
+#undef NI_ROUNDS
+	/* E after 80 steps is A of step 76 rotated: nexte adds it to E's start */
+	e0 = _mm_sha1nexte_epu32(prev, e0);
+	abcd = _mm_add_epi32(abcd, abcd0);
+	_mm_storeu_si128((__m128i *)out, _mm_shuffle_epi32(abcd, 0x1b));
+	out[4] = (uint32_t)_mm_extract_epi32(e0, 3);
+}
+
+/* Round groups g0..g1-1 (steps 4*g0 .. 4*g1-1) from state s over the
+ * expanded words w (any message: a DV's too). */
+SHA_TARGET static void forward_sha(uint32_t s[5], const uint32_t *w, int g0, int g1)
+{
+	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)s), 0x1b);
+	__m128i prev = abcd, e = _mm_set_epi32((int)s[4], 0, 0, 0), x;
+	int k;
+
+	for (k = g0; k < g1; k++) {
+		__m128i g = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(w + 4 * k)), 0x1b);
+
+		x = k == g0 ? _mm_add_epi32(e, g) : _mm_sha1nexte_epu32(prev, g);
+		prev = abcd;
+		switch (k / 5) {
+		case 0:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 0);
+			break;
+		case 1:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 1);
+			break;
+		case 2:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 2);
+			break;
+		default:
+			abcd = _mm_sha1rnds4_epu32(abcd, x, 3);
+			break;
+		}
+	}
+	ni_state(abcd, prev, s);
+}
+
+/* CPUID leaf 7: EBX bit 29 (not every compiler's __builtin_cpu_supports
+ * knows "sha"). The SHA instructions use xmm registers only: no OS support
+ * to check beyond SSE. */
+static int have_sha(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1);
+}
+
+pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
+{
+	return have_sha() ? states_sha : NULL;
+}
+
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
+{
+	return have_sha() ? forward_sha : NULL;
 }
 
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
@@ -252,6 +373,16 @@ size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn)
 {
 	(void)fn;
 	return PW_SHA1DC_BATCH;
+}
+
+pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
+{
+	return NULL;
+}
+
+pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
+{
+	return NULL;
 }
 
 #endif

@@ -35,7 +35,7 @@ expand(uint32_t w[80], const uint8_t *block)
 /* ------------------------------------------------------------------ */
 /* The bit conditions, one block at a time in plain C. */
 
-uint32_t pw_sha1dc__ubc_generic(const uint8_t *p, size_t n, uint32_t *dvs)
+uint32_t pw_sha1dc__ubc_generic(const uint8_t *const *rows, size_t n, uint32_t *dvs)
 {
 	uint32_t flagged = 0;
 	size_t i;
@@ -43,7 +43,7 @@ uint32_t pw_sha1dc__ubc_generic(const uint8_t *p, size_t n, uint32_t *dvs)
 	for (i = 0; i < n; i++) {
 		uint32_t w[80], mask = 0;
 
-		expand(w, p + 64 * i);
+		expand(w, rows[i]);
 #define V              uint32_t
 #define W(t)           w[t]
 #define V_ROL(x, n)    ROL((x), (n))
@@ -76,34 +76,44 @@ uint32_t pw_sha1dc__ubc_generic(const uint8_t *p, size_t n, uint32_t *dvs)
 /* ------------------------------------------------------------------ */
 /* Software steps with the working state (a, b, c, d, e) in s[0..4]. */
 
+/* The round functions, written so that the value a step makes is needed
+ * last: forward, the newest word is a (rol 5, one add) and the next newest
+ * b; backward, the newest is d, and each function is split into a part
+ * without d and a part with it (the two parts have no bit in common, so
+ * their sum is their or), one and plus one subtraction after d is known. */
 #define F_IF(b, c, d)  ((d) ^ ((b) & ((c) ^ (d))))
 #define F_XOR(b, c, d) ((b) ^ (c) ^ (d))
 #define F_MAJ(b, c, d) (((b) & (c)) | ((d) & ((b) | (c))))
+#define STEP_F(t, b, c, d)                                                                         \
+	((t) < 20   ? F_IF(b, c, d)                                                                \
+	 : (t) < 40 ? F_XOR(b, c, d)                                                               \
+	 : (t) < 60 ? F_MAJ(b, c, d)                                                               \
+	            : F_XOR(b, c, d))
+#define STEP_K(t) sha1_k[(t) / 20]
 
-/* Steps from..to-1 forward. */
-static void steps_forward(uint32_t s[5], const uint32_t w[80], int from, int to)
+/* The software steps are called with constant bounds and unrolled whole,
+ * so that the state stays in registers and each step's round function and
+ * constant are fixed. */
+#define UNROLLED static inline __attribute__((always_inline))
+
+/* Steps from..to-1 forward over w ^ dm (dm may be NULL). */
+UNROLLED void steps_forward(uint32_t s[5], const uint32_t *w, const uint32_t *dm, int from, int to)
 {
-	uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], x;
-	int t = from;
+	uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4];
+	int t;
 
-#define FORWARD(F, k)                                                                              \
-	do {                                                                                       \
-		x = ROL(a, 5) + F(b, c, d) + e + (k) + w[t];                                       \
-		e = d;                                                                             \
-		d = c;                                                                             \
-		c = ROL(b, 30);                                                                    \
-		b = a;                                                                             \
-		a = x;                                                                             \
-	} while (0)
-	for (; t < to && t < 20; t++)
-		FORWARD(F_IF, sha1_k[0]);
-	for (; t < to && t < 40; t++)
-		FORWARD(F_XOR, sha1_k[1]);
-	for (; t < to && t < 60; t++)
-		FORWARD(F_MAJ, sha1_k[2]);
-	for (; t < to; t++)
-		FORWARD(F_XOR, sha1_k[3]);
-#undef FORWARD
+#pragma GCC unroll 80
+	for (t = from; t < to; t++) {
+		uint32_t x = e + STEP_K(t) + (w[t] ^ (dm ? dm[t] : 0));
+
+		x += STEP_F(t, b, c, d);
+		x += ROL(a, 5);
+		e = d;
+		d = c;
+		c = ROL(b, 30);
+		b = a;
+		a = x;
+	}
 	s[0] = a;
 	s[1] = b;
 	s[2] = c;
@@ -111,31 +121,30 @@ static void steps_forward(uint32_t s[5], const uint32_t w[80], int from, int to)
 	s[4] = e;
 }
 
-/* Undo steps from-1 down to 0: the state before step `from` becomes the
- * state before step 0, the chaining value this block was compressed from. */
-static void steps_backward(uint32_t s[5], const uint32_t w[80], int from)
+/* Undo steps from-1 down to 0 over w ^ dm: the state before step `from`
+ * becomes the state before step 0, the chaining value this block was
+ * compressed from. */
+UNROLLED void steps_backward(uint32_t s[5], const uint32_t *w, const uint32_t *dm, int from)
 {
-	uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], x;
-	int t = from - 1;
+	uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4];
+	int t;
 
-#define BACKWARD(F, k)                                                                             \
-	do {                                                                                       \
-		x = a;                                                                             \
-		a = b;                                                                             \
-		b = ROL(c, 2);                                                                     \
-		c = d;                                                                             \
-		d = e;                                                                             \
-		e = x - ROL(a, 5) - F(b, c, d) - (k)-w[t];                                         \
-	} while (0)
-	for (; t >= 60; t--)
-		BACKWARD(F_XOR, sha1_k[3]);
-	for (; t >= 40; t--)
-		BACKWARD(F_MAJ, sha1_k[2]);
-	for (; t >= 20; t--)
-		BACKWARD(F_XOR, sha1_k[1]);
-	for (; t >= 0; t--)
-		BACKWARD(F_IF, sha1_k[0]);
-#undef BACKWARD
+#pragma GCC unroll 80
+	for (t = from - 1; t >= 0; t--) {
+		uint32_t x = a - (w[t] ^ dm[t]) - STEP_K(t);
+
+		a = b;
+		b = ROL(c, 2);
+		c = d;
+		d = e;
+		x -= ROL(a, 5);
+		if (t < 20)
+			e = (x - (b & c)) - (~b & d);
+		else if (t >= 40 && t < 60)
+			e = (x - (b & c)) - (d & (b ^ c));
+		else
+			e = x - ((b ^ c) ^ d);
+	}
 	s[0] = a;
 	s[1] = b;
 	s[2] = c;
@@ -143,44 +152,134 @@ static void steps_backward(uint32_t s[5], const uint32_t w[80], int from)
 	s[4] = e;
 }
 
-/* One block that met some DVs' conditions: compress it in software, keeping
- * the states before steps 58 and 65, then for each DV take the message with
- * the DV's difference from there back to a chaining value and forward to an
- * output. The same output from another chaining value is a collision. */
-static int check_block(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
+/* From the state before step testt, back to a chaining value and forward
+ * to an output, with the DV's message: an attack when it is ours. */
+UNROLLED int recompress(const uint32_t st[5], const uint32_t *w, const uint32_t *dm, int testt,
+                        const uint32_t out[5])
 {
+	uint32_t back[5], fwd[5];
+
+	memcpy(back, st, sizeof(back));
+	memcpy(fwd, st, sizeof(fwd));
+	steps_backward(back, w, dm, testt);
+	steps_forward(fwd, w, dm, testt, 80);
+	return back[0] + fwd[0] == out[0] && back[1] + fwd[1] == out[1] &&
+	       back[2] + fwd[2] == out[2] && back[3] + fwd[3] == out[3] &&
+	       back[4] + fwd[4] == out[4];
+}
+
+/* The same test in one direction, where the SHA instructions can do most
+ * of the steps: forward from step testt to the end gives the other
+ * message's last state, so the chaining value it needs is out minus that;
+ * forward from that chaining value over testt steps must then reach the
+ * state at testt (the steps are a bijection for a given message). */
+static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], const uint32_t *w,
+                          const uint32_t *dm, int testt, const uint32_t out[5])
+{
+	uint32_t w2[80], fwd[5], x[5];
+	int t;
+
+	for (t = 0; t < 80; t++)
+		w2[t] = w[t] ^ dm[t];
+	memcpy(fwd, st, sizeof(fwd));
+	if (testt == 58) {
+		steps_forward(fwd, w2, NULL, 58, 60);
+		fwd_sha(fwd, w2, 15, 20);
+	} else {
+		steps_forward(fwd, w2, NULL, 65, 68);
+		fwd_sha(fwd, w2, 17, 20);
+	}
+	for (t = 0; t < 5; t++)
+		x[t] = out[t] - fwd[t];
+	if (testt == 58) {
+		fwd_sha(x, w2, 0, 14);
+		steps_forward(x, w2, NULL, 56, 58);
+	} else {
+		fwd_sha(x, w2, 0, 16);
+		steps_forward(x, w2, NULL, 64, 65);
+	}
+	return !memcmp(x, st, sizeof(x));
+}
+
+/* What the check uses, chosen once: the SHA instructions, or software. */
+struct check_impl {
+	pw_sha1dc_states_fn states;
+	pw_sha1dc_forward_fn forward;
+};
+static struct check_impl check_sha, check_soft;
+static const struct check_impl *check_impl;
+
+static const struct check_impl *check_current(void)
+{
+	const struct check_impl *c = __atomic_load_n(&check_impl, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		check_sha.states = pw_sha1dc__states_sha();
+		check_sha.forward = pw_sha1dc__forward_sha();
+		c = check_sha.states && check_sha.forward ? &check_sha : &check_soft;
+		__atomic_store_n(&check_impl, c, __ATOMIC_RELEASE);
+	}
+	return c;
+}
+
+/* One block that met some DVs' conditions, compressed from chaining value
+ * ihv: run it (ihv gets the result), keeping the states before steps 58 and
+ * 65, then for each DV take the message with the DV's difference from there
+ * back to a chaining value and forward to an output. The same output from
+ * another chaining value is a collision. */
+int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
+{
+	const struct check_impl *c = check_current();
 	uint32_t w[80], s[5], s58[5], s65[5], out[5];
-	int i, hit = 0;
+	int i, t, hit = 0;
 
-	expand(w, block);
-	memcpy(s, ihv, sizeof(s));
-	steps_forward(s, w, 0, 58);
-	memcpy(s58, s, sizeof(s));
-	steps_forward(s, w, 58, 65);
-	memcpy(s65, s, sizeof(s));
-	steps_forward(s, w, 65, 80);
-	for (i = 0; i < 5; i++)
-		out[i] = ihv[i] + s[i];
+	if (c->states) {
+		uint32_t s56[5];
+
+		c->states(ihv, block, w, s56, s, out);
+		memcpy(s58, s56, sizeof(s58));
+		steps_forward(s58, w, NULL, 56, 58);
+		memcpy(s65, s, sizeof(s65));
+		steps_forward(s65, w, NULL, 64, 65);
+	} else {
+		for (t = 0; t < 16; t++)
+			w[t] = load_be32(block + 4 * t);
+#pragma GCC unroll 64
+		for (t = 16; t < 80; t++)
+			w[t] = ROL(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+		memcpy(s, ihv, sizeof(s));
+		steps_forward(s, w, NULL, 0, 58);
+		memcpy(s58, s, sizeof(s));
+		steps_forward(s, w, NULL, 58, 65);
+		memcpy(s65, s, sizeof(s));
+		steps_forward(s, w, NULL, 65, 80);
+		for (i = 0; i < 5; i++)
+			out[i] = ihv[i] + s[i];
+	}
 
 	while (dvmask) {
 		const struct pw_sha1dc_dv *dv = &pw_sha1dc_dvs[__builtin_ctz(dvmask)];
-		uint32_t w2[80], back[5], fwd[5];
-		int t;
 
 		dvmask &= dvmask - 1;
-		for (t = 0; t < 80; t++)
-			w2[t] = w[t] ^ dv->dm[t];
-		memcpy(back, dv->testt == 58 ? s58 : s65, sizeof(back));
-		memcpy(fwd, back, sizeof(fwd));
-		steps_backward(back, w2, dv->testt);
-		steps_forward(fwd, w2, dv->testt, 80);
-		if (back[0] + fwd[0] == out[0] && back[1] + fwd[1] == out[1] &&
-		    back[2] + fwd[2] == out[2] && back[3] + fwd[3] == out[3] &&
-		    back[4] + fwd[4] == out[4])
-			hit = 1;
+		if (c->forward)
+			hit |= recompress_sha(c->forward, dv->testt == 58 ? s58 : s65, w, dv->dm,
+			                      dv->testt, out);
+		else if (dv->testt == 58)
+			hit |= recompress(s58, w, dv->dm, 58, out);
+		else
+			hit |= recompress(s65, w, dv->dm, 65, out);
 	}
 	memcpy(ihv, out, sizeof(out));
 	return hit;
+}
+
+/* For the tests: the check in software only (1) or as the CPU allows (0). */
+void pw_sha1dc__check_software(int on)
+{
+	check_current();
+	__atomic_store_n(&check_impl,
+	                 on ? &check_soft : (check_sha.states ? &check_sha : &check_soft),
+	                 __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -194,7 +293,9 @@ static void compress_blocks(uint32_t ihv[5], const uint8_t *p, size_t n)
 
 	if (!n)
 		return;
-	memset(&c, 0, sizeof(c));
+	/* nothing buffered (num 0): SHA1_Update reads data[] only after it fills it */
+	c.Nl = c.Nh = 0;
+	c.num = 0;
 	c.h0 = ihv[0];
 	c.h1 = ihv[1];
 	c.h2 = ihv[2];
@@ -211,91 +312,116 @@ static void compress_blocks(uint32_t ihv[5], const uint8_t *p, size_t n)
 /* ------------------------------------------------------------------ */
 /* Which bit-condition kernel runs. */
 
-static pw_sha1dc_ubc_fn ubc_fn;
+struct impl {
+	pw_sha1dc_ubc_fn ubc;
+	const char *name;
+};
+static struct impl impls[4];
+static int chosen; /* index into impls + 1; 0 until the first use */
 
-static void pick(pw_sha1dc_ubc_fn fn)
+static int try_impl(enum pw_sha1dc_impl which)
 {
-	__atomic_store_n(&ubc_fn, fn, __ATOMIC_RELEASE);
+	struct impl m = {NULL, NULL};
+
+	switch (which) {
+	case PW_SHA1DC_GENERIC:
+		m.ubc = pw_sha1dc__ubc_generic;
+		m.name = "generic";
+		break;
+	case PW_SHA1DC_AVX2:
+		m.ubc = pw_sha1dc__ubc_avx2();
+		m.name = "avx2";
+		break;
+	case PW_SHA1DC_AVX512:
+		m.ubc = pw_sha1dc__ubc_avx512();
+		m.name = "avx512";
+		break;
+	default:
+		return -1;
+	}
+	if (!m.ubc)
+		return -1;
+	impls[which] = m;
+	__atomic_store_n(&chosen, (int)which + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int pw_sha1dc_select(enum pw_sha1dc_impl impl)
 {
-	pw_sha1dc_ubc_fn fn;
-
-	switch (impl) {
-	case PW_SHA1DC_GENERIC:
-		pick(pw_sha1dc__ubc_generic);
-		return 0;
-	case PW_SHA1DC_AVX2:
-		if (!(fn = pw_sha1dc__ubc_avx2()))
-			return -1;
-		pick(fn);
-		return 0;
-	case PW_SHA1DC_AVX512:
-		if (!(fn = pw_sha1dc__ubc_avx512()))
-			return -1;
-		pick(fn);
-		return 0;
-	case PW_SHA1DC_AUTO:
-	default:
-		if ((fn = pw_sha1dc__ubc_avx512()))
-			pick(fn);
-		else if ((fn = pw_sha1dc__ubc_avx2()))
-			pick(fn);
-		else
-			pick(pw_sha1dc__ubc_generic);
-		return 0;
-	}
+	if (impl != PW_SHA1DC_AUTO)
+		return try_impl(impl);
+	/* the best this CPU has; every thread that gets here picks the same */
+	if (try_impl(PW_SHA1DC_AVX512) && try_impl(PW_SHA1DC_AVX2))
+		try_impl(PW_SHA1DC_GENERIC);
+	return 0;
 }
 
-static pw_sha1dc_ubc_fn current(size_t *batch)
+static const struct impl *current(void)
 {
-	pw_sha1dc_ubc_fn fn = __atomic_load_n(&ubc_fn, __ATOMIC_ACQUIRE);
+	int c = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
 
-	if (!fn) {
-		/* First use: every thread that gets here picks the same one. */
+	if (!c) {
 		pw_sha1dc_select(PW_SHA1DC_AUTO);
-		fn = __atomic_load_n(&ubc_fn, __ATOMIC_ACQUIRE);
+		c = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
 	}
-	*batch = pw_sha1dc__ubc_batch(fn);
-	return fn;
+	return &impls[c - 1];
 }
 
 const char *pw_sha1dc_impl_name(void)
 {
-	size_t batch;
-	pw_sha1dc_ubc_fn fn = current(&batch);
-
-	if (fn == pw_sha1dc__ubc_generic)
-		return "generic";
-	return batch == 16 ? "avx512" : "avx2";
+	return current()->name;
 }
 
 /* ------------------------------------------------------------------ */
 /* The stream. */
 
-static void process(struct pw_sha1dc *c, const uint8_t *p, size_t n)
+/* Blocks come in segments: runs of whole blocks in memory. */
+struct seg {
+	const uint8_t *p;
+	size_t n;
+};
+
+/* Up to 64 blocks at a time: the bit conditions of all of them first, then
+ * OpenSSL's compression over each run of unflagged blocks (few calls) and
+ * the software steps for each flagged one. */
+#define CHUNK 64
+
+static void process(struct pw_sha1dc *c, const struct seg *segs, size_t nseg)
 {
-	size_t batch;
-	pw_sha1dc_ubc_fn ubc = current(&batch);
+	const struct impl *m = current();
+	size_t batch = pw_sha1dc__ubc_batch(m->ubc), si = 0, so = 0;
 
-	while (n) {
-		size_t k = n < batch ? n : batch, done = 0;
-		uint32_t dvs[PW_SHA1DC_BATCH];
-		uint32_t flagged = ubc(p, k, dvs);
+	while (si < nseg) {
+		const uint8_t *rows[CHUNK];
+		uint32_t dvs[CHUNK];
+		uint64_t flagged = 0;
+		size_t k = 0, at, i;
 
-		while (flagged) {
-			size_t i = (size_t)__builtin_ctz(flagged);
-
-			flagged &= flagged - 1;
-			compress_blocks(c->ihv, p + 64 * done, i - done);
-			if (check_block(c->ihv, p + 64 * i, dvs[i]))
-				c->collision = 1;
-			done = i + 1;
+		for (; k < CHUNK && si < nseg; k++) {
+			rows[k] = segs[si].p + 64 * so;
+			if (++so == segs[si].n) {
+				si++;
+				so = 0;
+			}
 		}
-		compress_blocks(c->ihv, p + 64 * done, k - done);
-		p += 64 * k;
-		n -= k;
+		for (at = 0; at < k; at += batch)
+			flagged |= (uint64_t)m->ubc(rows + at, k - at < batch ? k - at : batch,
+			                            dvs + at)
+			           << at;
+		for (i = 0; i < k;) {
+			size_t j = i + 1;
+
+			if (flagged >> i & 1) {
+				if (pw_sha1dc__check(c->ihv, rows[i], dvs[i]))
+					c->collision = 1;
+				i++;
+				continue;
+			}
+			while (j < k && !(flagged >> j & 1) && rows[j] == rows[j - 1] + 64)
+				j++;
+			compress_blocks(c->ihv, rows[i], j - i);
+			i = j;
+		}
 	}
 }
 
@@ -310,6 +436,8 @@ void pw_sha1dc_init(struct pw_sha1dc *c)
 void pw_sha1dc_update(struct pw_sha1dc *c, const void *data, size_t len)
 {
 	const uint8_t *p = data;
+	struct seg segs[2];
+	size_t ns = 0;
 
 	c->total += len;
 	if (c->buflen) {
@@ -323,38 +451,109 @@ void pw_sha1dc_update(struct pw_sha1dc *c, const void *data, size_t len)
 		len -= take;
 		if (c->buflen < 64)
 			return;
-		process(c, c->buf, 1);
-		c->buflen = 0;
+		segs[ns].p = c->buf;
+		segs[ns++].n = 1;
 	}
 	if (len >= 64) {
-		process(c, p, len / 64);
+		segs[ns].p = p;
+		segs[ns++].n = len / 64;
 		p += len & ~(size_t)63;
 		len &= 63;
 	}
+	if (ns)
+		process(c, segs, ns);
+	c->buflen = 0;
 	if (len) {
 		memcpy(c->buf, p, len);
 		c->buflen = (uint32_t)len;
 	}
 }
 
-int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20])
+/* The last bytes (fewer than 64) and the padding: one or two blocks. */
+static size_t pad(uint8_t out[128], const uint8_t *last, size_t n, uint64_t total)
 {
-	uint8_t pad[128];
-	uint64_t bits = c->total * 8;
-	size_t n = c->buflen, padlen = n < 56 ? 64 : 128;
+	uint64_t bits = total * 8;
+	size_t len = n < 56 ? 64 : 128;
 	int i;
 
-	memcpy(pad, c->buf, n);
-	pad[n] = 0x80;
-	memset(pad + n + 1, 0, padlen - n - 1);
+	if (n)
+		memcpy(out, last, n);
+	out[n] = 0x80;
+	memset(out + n + 1, 0, len - n - 1);
 	for (i = 0; i < 8; i++)
-		pad[padlen - 1 - i] = (uint8_t)(bits >> (8 * i));
-	process(c, pad, padlen / 64);
+		out[len - 1 - i] = (uint8_t)(bits >> (8 * i));
+	return len / 64;
+}
+
+int (*pw_sha1dc__test_collision)(const uint8_t digest[20]);
+
+static int digest(struct pw_sha1dc *c, uint8_t out[20])
+{
+	int i;
+
 	for (i = 0; i < 5; i++) {
 		out[4 * i] = (uint8_t)(c->ihv[i] >> 24);
 		out[4 * i + 1] = (uint8_t)(c->ihv[i] >> 16);
 		out[4 * i + 2] = (uint8_t)(c->ihv[i] >> 8);
 		out[4 * i + 3] = (uint8_t)c->ihv[i];
 	}
+	if (pw_sha1dc__test_collision && pw_sha1dc__test_collision(out))
+		return 1;
 	return c->collision ? 1 : 0;
+}
+
+int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20])
+{
+	uint8_t tail[128];
+	struct seg seg;
+
+	seg.p = tail;
+	seg.n = pad(tail, c->buf, c->buflen, c->total);
+	process(c, &seg, 1);
+	return digest(c, out);
+}
+
+int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20])
+{
+	/* an empty part may be NULL: never offset or copy from NULL */
+	const uint8_t *pa = alen ? a : (const void *)"", *pb = blen ? b : (const void *)"";
+	uint8_t join[64], tail[128];
+	struct pw_sha1dc c;
+	struct seg segs[4];
+	size_t ns = 0, rest;
+	uint64_t total = (uint64_t)alen + blen;
+
+	pw_sha1dc_init(&c);
+	if (alen >= 64) {
+		segs[ns].p = pa;
+		segs[ns++].n = alen / 64;
+		pa += alen & ~(size_t)63;
+		alen &= 63;
+	}
+	if (alen) {
+		/* a's last bytes and b's first in one block; or all that is left */
+		size_t take = 64 - alen < blen ? 64 - alen : blen;
+
+		memcpy(join, pa, alen);
+		memcpy(join + alen, pb, take);
+		pb += take;
+		blen -= take;
+		if (alen + take < 64) {
+			segs[ns].p = tail;
+			segs[ns++].n = pad(tail, join, alen + take, total);
+			process(&c, segs, ns);
+			return digest(&c, out);
+		}
+		segs[ns].p = join;
+		segs[ns++].n = 1;
+	}
+	if (blen >= 64) {
+		segs[ns].p = pb;
+		segs[ns++].n = blen / 64;
+	}
+	rest = blen & 63;
+	segs[ns].p = tail;
+	segs[ns++].n = pad(tail, pb + (blen & ~(size_t)63), rest, total);
+	process(&c, segs, ns);
+	return digest(&c, out);
 }

@@ -513,10 +513,10 @@ static int inflate_entry(struct pw_ipack *ip, struct ip_in *in, struct ip_obj *o
 				in_consume(in, used);
 				ip->scratch.len = (size_t)o->size;
 				if (whole) {
-					pw_hash_init(&h, ip->algo);
-					pw_hash_update(&h, hdr, hl);
-					pw_hash_update(&h, ip->scratch.data, (size_t)o->size);
-					if (pw_hash_final(&h, &o->e.oid))
+					/* one call: header, content and padding in
+					 * one pass of the collision detector */
+					if (pw_object_hash(ip->algo, o->type, ip->scratch.data,
+					                   (size_t)o->size, &o->e.oid))
 						return pw_hash_collision_error(&ip->err,
 						                               &o->e.oid);
 					o->real_type = o->type;

@@ -4,8 +4,10 @@
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hash/sha1dc-priv.h"
+#include "packwire/fs.h"
 #include "packwire/packwire.h"
 #include "test.h"
 
@@ -80,6 +82,23 @@ static int dc_hash(const uint8_t *data, size_t len, const size_t *cuts, size_t n
 	return pw_sha1dc_final(&c, out);
 }
 
+/* The one-shot form over a and b equals the stream, at every cut. */
+static void check_oneshot(const uint8_t *data, size_t len, int detected, const char *sha1)
+{
+	uint8_t md[20];
+	char hex[41];
+	size_t cut, bad = 0;
+
+	for (cut = 0; cut <= len; cut += cut < 130 || len - cut < 130 ? 1 : 61) {
+		int got = pw_sha1dc_oneshot(data, cut, data + cut, len - cut, md);
+
+		hex20(md, hex);
+		if (got != detected || strcmp(hex, sha1))
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+}
+
 static void check_vector(const uint8_t *data, size_t len, const struct vec *v, int splits)
 {
 	uint8_t md[20];
@@ -127,6 +146,8 @@ static void test_vectors(const char *dir, const struct vec *vs, size_t n, int sp
 			continue;
 		}
 		check_vector(data, len, &vs[i], splits);
+		if (splits)
+			check_oneshot(data, len, vs[i].detected, vs[i].sha1);
 		free(data);
 	}
 }
@@ -158,6 +179,9 @@ static void test_plain(void)
 			bad++;
 		if (dc_hash(buf + len, len, &cut, 1, md) || memcmp(md, want, 20))
 			bad++;
+		if (pw_sha1dc_oneshot(buf + len, cut, buf + len + cut, len - cut, md) ||
+		    memcmp(md, want, 20))
+			bad++;
 	}
 	CHECK_EQ_INT(bad, 0);
 	SHA1(buf, sizeof(buf), want);
@@ -187,8 +211,15 @@ static void test_kernels_agree(void)
 		for (at = 0; at + batch <= 4096; at += batch) {
 			size_t n = 1 + (at / batch) % batch; /* every length 1..batch */
 			uint32_t dv1[PW_SHA1DC_BATCH], dv2[PW_SHA1DC_BATCH];
-			uint32_t f1 = pw_sha1dc__ubc_generic(buf + 64 * at, n, dv1);
-			uint32_t f2 = fns[k](buf + 64 * at, n, dv2);
+			const uint8_t *rows[PW_SHA1DC_BATCH];
+			uint32_t f1, f2;
+			size_t r;
+
+			/* rows in order, and every third batch scattered */
+			for (r = 0; r < n; r++)
+				rows[r] = buf + 64 * (at % 3 ? at + r : (at + 37 * r) % 4096);
+			f1 = pw_sha1dc__ubc_generic(rows, n, dv1);
+			f2 = fns[k](rows, n, dv2);
 			uint32_t m;
 
 			if (f1 != f2)
@@ -245,6 +276,64 @@ static void test_public_api(const char *dir)
 	free(data);
 }
 
+/* The object database through the test seam: a write of a flagged object
+ * is refused and leaves no file, and a verified read of one that is already
+ * there is refused too. */
+static const uint8_t *flag_target;
+
+static int flag(const uint8_t digest[20])
+{
+	return flag_target && !memcmp(digest, flag_target, 20);
+}
+
+static void test_odb_refusals(void)
+{
+	char dir[] = "/tmp/pw-test-sha1dc-XXXXXX", objs[64], path[160];
+	struct pw_error err = {0};
+	struct pw_odb *odb = NULL;
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_oid oid, seen;
+	char hex[PW_MAX_HEXSZ + 1];
+	int type;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(objs, sizeof(objs), "%s/objects", dir);
+	CHECK_EQ_INT(pw_fs_mkdir_p(objs, &err), 0);
+	CHECK_EQ_INT(pw_odb_open(&odb, objs, &pw_hash_sha1, &err), 0);
+	if (!odb)
+		return;
+	CHECK_EQ_INT(pw_object_hash(&pw_hash_sha1, PW_OBJ_BLOB, "flagged\n", 8, &oid), 0);
+	pw_oid_to_hex(&oid, hex);
+	snprintf(path, sizeof(path), "%s/%.2s/%s", objs, hex, hex + 2);
+	pw_sha1dc__test_collision = flag;
+	flag_target = oid.id;
+	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "flagged\n", 8, &seen), PW_ECOLLISION);
+	CHECK(strstr(pw_odb_error(odb)->msg, "SHA-1 appears to be part of a collision attack: ") !=
+	      NULL);
+	CHECK(access(path, F_OK) != 0);
+	/* written while nothing was flagged, then read back with verification */
+	flag_target = NULL;
+	CHECK_EQ_INT(pw_odb_write_loose(odb, PW_OBJ_BLOB, "flagged\n", 8, &seen), 0);
+	CHECK(access(path, F_OK) == 0);
+	flag_target = oid.id;
+	pw_odb_set_verify(odb, 1);
+	CHECK_EQ_INT(pw_odb_read(odb, &oid, &type, &out), PW_ECOLLISION);
+	pw_odb_set_verify(odb, 0);
+	CHECK_EQ_INT(pw_odb_read(odb, &oid, &type, &out), 0);
+	pw_sha1dc__test_collision = NULL;
+	flag_target = NULL;
+	pw_odb_free(odb);
+	pw_buf_free(&out);
+	unlink(path);
+	path[strlen(objs) + 3] = 0;
+	rmdir(path);
+	rmdir(objs);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	static const enum pw_sha1dc_impl impls[] = {PW_SHA1DC_GENERIC, PW_SHA1DC_AVX2,
@@ -273,8 +362,16 @@ int main(void)
 			printf("# %s missing: the whole attack files skipped\n", shared);
 		}
 	}
+	/* the checks of flagged blocks in software only, as on a CPU without
+	 * SHA instructions (above they used them where this CPU has them) */
+	pw_sha1dc__check_software(1);
+	printf("# flagged blocks checked in software\n");
+	test_vectors(dir, small, sizeof(small) / sizeof(small[0]), 1);
+	test_plain();
+	pw_sha1dc__check_software(0);
 	pw_sha1dc_select(PW_SHA1DC_AUTO);
 	test_kernels_agree();
 	test_public_api(dir);
+	test_odb_refusals();
 	return pw_test_done();
 }
