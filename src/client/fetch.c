@@ -3,6 +3,7 @@
  * and indexed (fix-thin) into objects/pack as it arrives. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -876,7 +877,9 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 		pw_buf_free(&before);
 		return rc;
 	}
-	if (pipe(pfd)) {
+	/* close-on-exec: a child another thread starts meanwhile must not hold
+	 * the write end (index-pack would wait for its exit to see the end) */
+	if (pipe2(pfd, O_CLOEXEC)) {
 		pw_buf_free(&before);
 		free(pack_dir);
 		return pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));

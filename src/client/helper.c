@@ -8,13 +8,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "client/client-priv.h"
@@ -28,8 +26,7 @@
 #include "transport/helper.h"
 #include "packwire/fs.h"
 #include "util/fs.h"
-
-extern char **environ;
+#include "util/spawn.h"
 
 /* A symref has its target's value (unborn when the target is absent). */
 static void resolve_symrefs(struct pw_adv *adv)
@@ -163,9 +160,10 @@ static char *private_name(const struct pw_helper *h, const char *name)
 static int spawn_git(pid_t *pid, const char *git_dir, const char *const *args, int in_fd,
                      int out_fd, int extra_fd, struct pw_error *err)
 {
-	posix_spawn_file_actions_t fa;
 	struct pw_buf gd = PW_BUF_INIT;
-	char **argv;
+	struct pw_spawn_fd map[3];
+	struct pw_spawn sp;
+	const char **argv;
 	size_t n = 0, k;
 	int rc;
 
@@ -179,20 +177,23 @@ static int spawn_git(pid_t *pid, const char *git_dir, const char *const *args, i
 	argv[0] = "git";
 	argv[1] = gd.data;
 	for (k = 0; k < n; k++)
-		argv[k + 2] = (char *)args[k];
-	posix_spawn_file_actions_init(&fa);
+		argv[k + 2] = args[k];
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.flags = PW_SPAWN_PATH;
+	sp.fds = map;
 	if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+		map[sp.nr_fds++] = (struct pw_spawn_fd){0, in_fd};
 	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+		map[sp.nr_fds++] = (struct pw_spawn_fd){1, out_fd};
 	if (extra_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, extra_fd, 3);
-	rc = posix_spawnp(pid, "git", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+		map[sp.nr_fds++] = (struct pw_spawn_fd){3, extra_fd};
+	rc = pw_spawn_start(&sp, err);
 	free(argv);
 	pw_buf_free(&gd);
 	if (rc)
-		return pw_error_set(err, PW_EIO, "cannot run git %s: %s", args[0], strerror(rc));
+		return rc;
+	*pid = sp.pid;
 	return 0;
 }
 
@@ -211,12 +212,9 @@ static char *strdupf(const char *fmt, ...)
 
 static int wait_child(pid_t pid)
 {
-	int st = 0;
+	int st;
 
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return 255;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255;
+	return pw_spawn_wait(pid, &st, NULL, NULL) ? 255 : st;
 }
 
 /* What an import killed by a signal left in base: packwire-import-<pid>-*

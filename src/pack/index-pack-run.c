@@ -50,7 +50,9 @@ static int make_tmp(const char *dir, const char *prefix, char **path, int *fd, s
 	if (!p)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	snprintf(p, n, "%s/%sXXXXXX", dir, prefix);
-	*fd = mkstemp(p);
+	/* read-only, as Git makes packs and indexes: 0444 less the umask (the
+	 * descriptor we write through is read-write all the same) */
+	*fd = pw_fs_mkstemp_mode(p, 0444);
 	if (*fd < 0) {
 		int rc = pw_error_set(err, PW_EIO, "cannot create a temporary file in %s: %s", dir,
 		                      strerror(errno));
@@ -60,17 +62,6 @@ static int make_tmp(const char *dir, const char *prefix, char **path, int *fd, s
 	}
 	*path = p;
 	return 0;
-}
-
-/* Pack files are read-only, as Git makes them. */
-static void make_readonly(int fd)
-{
-	mode_t um = umask(0);
-
-	umask(um);
-	if (fchmod(fd, 0444 & ~um)) {
-		/* harmless: the file stays writable */
-	}
 }
 
 static int write_idx_tmp(struct pw_ipack *ip, const struct pw_index_pack_args *args,
@@ -84,8 +75,6 @@ static int write_idx_tmp(struct pw_ipack *ip, const struct pw_index_pack_args *a
 		return rc;
 	rc = pw_idx_write_fd(args->opts.algo, pw_ipack_sorted(ip), pw_ipack_nr_objects(ip),
 	                     pw_ipack_checksum(ip), &wo, fd, NULL, err);
-	if (!rc)
-		make_readonly(fd);
 	if (close(fd) && !rc)
 		rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", *tmp, strerror(errno));
 	return rc;
@@ -266,7 +255,6 @@ int pw_index_pack_stream(const struct pw_index_pack_args *args, int in_fd, const
 	if ((rc = final_names(dir, pack_path, idx_path, hex, &final_pack, &final_idx, &idx_dir,
 	                      err)))
 		goto out;
-	make_readonly(fd);
 	if (close(fd)) {
 		fd = -1;
 		rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", tmp_pack, strerror(errno));

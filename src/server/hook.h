@@ -24,13 +24,15 @@ struct pw_hook_run {
 char *pw_hook_find(const char *hooks_dir, const char *name);
 
 /* Run the hook and wait for it. *status gets its exit code (128 + signal
- * when killed). Errors only for failures to start or to talk to it. */
+ * when killed, 126 when it could not be run). Errors only for our own
+ * failures to start it (memory, pipes) or to talk to it. */
 int pw_hook_run(const struct pw_hook_run *h, int *status, struct pw_error *err);
 
 /* Start the hook with stdin, stdout and stderr each on its own pipe (for a
  * hook that speaks a protocol on stdout, as proc-receive does): *in (write
  * end, non-blocking), *out and *err (read ends) are the caller's to close;
- * wait for *pid. h->input and h->output are not used. */
+ * wait for *pid (pw_spawn_wait). h->input and h->output are not used. A
+ * hook that cannot be run is an error naming it. */
 int pw_hook_spawn(const struct pw_hook_run *h, int *pid, int *in, int *out, int *err_fd,
                   struct pw_error *err);
 

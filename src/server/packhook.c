@@ -5,14 +5,11 @@
  * gets Git's pack-objects input on stdin (wants, --not, haves), and its
  * stdout is the pack (band 1), its stderr the progress (band 2). */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "packwire/config.h"
@@ -21,6 +18,7 @@
 #include "packwire/transport.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
+#include "util/spawn.h"
 
 struct hook_ctx {
 	struct stat repo_cfg;
@@ -176,7 +174,8 @@ static int send_band(struct pw_upload_session *s, int band, const void *data, si
 }
 
 /* Pump: stdin from `in`, stdout to the client (band 1, or raw without
- * side-band), stderr to band 2 (dropped without side-band). */
+ * side-band), stderr to band 2 (dropped without side-band). Closes the
+ * three descriptors. */
 static int pump(struct pw_upload_session *s, int fd_in, int fd_out, int fd_err,
                 const struct pw_buf *in)
 {
@@ -204,8 +203,9 @@ static int pump(struct pw_upload_session *s, int fd_in, int fd_out, int fd_err,
 		if (poll(p, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return pw_error_set(&s->err, PW_EIO, "pack-objects hook: poll: %s",
-			                    strerror(errno));
+			rc = pw_error_set(&s->err, PW_EIO, "pack-objects hook: poll: %s",
+			                  strerror(errno));
+			break;
 		}
 		if (i_in >= 0 && p[i_in].revents) {
 			ssize_t w = write(fd_in, in->data + off, in->len - off);
@@ -246,6 +246,10 @@ static int pump(struct pw_upload_session *s, int fd_in, int fd_out, int fd_err,
 	}
 	if (fd_in >= 0)
 		close(fd_in);
+	if (fd_out >= 0)
+		close(fd_out);
+	if (fd_err >= 0)
+		close(fd_err);
 	return rc;
 }
 
@@ -321,12 +325,14 @@ void pw_srv_trace_pack(struct pw_upload_session *s)
 
 int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook)
 {
+	static const char *const env[] = {"GIT_DIR=.", NULL};
 	char *argv[PACK_ARGS_MAX + 8] = {0};
 	int shallow = is_shallow(s);
 	struct pw_buf in = PW_BUF_INIT, cmd = PW_BUF_INIT;
-	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, rc, status = 0;
+	struct pw_spawn sp;
+	struct pw_error e;
+	int rc, status = 0;
 	size_t n = 0, i;
-	pid_t pid;
 
 	/* sh -c '<hook> "$@"' <hook> git pack-objects ... */
 	if ((rc = pw_buf_adds(&cmd, hook)) || (rc = pw_buf_adds(&cmd, " \"$@\""))) {
@@ -344,50 +350,33 @@ int pw_srv_send_pack_hook(struct pw_upload_session *s, const char *hook)
 		trace_argv(s, "run_command:", argv + 3, n - 3);
 	if ((rc = hook_input(s, &in, shallow)))
 		goto out;
-	if (pipe(pin) || pipe(pout) || pipe(perr)) {
-		rc = pw_error_set(&s->err, PW_EIO, "pack-objects hook: pipe: %s", strerror(errno));
+	/* in the git dir, with GIT_DIR=. and SIGPIPE at its default, as Git
+	 * runs it */
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = (const char *const *)argv;
+	sp.flags = PW_SPAWN_PIPE_IN | PW_SPAWN_PIPE_OUT | PW_SPAWN_PIPE_ERR | PW_SPAWN_NONBLOCK_IN |
+	           PW_SPAWN_SIGPIPE_DFL;
+	sp.env = env;
+	sp.dir = pw_repo_git_dir(s->repo);
+	if ((rc = pw_spawn_start(&sp, &e))) {
+		if (rc == PW_ENOMEM)
+			rc = pw_srv_oom(s);
+		else if (!sp.errnum || sp.errnum == EAGAIN)
+			rc = pw_error_set(&s->err, rc, "pack-objects hook: %s", e.msg);
+		else /* the shell could not be run there: as a hook that failed */
+			rc = pw_srv_fail(s, PW_EIO,
+			                 "git upload-pack: git-pack-objects died with error.");
 		goto out;
 	}
-	pid = fork();
-	if (pid < 0) {
-		rc = pw_error_set(&s->err, PW_EIO, "pack-objects hook: fork: %s", strerror(errno));
-		goto out;
-	}
-	if (!pid) {
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		dup2(perr[1], 2);
-		close(pin[0]), close(pin[1]), close(pout[0]), close(pout[1]);
-		close(perr[0]), close(perr[1]);
-		signal(SIGPIPE, SIG_DFL);
-		if (chdir(pw_repo_git_dir(s->repo)) == 0) {
-			setenv("GIT_DIR", ".", 1);
-			execv(argv[0], argv);
-		}
-		_exit(127);
-	}
-	close(pin[0]), close(pout[1]), close(perr[1]);
-	pin[0] = pout[1] = perr[1] = -1;
-	fcntl(pin[1], F_SETFL, fcntl(pin[1], F_GETFL) | O_NONBLOCK);
-	rc = pump(s, pin[1], pout[0], perr[0], &in);
-	pin[1] = pout[0] = perr[0] = -1; /* closed by pump */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+	rc = pump(s, sp.in_fd, sp.out_fd, sp.err_fd, &in); /* closes the three */
+	pw_spawn_wait(sp.pid, &status, NULL, NULL);
+	if (!rc && status != 0)
 		rc = pw_srv_fail(s, PW_EIO, "git upload-pack: git-pack-objects died with error.");
 	if (!rc && !s->v2 && s->sideband && (rc = pw_pkt_flush(&s->out)))
 		rc = pw_srv_oom(s);
 	if (!rc)
 		rc = pw_srv_flush_out(s);
 out:
-	for (i = 0; i < 3; i++) {
-		int *fds[] = {pin, pout, perr};
-
-		if (fds[i][0] >= 0)
-			close(fds[i][0]);
-		if (fds[i][1] >= 0)
-			close(fds[i][1]);
-	}
 	for (i = 0; i < n; i++)
 		free(argv[i]);
 	pw_buf_free(&in);

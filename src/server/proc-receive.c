@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "server/hook.h"
 #include "server/proc-receive.h"
+#include "util/spawn.h"
 
 /* The hook's stdout may run ahead of us by this much before it is an error. */
 #define MAX_AHEAD (16u << 20)
@@ -542,9 +542,8 @@ int pw_proc_receive_run(const struct pw_proc_receive *r, struct pw_buf *msg)
 		if (pump_once(&p, NULL, NULL))
 			break;
 	close_fd(&p.err);
-	while (waitpid(p.pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (rc >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	pw_spawn_wait(p.pid, &st, NULL, NULL);
+	if (rc >= 0 && st != 0)
 		rc = 1;
 	pw_buf_free(&p.rd);
 	while (msg->len && msg->data[msg->len - 1] == '\n')

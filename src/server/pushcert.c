@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "server/hook.h"
 #include "server/pushcert.h"
+#include "util/spawn.h"
 
 const char pw_nonce_unsolicited[] = "UNSOLICITED", pw_nonce_bad[] = "BAD",
            pw_nonce_missing[] = "MISSING", pw_nonce_ok[] = "OK", pw_nonce_slop[] = "SLOP";
@@ -370,9 +370,8 @@ static int run_tool(const char *const *argv, const char *const *env, const char 
 		close(o);
 	if (er >= 0)
 		close(er);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+	pw_spawn_wait(pid, &st, NULL, NULL);
+	return st == 0 ? 0 : 1;
 }
 
 static const char *cfg_str(const struct pw_config *cfg, const char *key)

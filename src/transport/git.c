@@ -3,6 +3,7 @@
  * port") whose stdin/stdout carry the stream; then one request packet
  * "git-upload-pack /path\0host=H[:port]\0[\0version=N\0]". */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ int pw_transport__git(struct pw_conn *c, const struct pw_url *u, const char *ser
 		if (!rc) {
 			c->in_fd = fd;
 			/* the two ends are closed separately by the generic code */
-			if ((c->out_fd = dup(fd)) < 0) {
+			if ((c->out_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 				rc = pw_error_set(err, PW_EIO, "dup: %s", strerror(errno));
 				close(fd);
 				c->in_fd = -1;

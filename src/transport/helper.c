@@ -4,22 +4,18 @@
  * packet, as over HTTP) into a struct pw_conn. Helpers offering neither
  * leave a conn without a stream whose helper the client takes over. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "packwire/buf.h"
 #include "packwire/config.h"
 #include "transport/helper.h"
 #include "transport/transport-priv.h"
-
-extern char **environ;
+#include "util/spawn.h"
 
 static const struct {
 	const char *name;
@@ -91,40 +87,35 @@ int pw_helper_parse_capability(struct pw_helper *h, const char *line, size_t len
 	return 0;
 }
 
+static void keep_output(void *ctx, const char *data, size_t len)
+{
+	struct pw_buf *b = ctx;
+
+	if (b->len + len < 4096)
+		pw_buf_add(b, data, len);
+}
+
 /* `git --exec-path`, malloc'd, or NULL. */
 static char *git_exec_path(void)
 {
-	char *argv[] = {"git", "--exec-path", NULL};
-	posix_spawn_file_actions_t fa;
-	char buf[4096];
-	size_t n = 0;
-	int p[2], st;
-	pid_t pid;
-	ssize_t r;
+	static const char *const argv[] = {"git", "--exec-path", NULL};
+	struct pw_buf out = PW_BUF_INIT;
+	struct pw_spawn_io io = {NULL, 0, keep_output, NULL, &out};
+	struct pw_spawn sp;
+	char *dir = NULL;
+	int st;
 
-	if (pipe2(p, O_CLOEXEC))
-		return NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	if (posix_spawnp(&pid, "git", &fa, NULL, argv, environ)) {
-		posix_spawn_file_actions_destroy(&fa);
-		close(p[0]);
-		close(p[1]);
-		return NULL;
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.flags = PW_SPAWN_PATH;
+	if (!pw_spawn_run(&sp, &io, &st, NULL)) {
+		while (out.len && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
+			pw_buf_setlen(&out, out.len - 1);
+		if (out.len)
+			dir = strdup(out.data);
 	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	while (n < sizeof(buf) - 1 &&
-	       ((r = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	buf[n] = 0;
-	return n ? strdup(buf) : NULL;
+	pw_buf_free(&out);
+	return dir;
 }
 
 static int valid_name(const char *name)
@@ -139,82 +130,46 @@ static int valid_name(const char *name)
 	return 1;
 }
 
-/* environ without GIT_DIR and GIT_PROTOCOL, plus ours. */
-static char **helper_env(const char *git_dir, int version, struct pw_buf *dir_var, char *proto,
-                         size_t proto_sz)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	if (!(env = calloc(n + 3, sizeof(*env))))
-		return NULL;
-	for (n = 0; environ[n]; n++) {
-		if (git_dir && !strncmp(environ[n], "GIT_DIR=", 8))
-			continue;
-		if (version > 0 && !strncmp(environ[n], "GIT_PROTOCOL=", 13))
-			continue;
-		env[k++] = environ[n];
-	}
-	if (git_dir) {
-		if (pw_buf_adds(dir_var, "GIT_DIR=") || pw_buf_adds(dir_var, git_dir)) {
-			free(env);
-			return NULL;
-		}
-		env[k++] = dir_var->data;
-	}
-	if (version > 0) {
-		snprintf(proto, proto_sz, "GIT_PROTOCOL=version=%d", version);
-		env[k++] = proto;
-	}
-	env[k] = NULL;
-	return env;
-}
-
+/* Our environment with GIT_DIR=<git_dir> (when given) and
+ * GIT_PROTOCOL=version=<version> (when > 0). */
 static int spawn_helper(struct pw_helper *h, const char *prog, int search, char *const *argv,
-                        char **env, struct pw_error *err)
+                        const char *git_dir, int version, struct pw_error *err)
 {
-	int to[2] = {-1, -1}, from[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
+	struct pw_buf dir_var = PW_BUF_INIT;
+	const char *env[3];
+	struct pw_spawn sp;
+	char proto[64];
+	size_t n = 0;
 	int rc;
 
-	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
-		rc = pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
-		goto fail;
+	if (git_dir) {
+		if (pw_buf_adds(&dir_var, "GIT_DIR=") || pw_buf_adds(&dir_var, git_dir)) {
+			pw_buf_free(&dir_var);
+			return pw_error_set(err, PW_ENOMEM, "out of memory");
+		}
+		env[n++] = dir_var.data;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	rc = search ? posix_spawnp(&pid, prog, &fa, NULL, argv, env)
-	            : posix_spawn(&pid, prog, &fa, NULL, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc == ENOENT) {
-		rc = pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
-		                  h->name);
-		goto fail;
+	if (version > 0) {
+		snprintf(proto, sizeof(proto), "GIT_PROTOCOL=version=%d", version);
+		env[n++] = proto;
 	}
-	if (rc) {
-		rc = pw_error_set(err, PW_EIO, "cannot run %s: %s", prog, strerror(rc));
-		goto fail;
-	}
-	close(to[0]);
-	close(from[1]);
-	h->pid = pid;
-	h->out_fd = to[1];
-	h->in_fd = from[0];
+	env[n] = NULL;
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = (const char *const *)argv;
+	sp.prog = prog;
+	sp.flags = PW_SPAWN_PIPE_IN | PW_SPAWN_PIPE_OUT | (search ? PW_SPAWN_PATH : 0);
+	sp.env = env;
+	rc = pw_spawn_start(&sp, err);
+	pw_buf_free(&dir_var);
+	if (rc && sp.errnum == ENOENT)
+		return pw_error_set(err, PW_EUNSUPPORTED, "unable to find remote helper for '%s'",
+		                    h->name);
+	if (rc)
+		return rc;
+	h->pid = sp.pid;
+	h->out_fd = sp.in_fd;
+	h->in_fd = sp.out_fd;
 	return 0;
-fail:
-	if (to[0] >= 0)
-		close(to[0]);
-	if (to[1] >= 0)
-		close(to[1]);
-	if (from[0] >= 0)
-		close(from[0]);
-	if (from[1] >= 0)
-		close(from[1]);
-	return rc;
 }
 
 int pw_helper_write(struct pw_helper *h, const char *s, size_t n, struct pw_error *err)
@@ -251,7 +206,7 @@ int pw_helper_read_line(struct pw_helper *h, struct pw_error *err)
 			if (n == 0) {
 				/* stopped, so that nothing it does later lands half-done */
 				if (h->pid > 0 && !h->reaped)
-					kill(h->pid, SIGTERM);
+					pw_spawn_kill(h->pid, SIGTERM);
 				return pw_error_set(err, PW_EIO,
 				                    "remote helper '%s' printed nothing for %d "
 				                    "seconds (helperTimeout): stopped it",
@@ -309,8 +264,7 @@ int pw_helper_option(struct pw_helper *h, const char *name, const char *value, s
 
 int pw_helper_finish(struct pw_helper *h, int *status, struct pw_error *err)
 {
-	int st = 0;
-	pid_t r;
+	int rc;
 
 	if (h->out_fd >= 0)
 		close(h->out_fd);
@@ -318,15 +272,9 @@ int pw_helper_finish(struct pw_helper *h, int *status, struct pw_error *err)
 		close(h->in_fd);
 	h->out_fd = h->in_fd = -1;
 	if (h->pid > 0 && !h->reaped) {
-		do
-			r = waitpid(h->pid, &st, 0);
-		while (r < 0 && errno == EINTR);
 		h->reaped = 1;
-		if (r < 0)
-			return pw_error_set(err, PW_EIO, "waitpid: %s", strerror(errno));
-		h->status = WIFEXITED(st)     ? WEXITSTATUS(st)
-		            : WIFSIGNALED(st) ? 128 + WTERMSIG(st)
-		                              : 255;
+		if ((rc = pw_spawn_wait(h->pid, &h->status, NULL, err)))
+			return rc;
 	}
 	if (status)
 		*status = h->status;
@@ -374,9 +322,9 @@ int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
                     const struct pw_transport_opts *opts, int version, struct pw_error *err)
 {
 	const struct pw_protocol_env *pe = opts ? opts->protocol : NULL;
-	struct pw_buf prog = PW_BUF_INIT, dir_var = PW_BUF_INIT;
+	struct pw_buf prog = PW_BUF_INIT;
 	const char *remote = opts && opts->remote_name ? opts->remote_name : u->path;
-	char *exec_dir = NULL, proto[64], **env = NULL;
+	char *exec_dir = NULL;
 	char *argv[4];
 	struct pw_helper *h;
 	int rc, search = 1;
@@ -411,13 +359,9 @@ int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
 	argv[1] = (char *)remote;
 	argv[2] = u->path;
 	argv[3] = NULL;
-	if (!(env = helper_env(opts ? opts->git_dir : NULL, version, &dir_var, proto,
-	                       sizeof(proto)))) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto fail;
-	}
 	h->timeout_ms = helper_timeout(opts);
-	if ((rc = spawn_helper(h, prog.data, search, argv, env, err)))
+	if ((rc = spawn_helper(h, prog.data, search, argv, opts ? opts->git_dir : NULL, version,
+	                       err)))
 		goto fail;
 	if ((rc = pw_helper_write(h, "capabilities\n", 13, err)))
 		goto fail;
@@ -429,17 +373,13 @@ int pw_helper_start(struct pw_helper **out, const struct pw_url *u,
 		if ((rc = pw_helper_parse_capability(h, h->line.data, h->line.len, err)))
 			goto fail;
 	}
-	free(env);
 	free(exec_dir);
 	pw_buf_free(&prog);
-	pw_buf_free(&dir_var);
 	*out = h;
 	return 0;
 fail:
-	free(env);
 	free(exec_dir);
 	pw_buf_free(&prog);
-	pw_buf_free(&dir_var);
 	pw_helper_free(h);
 	return rc;
 }

@@ -12,13 +12,11 @@
 #include <fcntl.h>
 #include <iconv.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -30,8 +28,7 @@
 #include "packwire/version.h"
 #include "transport/curl-load.h"
 #include "transport/transport-priv.h"
-
-extern char **environ;
+#include "util/spawn.h"
 
 /* info/refs is held in memory whole: bounded (docs/limits.md). */
 #define HTTP_MAX_ADV      (64u << 20)
@@ -532,10 +529,10 @@ static int cred_line(struct pw_buf *b, const char *k, const char *v)
 static int run_helper(struct http *h, const char *helper, const char *action, int want_reply)
 {
 	struct pw_buf cmd = PW_BUF_INIT, in = PW_BUF_INIT, out = PW_BUF_INIT;
-	int to[2] = {-1, -1}, from[2] = {-1, -1}, rc = 0, st;
-	posix_spawn_file_actions_t fa;
-	char *argv[4];
-	pid_t pid;
+	int to[2] = {-1, -1}, rc = 0;
+	struct pw_spawn_fd map[1];
+	struct pw_spawn sp;
+	const char *argv[4];
 
 	if (helper[0] == '!')
 		rc = pw_buf_adds(&cmd, helper + 1);
@@ -559,7 +556,7 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 		goto out;
 	/* stdin is a socket so that a helper which does not read it cannot
 	 * raise SIGPIPE here (send with MSG_NOSIGNAL) */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to) || pipe2(from, O_CLOEXEC)) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to)) {
 		rc = PW_EIO;
 		goto out;
 	}
@@ -567,16 +564,17 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 	argv[1] = "-c";
 	argv[2] = cmd.data;
 	argv[3] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	st = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	map[0] = (struct pw_spawn_fd){0, to[0]};
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.flags = PW_SPAWN_PIPE_OUT;
+	sp.fds = map;
+	sp.nr_fds = 1;
+	rc = pw_spawn_start(&sp, NULL);
 	close(to[0]);
-	close(from[1]);
-	to[0] = from[1] = -1;
-	if (st) {
-		rc = PW_EIO;
+	to[0] = -1;
+	if (rc) {
+		rc = rc == PW_ENOMEM ? rc : PW_EIO;
 		goto out;
 	}
 	{
@@ -596,7 +594,7 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 	to[1] = -1;
 	for (;;) {
 		char buf[4096];
-		ssize_t r = read(from[0], buf, sizeof(buf));
+		ssize_t r = read(sp.out_fd, buf, sizeof(buf));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -607,8 +605,8 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 		if (pw_buf_add(&out, buf, (size_t)r))
 			break;
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	close(sp.out_fd);
+	pw_spawn_wait(sp.pid, NULL, NULL, NULL);
 	if (want_reply) {
 		char *line = out.data, *nl;
 
@@ -645,10 +643,6 @@ out:
 		close(to[0]);
 	if (to[1] >= 0)
 		close(to[1]);
-	if (from[0] >= 0)
-		close(from[0]);
-	if (from[1] >= 0)
-		close(from[1]);
 	pw_buf_free(&cmd);
 	pw_buf_free(&in);
 	pw_buf_free(&out);
@@ -719,55 +713,50 @@ static int cred_fill(struct http *h, struct pw_error *err)
 	return 0;
 }
 
+struct answer {
+	struct pw_buf b;
+	int oom;
+};
+
+static void keep_answer(void *ctx, const char *data, size_t len)
+{
+	struct answer *a = ctx;
+
+	if (a->b.len < CRED_MAX && pw_buf_add(&a->b, data, len))
+		a->oom = 1;
+}
+
 /* Ask the askpass program for what ("Username", "Password"), as Git's
  * credential prompt words it; its first line of output is the answer. */
 static int askpass(struct http *h, const char *what, char **out)
 {
-	struct pw_buf prompt = PW_BUF_INIT, ans = PW_BUF_INIT;
-	posix_spawn_file_actions_t fa;
-	int from[2] = {-1, -1}, rc, st;
-	char *argv[3], buf[512];
-	ssize_t n;
-	pid_t pid;
+	struct pw_buf prompt = PW_BUF_INIT;
+	struct answer ans = {PW_BUF_INIT, 0};
+	struct pw_spawn_io io = {NULL, 0, keep_answer, NULL, &ans};
+	struct pw_spawn sp;
+	const char *argv[3];
+	int rc, st;
 
 	if (pw_buf_addf(&prompt, "%s for '%s://%s%s%s%s%s': ", what, h->cred.protocol,
 	                h->cred.username ? h->cred.username : "", h->cred.username ? "@" : "",
 	                h->cred.host, h->set.use_http_path && h->cred.path ? "/" : "",
 	                h->set.use_http_path && h->cred.path ? h->cred.path : ""))
 		return PW_ENOMEM;
-	if (pipe2(from, O_CLOEXEC)) {
-		pw_buf_free(&prompt);
-		return PW_EIO;
-	}
 	argv[0] = h->set.askpass;
 	argv[1] = prompt.data;
 	argv[2] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(from[1]);
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.flags = PW_SPAWN_PATH;
+	rc = pw_spawn_run(&sp, &io, &st, NULL);
 	pw_buf_free(&prompt);
-	if (rc) {
-		close(from[0]);
-		return PW_EIO;
-	}
-	rc = 0;
-	while ((n = read(from[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0 && ans.len < CRED_MAX && pw_buf_add(&ans, buf, (size_t)n))
-			rc = PW_ENOMEM;
-	close(from[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (!rc && (!WIFEXITED(st) || WEXITSTATUS(st)))
-		rc = PW_EIO;
-	if (!rc) {
-		size_t len = strcspn(ans.data, "\r\n");
-
-		if (!(*out = strndup(ans.data, len)))
-			rc = PW_ENOMEM;
-	}
-	pw_buf_free(&ans);
+	if (!rc && ans.oom)
+		rc = PW_ENOMEM;
+	else if (rc || st)
+		rc = rc == PW_ENOMEM ? rc : PW_EIO;
+	else if (!(*out = strndup(ans.b.data, strcspn(ans.b.data, "\r\n"))))
+		rc = PW_ENOMEM;
+	pw_buf_free(&ans.b);
 	return rc;
 }
 

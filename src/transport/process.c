@@ -1,22 +1,16 @@
 /* Process transports: the server is a child process (upload-pack run
  * locally through the shell, or ssh running it on another host) and the
  * session is its stdin/stdout. */
-#include <errno.h>
 #include <stdio.h>
 #include <strings.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "packwire/buf.h"
 #include "packwire/transport.h"
 #include "transport/transport-priv.h"
-
-extern char **environ;
+#include "util/spawn.h"
 
 /* Variables that describe the local repository: the server must not see them
  * (Git's local_repo_env). */
@@ -40,47 +34,9 @@ static const char *const local_repo_env[] = {
         NULL,
 };
 
-static int env_dropped(const char *entry, int local)
-{
-	size_t i;
-
-	for (i = 0; local_repo_env[i]; i++) {
-		size_t n = strlen(local_repo_env[i]);
-
-		if (!local && strcmp(local_repo_env[i], "GIT_PROTOCOL"))
-			continue;
-		if (!strncmp(entry, local_repo_env[i], n) && entry[n] == '=')
-			return 1;
-	}
-	return 0;
-}
-
-/* environ minus what the server must not inherit, plus GIT_PROTOCOL. */
-static char **make_env(int local, int version, char *proto_buf, size_t proto_sz)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 2, sizeof(*env));
-	if (!env)
-		return NULL;
-	for (n = 0; environ[n]; n++)
-		if (!env_dropped(environ[n], local))
-			env[k++] = environ[n];
-	if (version > 0) {
-		snprintf(proto_buf, proto_sz, "GIT_PROTOCOL=version=%d", version);
-		env[k++] = proto_buf;
-	}
-	env[k] = NULL;
-	return env;
-}
-
 static int proc_finish(struct pw_conn *c, int *status, struct pw_error *err)
 {
-	int st = 0;
-	pid_t r;
+	int rc;
 
 	if (c->out_fd >= 0)
 		close(c->out_fd);
@@ -93,18 +49,10 @@ static int proc_finish(struct pw_conn *c, int *status, struct pw_error *err)
 			*status = pw_conn__impl(c)->status;
 		return 0;
 	}
-	do
-		r = waitpid(pw_conn__impl(c)->pid, &st, 0);
-	while (r < 0 && errno == EINTR);
+	rc = pw_spawn_wait(pw_conn__impl(c)->pid, &pw_conn__impl(c)->status, NULL, err);
 	pw_conn__impl(c)->pid = 0;
-	if (r < 0)
-		return pw_error_set(err, PW_EIO, "waitpid: %s", strerror(errno));
-	if (WIFEXITED(st))
-		pw_conn__impl(c)->status = WEXITSTATUS(st);
-	else if (WIFSIGNALED(st))
-		pw_conn__impl(c)->status = 128 + WTERMSIG(st);
-	else
-		pw_conn__impl(c)->status = 255;
+	if (rc)
+		return rc;
 	if (status)
 		*status = pw_conn__impl(c)->status;
 	return 0;
@@ -114,52 +62,36 @@ static const struct pw_conn_ops proc_ops = {
         .finish = proc_finish,
 };
 
-/* Start argv with stdin/stdout on pipes. */
+/* Start argv with stdin/stdout on pipes, in our environment without what
+ * the server must not inherit (all of local_repo_env when local, else
+ * GIT_PROTOCOL), plus GIT_PROTOCOL=version=<version> when version > 0. */
 static int spawn(struct pw_conn *c, char *const *argv, int local, int version, struct pw_error *err)
 {
-	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
+	const char *env[sizeof(local_repo_env) / sizeof(local_repo_env[0]) + 1];
+	struct pw_spawn sp;
 	char proto[64];
-	char **env;
-	pid_t pid;
+	size_t n = 0, i;
 	int rc;
 
-	if (pipe2(to_child, O_CLOEXEC) || pipe2(from_child, O_CLOEXEC)) {
-		rc = pw_error_set(err, PW_EIO, "pipe: %s", strerror(errno));
-		goto fail;
+	for (i = 0; local_repo_env[i]; i++)
+		if (local || !strcmp(local_repo_env[i], "GIT_PROTOCOL"))
+			env[n++] = local_repo_env[i];
+	if (version > 0) {
+		snprintf(proto, sizeof(proto), "GIT_PROTOCOL=version=%d", version);
+		env[n++] = proto;
 	}
-	env = make_env(local, version, proto, sizeof(proto));
-	if (!env) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto fail;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	free(env);
-	if (rc) {
-		rc = pw_error_set(err, PW_EIO, "cannot run %s: %s", argv[0], strerror(rc));
-		goto fail;
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	pw_conn__impl(c)->pid = pid;
-	c->out_fd = to_child[1];
-	c->in_fd = from_child[0];
+	env[n] = NULL;
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = (const char *const *)argv;
+	sp.flags = PW_SPAWN_PATH | PW_SPAWN_PIPE_IN | PW_SPAWN_PIPE_OUT;
+	sp.env = env;
+	if ((rc = pw_spawn_start(&sp, err)))
+		return rc;
+	pw_conn__impl(c)->pid = sp.pid;
+	c->out_fd = sp.in_fd;
+	c->in_fd = sp.out_fd;
 	pw_conn__impl(c)->ops = &proc_ops;
 	return 0;
-fail:
-	if (to_child[0] >= 0)
-		close(to_child[0]);
-	if (to_child[1] >= 0)
-		close(to_child[1]);
-	if (from_child[0] >= 0)
-		close(from_child[0]);
-	if (from_child[1] >= 0)
-		close(from_child[1]);
-	return rc;
 }
 
 int pw_transport__local(struct pw_conn *c, const char *path, const char *cmd, int version,

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/fs.h"
@@ -152,6 +154,42 @@ int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off)
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+int pw_fs_mkstemp_mode(char *tmpl, int mode)
+{
+	static const char chars[] =
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static unsigned long counter;
+	size_t n = strlen(tmpl), i;
+	int tries, fd;
+
+	if (n < 6 || strcmp(tmpl + n - 6, "XXXXXX")) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (tries = 0; tries < 100; tries++) {
+		unsigned char r[6];
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			struct timespec ts;
+			unsigned long long x;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 32) ^
+			    (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) *
+			     0x9E3779B97F4A7C15ull);
+			for (i = 0; i < sizeof(r); i++, x >>= 8)
+				r[i] = (unsigned char)x;
+		}
+		for (i = 0; i < 6; i++)
+			tmpl[n - 6 + i] = chars[r[i] % (sizeof(chars) - 1)];
+		fd = open(tmpl, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
 }
 
 int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err)

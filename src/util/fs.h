@@ -18,6 +18,11 @@ int pw_fs_is_dir(const char *path);
 int pw_fs_write_all(int fd, const void *data, size_t len);
 /* The same with pwrite at offset off (the file position does not move). */
 int pw_fs_pwrite_all(int fd, const void *data, size_t len, uint64_t off);
+/* mkstemp with the file's mode: tmpl ends in "XXXXXX", which is replaced;
+ * the file is created (close-on-exec, read-write) with mode less the
+ * process's umask, as Git's git_mkstemp_mode does, so that nothing needs
+ * to read or change the umask. The descriptor, or -1 with errno set. */
+int pw_fs_mkstemp_mode(char *tmpl, int mode);
 /* Write data to path via a temporary file in the same directory + rename. */
 int pw_fs_write_atomic(const char *path, const void *data, size_t len, struct pw_error *err);
 

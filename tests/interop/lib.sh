@@ -1,6 +1,20 @@
 # Shared helpers for interop tests: source it first. Every test builds its own
-# repositories with stock git; tests that want real history call need_data and
-# skip that part (saying so) when ../shared/data is absent.
+# repositories with stock git.
+#
+# Real history (../shared/data, absent on CI): a check that needs it never
+# hides inside a test that passes without it. A test that needs the data
+# throughout starts with `require_data WHAT`; a test with a part that needs
+# it puts that part in a block
+#     if real_part "WHAT"; then ...; finish; fi
+# after its helpers and before its other checks. CMake registers such a
+# script twice (CMakeLists.txt looks for "if real_part"): interop/t-NAME runs
+# it without arguments (real_part is false), interop/t-NAME/real runs it
+# with the argument `real` (the block runs, then finish ends the test).
+# Without the data, require_data and real_part exit 77, which CTest reports
+# as Skipped. data_repo works only after one of them.
+#
+# A test passes only when it ran at least one check and none failed; one
+# that only skipped exits 77 (Skipped); one that checked nothing fails.
 set -eEuo pipefail
 # A command failing outside check/contains ends the test (set -e); say which
 # one and where, or CI's log shows only the earlier "ok" lines. On stderr:
@@ -36,7 +50,15 @@ if [ ! -f "$HOME/.gitconfig" ]; then
 	mv -f "$HOME/.gitconfig.$$" "$HOME/.gitconfig"
 fi
 
-T_NAME=$(basename "$0" .sh)
+# the part of the script this run is: "" (the main one) or "real" (only a
+# test's own argument: benchmarks source this file too)
+PW_PART=
+case $(basename "$0") in t-*.sh) PW_PART=${1:-} ;; esac
+case $PW_PART in
+'' | real) ;;
+*) echo "$0: unknown part '$PW_PART' (want no argument or 'real')" >&2; exit 2 ;;
+esac
+T_NAME=$(basename "$0" .sh)${PW_PART:+.$PW_PART}
 T=$PW_BUILD/tmp/$T_NAME
 rm -rf "$T"
 mkdir -p "$T"
@@ -77,8 +99,16 @@ contains() {
 
 finish() {
 	echo "$t_pass passed, $t_fail failed, $t_skip skipped"
+	if [ "$PW_PART" = real ] && [ -z "${pw_t_real:-}" ]; then
+		echo "not ok - run as the real-history part, but no 'if real_part' block ran"
+		exit 1
+	fi
 	[ "$t_fail" -eq 0 ] || exit 1
-	if [ "$t_pass" -eq 0 ] && [ "$t_skip" -gt 0 ]; then exit 77; fi
+	if [ "$t_pass" -eq 0 ]; then
+		[ "$t_skip" -eq 0 ] || exit 77
+		echo "not ok - no check ran: a test that checks nothing does not pass"
+		exit 1
+	fi
 	exit 0
 }
 
@@ -122,7 +152,6 @@ make_repo() {
 	)
 }
 
-# need_data: 0 when ../shared/data is there, else 1 (caller skips)
 # sanitized: the packwire under test is a sanitizer build (make asan). The
 # output is matched whole: `| grep -q` would end ldd or nm with SIGPIPE, which
 # pipefail turns into "not sanitized".
@@ -132,7 +161,28 @@ sanitized() {
 	esac
 	return 1
 }
-need_data() { [ -f "$PW_SHARED/data/git-v1.5.0.bundle" ] && [ -x "$PW_SHARED/data/make-repo" ]; }
+# have_data: 0 when ../shared/data is there (and PW_SKIP_DATA is not set)
+have_data() {
+	[ -z "${PW_SKIP_DATA:-}" ] && [ -f "$PW_SHARED/data/git-v1.5.0.bundle" ] &&
+		[ -f "$PW_SHARED/data/git-v2.0.0.bundle" ] && [ -x "$PW_SHARED/data/make-repo" ]
+}
+# require_data WHAT: the rest of this test needs the real history; without
+# it the test ends here as Skipped (exit 77), saying so.
+require_data() {
+	if ! have_data; then
+		echo "skipped: $*: $PW_SHARED/data not available${PW_SKIP_DATA:+ (PW_SKIP_DATA is set)}"
+		exit 77
+	fi
+	pw_t_data=1
+}
+# real_part WHAT: true when this run is the script's real-history part
+# (argument "real"), which then needs the data (require_data); false in
+# the main part.
+real_part() {
+	[ "$PW_PART" = real ] || return 1
+	pw_t_real=1
+	require_data "$@"
+}
 
 # data_repo small|large ALGO: path of a bare repository built once per build
 # tree from the real history (v1.5.0 = small, v2.0.0 = large).
@@ -161,6 +211,10 @@ EOS
 
 data_repo() {
 	local which=$1 algo=$2 bundle out
+	if [ -z "${pw_t_data:-}" ]; then
+		echo "not ok - data_repo outside require_data / real_part: a check on real history must be its own test (see the top of lib.sh)" >&2
+		exit 1
+	fi
 	case $which in
 	small) bundle=$PW_SHARED/data/git-v1.5.0.bundle ;;
 	large) bundle=$PW_SHARED/data/git-v2.0.0.bundle ;;

@@ -16,10 +16,7 @@
 srv() { [ "$ROLE" = server ]; }
 cli() { [ "$ROLE" = client ]; }
 
-if [ -n "${PW_SKIP_DATA:-}" ] || ! need_data; then
-	skip "real-history matrix: ../shared/data not available"
-	finish
-fi
+require_data "real-history matrix"
 cd "$T"
 objs() { all_objects "$1" | md5sum; }
 # same WHAT A B: refs, objects, shallow, fsck of A

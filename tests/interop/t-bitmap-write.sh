@@ -204,7 +204,7 @@ for algo in sha1 sha256; do
 	"$PACKWIRE" -C "$K" repack -a -d -q 2>"$T/err"
 	check "$w keep: no bitmap, no warning (not asked for)" [ ! -s "$T/err" ]
 	check "$w keep: no bitmap written" [ -z "$(ls "$K"/objects/pack/*.bitmap 2>/dev/null)" ]
-	check "$w keep: kept pack still there" [ -f "$kp" ] && [ -f "${kp%.pack}.idx" ]
+	check "$w keep: kept pack still there" [ -f "$kp" -a -f "${kp%.pack}.idx" ]
 	check "$w keep: fsck" fsck_ok "$K"
 	n_new=$(git -C "$K" show-index <"$(ls "$K"/objects/pack/*.idx | grep -v "${kp%.pack}")" | wc -l)
 	check "$w keep: new pack holds only what the kept one lacks" [ "$n_new" -lt 10 ]

@@ -41,6 +41,9 @@ for pair in "sha1 sha256" "sha256 sha1"; do
 done
 # ls-remote outside a repository has no algorithm of its own to defend
 mkdir -p outside
-(cd outside && pw 2 ls-remote "$T/srv-sha256" >/dev/null)
-check "ls-remote of a sha256 server outside a repository works" test $? = 0
+ls_outside() { (cd outside && pw 2 ls-remote "$T/srv-sha256" >ls-remote.out); }
+check "ls-remote of a sha256 server outside a repository works" ls_outside
+check "... and lists the server's refs" \
+	test "$(cut -f2 outside/ls-remote.out | grep -c '^refs/heads/')" = \
+	"$(git -C srv-sha256 for-each-ref refs/heads | wc -l)"
 finish

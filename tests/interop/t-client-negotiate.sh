@@ -7,10 +7,7 @@
 # the refs and objects stock git fetch gets, passing git fsck --strict.
 . "$(dirname "$0")/lib.sh"
 
-if [ -n "${PW_SKIP_DATA:-}" ] || ! need_data; then
-	skip "negotiation on real history: ../shared/data not available"
-	finish
-fi
+require_data "negotiation on real history"
 cd "$T"
 for algo in sha1 sha256; do
 	D=$(data_repo small "$algo")

@@ -3,9 +3,9 @@
 # (fast-export | fast-import): same ids for every ref and every object,
 # fsck --strict clean, one pack with deltas; HEAD (symbolic or detached) and
 # reflogs follow; the old ids still resolve through the compat map; both
-# directions and back again; failures leave nothing behind. With real
-# history (../shared/data): the v1.5.0 sha256 copy converted to sha1 is the
-# sha1 copy.
+# directions and back again; failures leave nothing behind. On real
+# history (interop/t-compat-convert/real, with ../shared/data): the v1.5.0
+# sha256 copy converted to sha1 is the sha1 copy.
 . "$(dirname "$0")/lib.sh"
 
 objects_of() { git --git-dir="$1" rev-list --objects --all | sort; }
@@ -40,6 +40,15 @@ copy_history() {
 	git --git-dir="$(git_dir "$1")" fast-export --all --signed-tags=strip |
 		git -C "$2" fast-import --quiet
 }
+
+# ---- real history: interop/t-compat-convert/real ---------------------------
+if real_part "convert of git v1.5.0"; then
+	S256=$(data_repo small sha256)
+	S1=$(data_repo small sha1)
+	check "v1.5.0: convert sha256 -> sha1" "$PACKWIRE" convert -q --to=sha1 "$S256" "$T/real1"
+	same_history "v1.5.0 sha256 -> sha1" "$T/real1" "$S1"
+	finish
+fi
 
 for pair in "sha1 sha256" "sha256 sha1"; do
 	set -- $pair
@@ -96,7 +105,7 @@ done
 git clone -q --bare "$T/src-sha1" "$T/bare1"
 git -C "$T/bare1" symbolic-ref HEAD refs/heads/topic
 check "bare source: convert" "$PACKWIRE" convert -q --to=sha256 "$T/bare1" "$T/bare256"
-check "bare source: a bare result" [ -f "$T/bare256/HEAD" ] && [ ! -e "$T/bare256/.git" ]
+check "bare source: a bare result" [ -f "$T/bare256/HEAD" -a ! -e "$T/bare256/.git" ]
 check "bare source: symbolic HEAD kept" [ "$(cat "$T/bare256/HEAD")" = "ref: refs/heads/topic" ]
 
 # ---- failures leave nothing ----------------------------------------------
@@ -125,7 +134,7 @@ check "nothing left behind" [ ! -e "$T/g1" ]
 mkdir "$T/g1empty"
 check_fails "into an empty directory: fails the same" \
 	"$PACKWIRE" convert -q --to=sha1 "$T/g256" "$T/g1empty"
-check "the empty directory stays, empty" [ -d "$T/g1empty" ] && [ -z "$(ls -A "$T/g1empty")" ]
+check "the empty directory stays, empty" [ -d "$T/g1empty" -a -z "$(ls -A "$T/g1empty")" ]
 
 # a shallow repository: refused, nothing written
 git clone -q --depth=1 "file://$T/src-sha1" "$T/shallow1"
@@ -152,22 +161,12 @@ for phase in "Writing objects" "Converting refs"; do
 done
 mkdir "$T/killed"
 PACKWIRE_TEST_CONVERT_KILL="Converting refs" "$PACKWIRE" convert -q --to=sha256 "$T/src-sha1" "$T/killed" 2>/dev/null || true
-check "killed, into an empty directory: it stays, empty" [ -d "$T/killed" ] && [ -z "$(ls -A "$T/killed")" ]
+check "killed, into an empty directory: it stays, empty" [ -d "$T/killed" -a -z "$(ls -A "$T/killed")" ]
 
 # progress only when asked for (stderr is not a terminal here)
 "$PACKWIRE" convert --to=sha256 "$T/src-sha1" "$T/p1" 2>"$T/p1.err"
 check "no progress when stderr is not a terminal" sh -c '! grep -q "Writing objects" "$1"' _ "$T/p1.err"
 "$PACKWIRE" convert --progress --to=sha256 "$T/src-sha1" "$T/p2" 2>"$T/p2.err"
 contains "--progress shows it" "$T/p2.err" "Writing objects"
-
-# ---- real history ----------------------------------------------------------
-if need_data; then
-	S256=$(data_repo small sha256)
-	S1=$(data_repo small sha1)
-	check "v1.5.0: convert sha256 -> sha1" "$PACKWIRE" convert -q --to=sha1 "$S256" "$T/real1"
-	same_history "v1.5.0 sha256 -> sha1" "$T/real1" "$S1"
-else
-	skip "real history: ../shared/data is missing"
-fi
 
 finish

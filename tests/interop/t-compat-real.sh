@@ -16,10 +16,7 @@
 # each lib sets its own EXIT trap; every server started here is stopped
 trap 'stop_daemons; stop_serves; http_cleanup' EXIT
 
-if [ -n "${PW_SKIP_DATA:-}" ] || ! need_data; then
-	skip "real-history compat matrix: ../shared/data (git-v1.5.0.bundle, make-repo) not available"
-	finish
-fi
+require_data "real-history compat matrix (git-v1.5.0.bundle, make-repo)"
 cd "$T"
 
 refs_of() { git -C "$1" for-each-ref --format='%(objectname) %(objecttype) %(refname)' | LC_ALL=C sort; }

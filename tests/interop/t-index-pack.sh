@@ -1,5 +1,6 @@
 # packwire index-pack against git index-pack: identical .idx files, --stdin
 # into a repository, thin packs with --fix-thin, and every kind of bad pack.
+# On git v1.5.0: interop/t-index-pack/real (with ../shared/data).
 . "$(dirname "$0")/lib.sh"
 
 # no_leftovers DIR: no .idx, tmp_* or stray files beside the input
@@ -9,6 +10,21 @@ no_leftovers() {
 no_leftovers_tmp() {
 	! ls "$1" | grep -E '^tmp_' >/dev/null
 }
+
+# ---- real history: interop/t-index-pack/real ------------------------------
+if real_part "index-pack of git v1.5.0"; then
+	for algo in sha1 sha256; do
+		src=$(data_repo small $algo)
+		spack=$(ls "$src"/objects/pack/*.pack | head -1)
+		d=$T/$algo
+		mkdir -p "$d"
+		"$PACKWIRE" index-pack --object-format=$algo -o "$d/real.idx" "$spack" >/dev/null
+		same_file "$algo: v1.5.0 history idx identical to git's" "${spack%.pack}.idx" "$d/real.idx"
+		"$PACKWIRE" index-pack --object-format=$algo --threads=1 -o "$d/real1.idx" "$spack" >/dev/null
+		same_file "$algo: same idx with one thread" "${spack%.pack}.idx" "$d/real1.idx"
+	done
+	finish
+fi
 
 for algo in sha1 sha256; do
 	make_repo "$T/r-$algo" "$algo"
@@ -28,16 +44,6 @@ for algo in sha1 sha256; do
 	"$PACKWIRE" index-pack --object-format=$algo --index-version=2,0x100 -o "$d/pw-large.idx" \
 		"$d/p.pack" >/dev/null
 	same_file "$algo: idx with forced 64-bit offsets identical" "$d/git-large.idx" "$d/pw-large.idx"
-	if need_data; then
-		src=$(data_repo small $algo)
-		spack=$(ls "$src"/objects/pack/*.pack | head -1)
-		"$PACKWIRE" index-pack --object-format=$algo -o "$d/real.idx" "$spack" >/dev/null
-		same_file "$algo: v1.5.0 history idx identical to git's" "${spack%.pack}.idx" "$d/real.idx"
-		"$PACKWIRE" index-pack --object-format=$algo --threads=1 -o "$d/real1.idx" "$spack" >/dev/null
-		same_file "$algo: same idx with one thread" "${spack%.pack}.idx" "$d/real1.idx"
-	else
-		skip "$algo: real history (no ../shared/data)"
-	fi
 	check "$algo: --verify accepts git's idx" \
 		"$PACKWIRE" index-pack --object-format=$algo --verify -o "$d/git-v2.idx" "$d/p.pack"
 
@@ -58,6 +64,17 @@ for algo in sha1 sha256; do
 	hex=$(cat "$d/git-v2.out")
 	check "$algo: --stdin in a repository prints pack<TAB>hex" \
 		[ "$(cat "$d/recv.out")" = "pack	$hex" ]
+	# modes as git gives them: 0444 less the umask (packwire no longer
+	# changes its umask to learn it)
+	for um in 022 027 077; do
+		git init -q --bare --object-format=$algo "$d/mode-git-$um.git"
+		git init -q --bare --object-format=$algo "$d/mode-pw-$um.git"
+		(umask $um && cd "$d/mode-git-$um.git" && git index-pack --stdin <"$d/p.pack" >/dev/null)
+		(umask $um && cd "$d/mode-pw-$um.git" && "$PACKWIRE" index-pack --stdin <"$d/p.pack" >/dev/null)
+		(cd "$d/mode-git-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-git-$um"
+		(cd "$d/mode-pw-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-pw-$um"
+		same_file "$algo: pack and idx modes as git's under umask $um" "$d/mode-git-$um" "$d/mode-pw-$um"
+	done
 	same_file "$algo: --stdin stored idx identical" "$d/git-v2.idx" \
 		"$d/recv.git/objects/pack/pack-$hex.idx"
 	check "$algo: --stdin objects readable by git" \
@@ -83,7 +100,7 @@ for algo in sha1 sha256; do
 		-o "$d/tip.idx" "$d/tip.pack" >/dev/null 2>"$d/tip.err"
 	rc=$?
 	set -e
-	check "$algo: a lone commit is not self-contained" [ $rc = 128 ] && [ ! -e "$d/tip.idx" ]
+	check "$algo: a lone commit is not self-contained" [ $rc = 128 -a ! -e "$d/tip.idx" ]
 	contains "$algo: ... and the message says so" "$d/tip.err" "not self-contained"
 	check "$algo: without the check the lone commit is fine" \
 		"$PACKWIRE" index-pack --object-format=$algo -o "$d/tip.idx" "$d/tip.pack"
@@ -96,7 +113,7 @@ for algo in sha1 sha256; do
 		"$PACKWIRE" index-pack --object-format=$algo --strict "$d/$c.pack" >/dev/null 2>"$d/$c.err"
 		rc=$?
 		set -e
-		check "$algo $c: rejected by --strict" [ $rc = 128 ] && [ ! -e "$d/$c.idx" ]
+		check "$algo $c: rejected by --strict" [ $rc = 128 -a ! -e "$d/$c.idx" ]
 	done
 	contains "$algo: bad commit message" "$d/bad-commit.err" "commit"
 	contains "$algo: bad tree message" "$d/bad-tree.err" "bad entry mode"
@@ -161,10 +178,11 @@ bad_case() {
 		>/dev/null 2>"$dir/stderr2"
 	local rc2=$?
 	set -e
-	check "$algo $case: exit 128" [ $rc = 128 ] && [ $rc2 = 128 ]
+	check "$algo $case: exit 128 (file $rc, --stdin $rc2)" [ $rc = 128 -a $rc2 = 128 ]
 	contains "$algo $case: message" "$dir/stderr" "$want"
 	contains "$algo $case: message (--stdin)" "$dir/stderr2" "$want"
-	check "$algo $case: nothing left behind" [ -z "$(ls "$dir/out")" ] && no_leftovers "$dir"
+	check "$algo $case: nothing left behind" [ -z "$(ls "$dir/out")" ]
+	check "$algo $case: no index or temporary file beside the input" no_leftovers "$dir"
 }
 for algo in sha1 sha256; do
 	other=sha256; [ $algo = sha1 ] || other=sha1

@@ -28,6 +28,34 @@ check_pack() { # WHAT ALGO PACK WANTED-OIDS-FILE
 	rm -rf "$e"
 }
 
+# --- real history: sizes against git, with and without delta reuse ----------
+# (interop/t-pack-objects/real)
+if real_part "pack-objects sizes on git v1.5.0"; then
+	for algo in sha1 sha256; do
+		D=$(data_repo small "$algo")
+		git -C "$D" rev-list --objects --all >"$T/dlist"
+		oids "$T/dlist" >"$T/dwant.oids"
+		git -C "$D" rev-list --objects main~400..main >"$T/drange"
+		(cd "$D" && "$PACKWIRE" rev-list --objects main~400..main) >"$T/pw.drange"
+		same_file "$algo v1.5.0: rev-list --objects main~400..main same objects" <(oids "$T/drange") <(oids "$T/pw.drange")
+		for mode in "" "--no-reuse-delta"; do
+			# shellcheck disable=SC2086
+			git -C "$D" pack-objects --stdout --delta-base-offset --window=10 --depth=50 -q $mode <"$T/dlist" >"$T/g.pack"
+			s=$(date +%s.%N)
+			# shellcheck disable=SC2086
+			(cd "$D" && "$PACKWIRE" pack-objects --stdout --delta-base-offset --window=10 --depth=50 -q $mode <"$T/dlist" >"$T/p.pack")
+			e=$(date +%s.%N)
+			gs=$(size "$T/g.pack") ps=$(size "$T/p.pack")
+			ratio=$(awk -v a="$ps" -v b="$gs" 'BEGIN{printf "%.3f", a/b}')
+			echo "# $algo v1.5.0 pack-objects ${mode:-(reuse)}: packwire $ps bytes, git $gs bytes, ratio $ratio ($(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.1f", b-a}') s)"
+			check "$algo v1.5.0 ${mode:-reuse}: size within 15% of git's (ratio $ratio)" \
+				awk -v r="$ratio" 'BEGIN{exit !(r <= 1.15)}'
+			check_pack "$algo v1.5.0 ${mode:-reuse}" "$algo" "$T/p.pack" "$T/dwant.oids"
+		done
+	done
+	finish
+fi
+
 for algo in sha1 sha256; do
 	R=$T/repo-$algo
 	make_repo "$R" "$algo"
@@ -132,31 +160,4 @@ for algo in sha1 sha256; do
 		sh -c "cd '$R' && '$PACKWIRE' rev-list nosuchref >/dev/null 2>&1"
 done
 
-# --- real history: sizes against git, with and without delta reuse ----------
-if need_data; then
-	for algo in sha1 sha256; do
-		D=$(data_repo small "$algo")
-		git -C "$D" rev-list --objects --all >"$T/dlist"
-		oids "$T/dlist" >"$T/dwant.oids"
-		git -C "$D" rev-list --objects main~400..main >"$T/drange"
-		(cd "$D" && "$PACKWIRE" rev-list --objects main~400..main) >"$T/pw.drange"
-		same_file "$algo v1.5.0: rev-list --objects main~400..main same objects" <(oids "$T/drange") <(oids "$T/pw.drange")
-		for mode in "" "--no-reuse-delta"; do
-			# shellcheck disable=SC2086
-			git -C "$D" pack-objects --stdout --delta-base-offset --window=10 --depth=50 -q $mode <"$T/dlist" >"$T/g.pack"
-			s=$(date +%s.%N)
-			# shellcheck disable=SC2086
-			(cd "$D" && "$PACKWIRE" pack-objects --stdout --delta-base-offset --window=10 --depth=50 -q $mode <"$T/dlist" >"$T/p.pack")
-			e=$(date +%s.%N)
-			gs=$(size "$T/g.pack") ps=$(size "$T/p.pack")
-			ratio=$(awk -v a="$ps" -v b="$gs" 'BEGIN{printf "%.3f", a/b}')
-			echo "# $algo v1.5.0 pack-objects ${mode:-(reuse)}: packwire $ps bytes, git $gs bytes, ratio $ratio ($(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.1f", b-a}') s)"
-			check "$algo v1.5.0 ${mode:-reuse}: size within 15% of git's (ratio $ratio)" \
-				awk -v r="$ratio" 'BEGIN{exit !(r <= 1.15)}'
-			check_pack "$algo v1.5.0 ${mode:-reuse}" "$algo" "$T/p.pack" "$T/dwant.oids"
-		done
-	done
-else
-	skip "real-history size comparison: ../shared/data not available"
-fi
 finish

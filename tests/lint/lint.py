@@ -5,13 +5,19 @@ Fails when, under src/:
   - a file calls fprintf(stderr/stdout, printf, puts, perror, getenv,
     secure_getenv, isatty, exit or abort (the library never prints, never
     reads the environment or the terminal, never ends the process);
+  - a file forks (fork, vfork), starts a program other than through
+    util/spawn (exec*, posix_spawn*, popen, system), changes or reads the
+    process-wide state that threads share (setenv, unsetenv, putenv,
+    clearenv, environ, umask) or signal dispositions (signal, sigaction):
+    the library runs inside servers with many threads;
   - a file includes a header of a higher layer, or of a sibling layer
     (client/server, odb/refs);
 and when a public header (include/packwire/*.h) includes a header of a
 higher layer, a public header has no layer in the map below, or a file under
 cli/ includes a private library header. With --objects DIR (the library's
 object files) it also fails when a function of one layer calls into a higher
-or sibling layer.
+or sibling layer, and when DIR holds no object file at all (a wrong path
+would otherwise check nothing). No C file under SOURCE_ROOT/src fails too.
 
 Exceptions live in tests/lint/allowed.txt, one per line:
     <path> <rule> <reason...>
@@ -57,6 +63,12 @@ CALLS = [
     ("isatty", re.compile(r"(?<![\w.>])isatty\s*\(")),
     ("exit", re.compile(r"(?<![\w.>])exit\s*\(")),
     ("abort", re.compile(r"(?<![\w.>])abort\s*\(")),
+    ("fork", re.compile(r"(?<![\w.>])v?fork\s*\(")),
+    ("exec", re.compile(r"(?<![\w.>])(f?exec(l|lp|le|v|vp|vpe|ve)|posix_spawnp?|popen|system)\s*\(")),
+    ("setenv", re.compile(r"(?<![\w.>])(setenv|unsetenv|putenv|clearenv)\s*\(")),
+    ("environ", re.compile(r"(?<![\w.>])(__)?environ\b")),
+    ("umask", re.compile(r"(?<![\w.>])umask\s*\(")),
+    ("signal", re.compile(r"(?<![\w.>])(signal|sigaction|sigset|bsd_signal|sysv_signal)\s*\(")),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
@@ -165,6 +177,13 @@ def lint_tree(root):
                 yield rel, "include:" + inc, "the CLI uses private header %s" % inc
 
 
+def count_objects(objdir):
+    n = 0
+    for _, _, files in os.walk(objdir):
+        n += sum(1 for f in files if f.endswith(".c.o"))
+    return n
+
+
 def lint_objects(root, objdir):
     """Calls between layers, from the library's object files."""
     defs, undef = {}, {}
@@ -232,9 +251,16 @@ def main(argv):
                     return 1
                 allowed[(p[0], p[1])] = [n, 0]
     found = list(lint_tree(root))
-    if objdir:
-        found += list(lint_objects(root, objdir))
     failed = 0
+    if not any(f.endswith(".c") for _, _, fs in os.walk(os.path.join(root, "src")) for f in fs):
+        print("%s: no source files under src/: is this the packwire tree?" % root)
+        failed = 1
+    if objdir:
+        if not count_objects(objdir):
+            print("%s: no object files (*.c.o) here: build the library first, or fix "
+                  "the --objects path" % objdir)
+            failed = 1
+        found += list(lint_objects(root, objdir))
     for rel, rule, msg in found:
         key = (rel, rule)
         if key in allowed:

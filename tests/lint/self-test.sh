@@ -30,6 +30,21 @@ if ! "$py" "$here/lint.py" "$tmp/clean" >"$tmp/out2" 2>&1; then
 	cat "$tmp/out2"
 	exit 1
 fi
+# A tree without sources, or --objects where there are none, fails: a wrong
+# path must not pass for a clean tree.
+mkdir -p "$tmp/nosrc" "$tmp/noobj"
+"$py" "$here/lint.py" "$tmp/nosrc" >"$tmp/out4" 2>&1
+if [ $? -ne 1 ] || ! grep -q 'no source files under src/' "$tmp/out4"; then
+	echo "FAIL: lint passed a tree without sources"
+	cat "$tmp/out4"
+	exit 1
+fi
+"$py" "$here/lint.py" --objects "$tmp/noobj" "$tmp/clean" >"$tmp/out5" 2>&1
+if [ $? -ne 1 ] || ! grep -q 'noobj: no object files' "$tmp/out5"; then
+	echo "FAIL: lint passed --objects on a folder without object files"
+	cat "$tmp/out5"
+	exit 1
+fi
 # Calls between layers, from object files: util calling into pack fails.
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1; then

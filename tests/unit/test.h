@@ -1,5 +1,6 @@
 /* A minimal unit-test harness: CHECK records failures and goes on; the
- * closing line "N passed, N failed" is what CI reads. */
+ * closing line "N passed, N failed" is what CI reads, and a test in which
+ * no check ran fails. */
 #ifndef PW_TEST_H
 #define PW_TEST_H
 
@@ -43,9 +44,15 @@ static int pw_test_passed, pw_test_failed;
 		}                                                                                  \
 	} while (0)
 
+/* The exit status: failure when a check failed, and when none ran (a test
+ * that checks nothing must not pass). */
 static inline int pw_test_done(void)
 {
 	printf("%d passed, %d failed\n", pw_test_passed, pw_test_failed);
+	if (!pw_test_passed && !pw_test_failed) {
+		fprintf(stderr, "no check ran: a test that checks nothing fails\n");
+		return 1;
+	}
 	return pw_test_failed ? 1 : 0;
 }
 
