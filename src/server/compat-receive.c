@@ -667,7 +667,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((w.fd = mkstemp(w.tmp_path)) < 0) {
+	if ((w.fd = pw_fs_mkstemp_mode(w.tmp_path, 0444)) < 0) {
 		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", w.tmp_path,
 		                  strerror(errno));
 		goto out;
@@ -698,7 +698,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	}
 	if ((rc = w_flush(&w, err)))
 		goto out;
-	if (fsync(w.fd) || fchmod(w.fd, 0444)) {
+	if (fsync(w.fd)) {
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", w.tmp_path,
 		                  strerror(errno));
 		goto out;
@@ -720,7 +720,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((idx_fd = mkstemp(idx_tmp.data)) < 0) {
+	if ((idx_fd = pw_fs_mkstemp_mode(idx_tmp.data, 0444)) < 0) {
 		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", idx_tmp.data,
 		                  strerror(errno));
 		pw_buf_reset(&idx_tmp);
@@ -729,7 +729,7 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 	if ((rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
 	                          sum, NULL, idx_fd, NULL, err)))
 		goto out;
-	if (fsync(idx_fd) || fchmod(idx_fd, 0444) || close(idx_fd)) {
+	if (fsync(idx_fd) || close(idx_fd)) {
 		idx_fd = -1;
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp.data,
 		                  strerror(errno));

@@ -108,7 +108,7 @@ int pw_serve_check_password(const char *hash, const char *password, struct pw_er
 
 static int load_users(struct pw_serve *s, const char *path, struct pw_error *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	char line[1024];
 	unsigned lineno = 0;
 	int rc = 0;
@@ -164,7 +164,7 @@ static int read_file(char **out, const char *path, struct pw_error *err)
 {
 	struct pw_buf b;
 	char chunk[4096];
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	size_t n;
 
 	*out = NULL;
