@@ -144,10 +144,8 @@ void pw_reflog_delete(struct pw_repo *repo, const char *name)
 	pw_buf_free(&path);
 }
 
-/* "<old> <new> <name> <<email>> <seconds> <zone>\t<message>": 0 with e
- * filled, -1 when the line is not one. */
-static int parse_entry(const struct pw_hash_algo *algo, const char *p, size_t len,
-                       struct pw_reflog_entry *e)
+int pw_reflog_parse_entry(const struct pw_hash_algo *algo, const char *p, size_t len,
+                          struct pw_reflog_entry *e)
 {
 	size_t hex = algo->hexsz, i;
 	const char *gt, *end = p + len;
@@ -194,8 +192,9 @@ int pw_reflog_foreach_reverse(struct pw_repo *repo, const char *name,
 				start--;
 			while (start > 0 && log.data[start - 1] != '\n')
 				start--;
-			if (!parse_entry(pw_repo_algo(repo), log.data + start,
-			                 (log.data[end - 1] == '\n' ? end - 1 : end) - start, &e))
+			if (!pw_reflog_parse_entry(
+			            pw_repo_algo(repo), log.data + start,
+			            (log.data[end - 1] == '\n' ? end - 1 : end) - start, &e))
 				rc = fn(&e, data);
 			end = start;
 		}

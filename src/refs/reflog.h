@@ -34,6 +34,12 @@ struct pw_reflog_entry {
 	int64_t timestamp;
 };
 
+/* One line of a log (without its newline), "<old> <new> <name> <<email>>
+ * <seconds> <zone>\t<message>" with ids of algo: 0 with e filled, -1 when
+ * the line is not one. Pure; fuzzed (fuzz-reflog-entry). */
+int pw_reflog_parse_entry(const struct pw_hash_algo *algo, const char *line, size_t len,
+                          struct pw_reflog_entry *e);
+
 /* A log is read whole up to this size (PW_ETOOBIG past it). */
 #define PW_REFLOG_MAX_BYTES ((size_t)256 << 20)
 
