@@ -67,6 +67,26 @@ for args in "--shallow-since=2020-01-05" "--shallow-exclude=mid" \
 	done
 done
 
+# deepen-not names as git upload-pack's expand_ref reads them: a name
+# under refs/remotes/ resolves, one that is both a branch and a tag does not
+git clone -q --bare "$T/src-sha1" "$T/names.git"
+git -C "$T/names.git" update-ref refs/remotes/up/old refs/heads/old
+git -C "$T/names.git" tag dup refs/heads/old
+git -C "$T/names.git" branch dup refs/heads/side
+for server in git packwire; do
+	up=()
+	[ $server = packwire ] && up=(--upload-pack="$PACKWIRE upload-pack")
+	git clone -q "${up[@]}" --shallow-exclude=up/old "file://$T/names.git" "$T/names-$server" 2>"$T/names.err" ||
+		{ not_ok "$server: --shallow-exclude=up/old (refs/remotes/up/old)"; cat "$T/names.err"; }
+	if git clone -q "${up[@]}" --shallow-exclude=dup "file://$T/names.git" "$T/dup-$server" 2>"$T/dup-$server.err"; then
+		not_ok "$server: --shallow-exclude of a name both a branch and a tag cloned"
+	else
+		contains "$server: a name both a branch and a tag is ambiguous" "$T/dup-$server.err" \
+			"ambiguous deepen-not: deepen-not dup"
+	fi
+done
+same_clone "--shallow-exclude=up/old: packwire upload-pack as git's" "$T/names-packwire" "$T/names-git"
+
 # a server that lacks what the request needs: git's refusals, and nothing left
 for c in pw git; do
 	for sc in "0|deepen-since|--shallow-since=2020-01-04|Server does not support --shallow-since" \
