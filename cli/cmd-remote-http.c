@@ -1035,6 +1035,10 @@ out:
 	pw_buf_free(&h.line);
 	free_batch(&h);
 	free(h.filter);
+	free(h.deepen_since);
+	for (size_t i = 0; i < h.nr_deepen_not; i++)
+		free(h.deepen_not[i]);
+	free(h.deepen_not);
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
 	free(h.push_options);
