@@ -25,6 +25,9 @@ struct rh {
 	int push_cert; /* "option pushcert": 0 false, 1 if-asked, 2 true */
 	unsigned depth;
 	char *filter;
+	char *deepen_since; /* "option deepen-since" */
+	char **deepen_not;  /* "option deepen-not", each; NULL-terminated */
+	size_t nr_deepen_not;
 	const char **push_options;
 	size_t nr_push_options;
 	/* "option cas <ref>:<oid>" (--force-with-lease), checked against the
@@ -210,6 +213,27 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		free(h->filter);
 		h->filter = value;
 		value = NULL;
+	} else if (!strcmp(name, "deepen-since") || !strcmp(name, "deepen-not")) {
+		struct pw_error qerr = {0};
+		char **n;
+		size_t qlen;
+		char *q = pw_helper_unquote(value, strlen(value), &qlen, &qerr);
+
+		free(value);
+		value = NULL;
+		if (!q)
+			return pw_cli_fatal("invalid quoting in %s value: %s", name, qerr.msg);
+		if (name[7] == 's') {
+			free(h->deepen_since);
+			h->deepen_since = q;
+		} else if (!(n = realloc(h->deepen_not, (h->nr_deepen_not + 2) * sizeof(*n)))) {
+			free(q);
+			return pw_cli_fatal("out of memory");
+		} else {
+			h->deepen_not = n;
+			n[h->nr_deepen_not++] = q;
+			n[h->nr_deepen_not] = NULL;
+		}
 	} else if (!strcmp(name, "push-option")) {
 		struct pw_error qerr = {0};
 		const char **n;
@@ -454,10 +478,13 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	req.wants = h->wants;
 	req.nr_wants = nr;
 	req.depth = h->depth;
+	req.deepen_since = h->deepen_since;
+	req.deepen_not = (const char *const *)h->deepen_not;
+	req.nr_deepen_not = h->nr_deepen_not;
 	req.filter = h->filter;
 	req.include_tag = h->followtags;
 	rc = pw_session_fetch(h->s, h->repo, &req, &res, &err);
-	if (!rc && h->depth)
+	if (!rc && (h->depth || h->deepen_since || h->nr_deepen_not))
 		rc = pw_fetch_result_write_shallow(h->repo, &res, &err);
 	pw_fetch_result_free(&res);
 	free_batch(h);
@@ -1008,6 +1035,10 @@ out:
 	pw_buf_free(&h.line);
 	free_batch(&h);
 	free(h.filter);
+	free(h.deepen_since);
+	for (size_t i = 0; i < h.nr_deepen_not; i++)
+		free(h.deepen_not[i]);
+	free(h.deepen_not);
 	for (size_t i = 0; i < h.nr_push_options; i++)
 		free((char *)h.push_options[i]);
 	free(h.push_options);
