@@ -559,9 +559,9 @@ static void busy_text(struct pw_serve *s, char *out, size_t cap, enum pw_metrics
 		         s->retry_after);
 	else
 		snprintf(out, cap,
-		         "The server is busy: %u requests running, %u waiting (its limits). Try "
-		         "again in %u seconds.\n",
-		         s->max_jobs, s->max_queue, s->retry_after);
+		         "The server is busy: all its jobs are running%s. Try again in %u "
+		         "seconds.\n",
+		         s->max_queue ? " and its queue is full" : "", s->retry_after);
 }
 
 /* A 503 from the handler's thread (the request waited, then was refused). */
