@@ -690,6 +690,11 @@ static void *worker_main(void *arg)
 			error_log(s, "%s %s: %s", r->method, r->url, err.msg);
 		if (r->result.push)
 			pw_metrics_push(&s->m, r->result.push > 0);
+		/* the work is done: the slot is free before the client sees
+		 * the end of the answer (its next request must find it free) */
+		pthread_mutex_lock(&s->lock);
+		slot_release(s);
+		pthread_mutex_unlock(&s->lock);
 	}
 
 	pthread_mutex_lock(&r->lock);
@@ -711,8 +716,6 @@ static void *worker_main(void *arg)
 	req_unref(r);
 
 	pthread_mutex_lock(&s->lock);
-	if (served)
-		slot_release(s);
 	s->workers--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
@@ -1069,7 +1072,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (admit(r, 0))
 			return queue_handler_response(r);
 		if (r->svc == PW_SVC_METRICS || r->svc == PW_SVC_HEALTHZ)
-			return own_endpoint(r);
+			return MHD_YES; /* answered after the (dropped) body: kept alive */
 		if (s->nr_users && is_push(r) && !authenticate(r))
 			return queue_plain(r, 401, "Authentication required to push\n");
 		/* no job and no room to wait: refused before a body is sent */
@@ -1110,6 +1113,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		return MHD_YES;
 	}
+	if (r->svc == PW_SVC_METRICS || r->svc == PW_SVC_HEALTHZ)
+		return own_endpoint(r);
 	if (r->limit && r->body_len > r->limit && admit(r, 1))
 		return queue_handler_response(r); /* a chunked body over the bound */
 	if (!r->worker) {
