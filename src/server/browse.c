@@ -165,19 +165,25 @@ static int64_t parse_digits(const char *p, const char *end, const char **next)
 	return v;
 }
 
-/* "Name <email> 1700000000 +0100" (after "author "): the name, the time
- * and the offset; anything else leaves them unset. */
+/* "Name <email> 1700000000 +0100" (after "author "): the name (up to the
+ * first '<'), the time and the offset (after the last '>'); what does not
+ * parse is left unset. */
 static void parse_ident(const char *p, const char *end, const char **name, size_t *name_len,
                         int64_t *t, int *tz, int *has_time)
 {
-	const char *lt = memchr(p, '<', (size_t)(end - p)), *gt, *q;
+	const char *lt = memchr(p, '<', (size_t)(end - p)), *gt = NULL, *q;
 	const char *ne = lt ? lt : end;
 
 	while (ne > p && ne[-1] == ' ')
 		ne--;
 	*name = p;
 	*name_len = (size_t)(ne - p);
-	if (!lt || !(gt = memchr(lt, '>', (size_t)(end - lt))))
+	for (q = end; lt && q > lt; q--)
+		if (q[-1] == '>') {
+			gt = q - 1;
+			break;
+		}
+	if (!gt)
 		return;
 	q = gt + 1;
 	while (q < end && *q == ' ')
