@@ -266,24 +266,35 @@ void pw_browse_format_date(char out[64], int64_t t, int tz_minutes)
 	         a % 60);
 }
 
-/* Read a commit (tags peeled first when peel) of at most
- * PW_BROWSE_MAX_OBJECT bytes into buf; its id in *commit. 0, or non-zero
- * when it is missing, too large or no commit (*type then says what it is,
- * when known). */
+#define PEEL_MAX 8 /* annotated tags followed for a row */
+
+/* Read a commit (annotated tags followed first when peel, at most
+ * PEEL_MAX) of at most PW_BROWSE_MAX_OBJECT bytes into buf, every tag on
+ * the way bounded the same; its id in *commit. 0, or non-zero when it is
+ * missing, too large or no commit (*type then says what it is, when
+ * known). */
 static int read_commit(struct pw_odb *odb, const struct pw_oid *oid, int peel,
                        struct pw_oid *commit, int *type, struct pw_buf *buf)
 {
+	struct pw_tag_info ti;
 	struct pw_error e;
 	uint64_t size;
-	int t = PW_OBJ_NONE;
+	int t = PW_OBJ_NONE, depth;
 
 	*commit = *oid;
 	*type = PW_OBJ_NONE;
-	if (peel && pw_odb_peel(odb, oid, commit, &t, &e) < 0)
-		return -1;
-	if (pw_odb_read_header(odb, commit, &t, &size))
-		return -1;
-	*type = t;
+	for (depth = 0;; depth++) {
+		if (pw_odb_read_header(odb, commit, &t, &size))
+			return -1;
+		*type = t;
+		if (t != PW_OBJ_TAG || !peel)
+			break;
+		if (depth >= PEEL_MAX || size > PW_BROWSE_MAX_OBJECT ||
+		    pw_odb_read(odb, commit, &t, buf) || t != PW_OBJ_TAG ||
+		    pw_tag_parse(&ti, buf->data, buf->len, pw_odb_algo(odb), &e))
+			return -1;
+		*commit = ti.object;
+	}
 	if (t != PW_OBJ_COMMIT || size > PW_BROWSE_MAX_OBJECT)
 		return -1;
 	return pw_odb_read(odb, commit, &t, buf) || t != PW_OBJ_COMMIT ? -1 : 0;
@@ -685,7 +696,8 @@ static int add_commit_cells(struct pw_buf *o, const struct row *r)
 		                   : r->type == PW_OBJ_COMMIT ? "(commit too large to show)"
 		                   : r->type == PW_OBJ_TREE   ? "(a tree)"
 		                   : r->type == PW_OBJ_BLOB   ? "(a blob)"
-		                                              : "(not a commit)");
+		                   : r->type == PW_OBJ_TAG ? "(a tag too large or too deep to show)"
+		                                           : "(not a commit)");
 	rc = pw_buf_adds(o, "<td class=\"subject\">");
 	rc = rc ? rc : pw_browse_escape(o, r->c.subject, r->c.subject_len, PW_BROWSE_SHOW_TEXT);
 	if (!rc && r->c.has_time)

@@ -58,6 +58,19 @@ for algo in sha1 sha256; do
 		head -c 2200000 /dev/zero | tr '\0' x
 	} | git -C "$r" hash-object -t commit -w --literally --stdin >big-$algo
 	git -C "$r" update-ref refs/heads/huge "$(cat big-$algo)"
+	# a 2 MiB tag, and a chain of 10 tags: not followed for a page
+	{
+		printf 'object %s\ntype commit\ntag big\ntagger T <t@x> 1700000000 +0000\n\n' "$c"
+		head -c 2200000 /dev/zero | tr '\0' y
+	} | git -C "$r" hash-object -t tag -w --literally --stdin >bigtag-$algo
+	git -C "$r" update-ref refs/tags/big-tag "$(cat bigtag-$algo)"
+	t=$c type=commit
+	for i in $(seq 1 10); do
+		t=$(printf 'object %s\ntype %s\ntag t%s\ntagger T <t@x> 1700000000 +0000\n\nlevel %s\n' \
+			"$t" $type $i $i | git -C "$r" hash-object -t tag -w --stdin)
+		type=tag
+	done
+	git -C "$r" update-ref refs/tags/deep-tag "$t"
 done
 # a directory name with markup and quotes (its '/' makes two levels)
 mkdir -p 'srv/we<i>rd</i> "x"'
@@ -113,6 +126,8 @@ for algo in sha1 sha256; do
 	curl -s "$U/hostile-$algo.git/" >"hostile-$algo.curl"
 	contains "$algo: a commit over 1 MiB is not read for the page" "hostile-$algo.curl" "(commit too large to show)"
 	contains "$algo: a tag of a tree says so" "hostile-$algo.curl" "(a tree)"
+	check "$algo: a tag over 1 MiB and a chain of 10 tags are not followed" \
+		test "$(grep -o '(a tag too large or too deep to show)' "hostile-$algo.curl" | wc -l)" = 2
 done
 start_serve nobrowse "$T/srv" --no-browse
 check "--no-browse: GET / is 404" test "$(code "http://127.0.0.1:$SERVE_PORT/")" = 404
