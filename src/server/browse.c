@@ -157,9 +157,10 @@ static int64_t parse_digits(const char *p, const char *end, const char **next)
 	int64_t v = 0;
 
 	while (p < end && *p >= '0' && *p <= '9') {
-		if (v > (INT64_MAX - 9) / 10)
-			v = INT64_MAX / 10; /* saturate: shown as a bad date */
-		v = v * 10 + (*p++ - '0');
+		int d = *p++ - '0';
+
+		/* saturate: shown as a bad date */
+		v = v > (INT64_MAX - d) / 10 ? INT64_MAX : v * 10 + d;
 	}
 	*next = p;
 	return v;
