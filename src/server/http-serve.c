@@ -650,7 +650,7 @@ static void *worker_main(void *arg)
 	/* wait for a turn: every handler holds an object walk and a pack in
 	 * the making, so how many run at once bounds the server's memory;
 	 * the queue bounds the threads and spools waiting */
-	if (r->slot || !wait_for_slot(r)) {
+	if (!wait_for_slot(r)) { /* at once when it already has one */
 		served = 1;
 		if (r->fd >= 0)
 			lseek(r->fd, 0, SEEK_SET);
