@@ -18,7 +18,8 @@ static const char usage_text[] =
         "                      [--max-connections=N] [--max-jobs=N] [--timeout=SECONDS]\n"
         "                      [--max-request-buffer=N] [--max-body=N] [--cert=PEM --key=PEM]\n"
         "                      [--auth-file=HTPASSWD] [--access-log=FILE] [--pid-file=FILE] "
-        "[--quiet]";
+        "[--quiet]\n"
+        "                      [--pack-cache=DIR [--pack-cache-max=SIZE]]";
 
 static void log_line(void *ctx, const char *line)
 {
@@ -49,18 +50,38 @@ static int parse_num(const char *opt, const char *v, unsigned long long max,
 	return 0;
 }
 
+/* One line of what the pack cache did, when the server stops. */
+static void pack_cache_report(const struct pw_pack_cache *c)
+{
+	struct pw_pack_cache_stats st;
+
+	pw_pack_cache_get_stats(c, &st);
+	fprintf(stderr,
+	        "packwire serve: pack cache: %llu hits, %llu misses, %llu shared, %llu bypassed; "
+	        "%llu bytes generated, %llu served; %llu evicted, %llu corrupt; "
+	        "%llu entries, %llu bytes\n",
+	        (unsigned long long)st.hits, (unsigned long long)st.misses,
+	        (unsigned long long)st.shared, (unsigned long long)st.bypass,
+	        (unsigned long long)st.bytes_generated, (unsigned long long)st.bytes_served,
+	        (unsigned long long)st.evictions, (unsigned long long)st.corrupt,
+	        (unsigned long long)st.entries, (unsigned long long)st.bytes);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct pw_serve_opts o;
 	struct pw_serve *s;
 	struct pw_error err;
-	const char *v, *access_log = NULL, *pid_file = NULL;
+	const char *v, *access_log = NULL, *pid_file = NULL, *cache_max = NULL;
+	struct pw_pack_cache_opts co;
+	struct pw_pack_cache *cache = NULL;
 	unsigned long long n;
 	FILE *logf = stderr;
 	sigset_t set;
 	int i, sig, quiet = 0;
 
 	memset(&o, 0, sizeof(o));
+	pw_pack_cache_opts_init(&co);
 	o.base_path = ".";
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -78,7 +99,9 @@ int cmd_serve(int argc, char **argv)
 		    pw_cli_opt_value(argc, argv, &i, "--key", NULL, &o.key_file) ||
 		    pw_cli_opt_value(argc, argv, &i, "--auth-file", NULL, &o.auth_file) ||
 		    pw_cli_opt_value(argc, argv, &i, "--access-log", NULL, &access_log) ||
-		    pw_cli_opt_value(argc, argv, &i, "--pid-file", NULL, &pid_file))
+		    pw_cli_opt_value(argc, argv, &i, "--pid-file", NULL, &pid_file) ||
+		    pw_cli_opt_value(argc, argv, &i, "--pack-cache", NULL, &co.dir) ||
+		    pw_cli_opt_value(argc, argv, &i, "--pack-cache-max", NULL, &cache_max))
 			continue;
 		NUM("--port", o.port, 65535)
 		NUM("--threads", o.threads, 1024)
@@ -94,6 +117,20 @@ int cmd_serve(int argc, char **argv)
 		}
 		return pw_cli_unknown_option(a, usage_text);
 	}
+	if (cache_max) {
+		int64_t max;
+
+		if (pw_config_parse_int64(cache_max, &max) || max <= 0)
+			return pw_cli_fatal("invalid value for --pack-cache-max: '%s' (a size, as "
+			                    "100m or 2g)",
+			                    cache_max);
+		if (!co.dir)
+			return pw_cli_fatal("--pack-cache-max needs --pack-cache=DIR");
+		co.max_bytes = (uint64_t)max;
+	}
+	if (co.dir && pw_pack_cache_open(&cache, &co, &err))
+		return pw_cli_fatal("%s", err.msg);
+	o.pack_cache = cache;
 	if (access_log && !(logf = fopen(access_log, "a")))
 		return pw_cli_fatal("cannot open access log '%s': %s", access_log, strerror(errno));
 	if (!quiet || access_log) {
@@ -113,6 +150,7 @@ int cmd_serve(int argc, char **argv)
 	if (pw_serve_start(&s, &o, &err)) {
 		if (logf != stderr)
 			fclose(logf);
+		pw_pack_cache_free(cache);
 		return pw_cli_fatal("%s", err.msg);
 	}
 	if (pid_file) {
@@ -120,6 +158,7 @@ int cmd_serve(int argc, char **argv)
 
 		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
 			pw_serve_stop(s, 0);
+			pw_pack_cache_free(cache);
 			return pw_cli_fatal("cannot write pid file '%s': %s", pid_file,
 			                    strerror(errno));
 		}
@@ -136,6 +175,10 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "packwire serve: %s, finishing the requests in flight\n",
 	        sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	pw_serve_stop(s, 30);
+	if (cache) {
+		pack_cache_report(cache);
+		pw_pack_cache_free(cache);
+	}
 	if (pid_file)
 		unlink(pid_file);
 	if (logf != stderr)

@@ -80,7 +80,12 @@ struct pw_http_request {
 	/* The front's bound on any request body (packwire serve --max-body);
 	 * 0 = none. */
 	uint64_t max_body;
+	/* The pack cache upload-pack's packs go through (packwire/pack-cache.h;
+	 * borrowed), or NULL. */
+	struct pw_pack_cache *pack_cache;
 };
+
+struct pw_pack_cache;
 
 /* Zero the request, content_length and err_fd -1. */
 PW_API void pw_http_request_init(struct pw_http_request *req);

@@ -18,6 +18,8 @@
 
 #include "packwire/error.h"
 
+struct pw_pack_cache;
+
 struct pw_serve_opts {
 	const char *listen;          /* IPv4/IPv6 address; NULL = "127.0.0.1" */
 	unsigned port;               /* 0 = any free port (see pw_serve_port) */
@@ -45,6 +47,9 @@ struct pw_serve_opts {
 	 * the making, so this bounds the server's memory. 0 = 2 per CPU, at
 	 * least 4. */
 	unsigned max_jobs;
+	/* The pack cache of upload-pack's packs (packwire/pack-cache.h), or
+	 * NULL: borrowed, to be freed by the caller after pw_serve_stop. */
+	struct pw_pack_cache *pack_cache;
 };
 
 struct pw_serve;

@@ -465,6 +465,7 @@ static void *worker_main(void *arg)
 	hr.max_request_buffer = s->o.max_request_buffer;
 	hr.err_fd = -1;
 	hr.agent = s->agent;
+	hr.pack_cache = s->o.pack_cache;
 	rc = pw_http_serve(&hr, &sink, &err);
 	if (rc)
 		error_log(s, "%s %s: %s", r->method, r->url, err.msg);
