@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -686,19 +687,29 @@ static int attempt(struct creq *q)
 		rd.own = own;
 		rd.slot = &rslot;
 	} else if (slot.role == PW_PC_HIT) {
-		/* all of it is checked before a byte goes out */
-		rd.complete = rd.dry = 1;
-		rc = read_entry(&rd);
-		if (rc > 0) { /* damaged (a failure record has no place in an entry) */
-			pw_pc_drop(q->c, &slot, 1);
-			return A_RETRY;
+		struct stat before;
+
+		/* all of it is checked before a byte goes out (once per change
+		 * of the file: a storm does not hash it for every client) */
+		rd.complete = 1;
+		if (!pw_pc_is_checked(q->c, &slot)) {
+			int stated = !fstat(slot.fd, &before);
+
+			rd.dry = 1;
+			rc = read_entry(&rd);
+			if (rc > 0) { /* damaged (a failure record has no place here) */
+				pw_pc_drop(q->c, &slot, 1);
+				return A_RETRY;
+			}
+			if (rc) {
+				pw_pc_slot_close(&slot);
+				return attempt_error(q, rc);
+			}
+			if (stated)
+				pw_pc_set_checked(q->c, &slot, &before);
+			memset(&rd.r, 0, sizeof(rd.r));
+			rd.dry = 0;
 		}
-		if (rc) {
-			pw_pc_slot_close(&slot);
-			return attempt_error(q, rc);
-		}
-		memset(&rd.r, 0, sizeof(rd.r));
-		rd.dry = 0;
 	}
 	if (!q->counted++) {
 		pw_pc_count(q->c,

@@ -17,6 +17,19 @@
 #include "server/pack-cache.h"
 
 #define LOCK_NAME "lock"
+/* How stale an entry's time of last use may get before a hit renews it:
+ * renewing changes the file's ctime, which ends its "checked" mark. */
+#define TOUCH_SECONDS 10
+#define CHECKED_MAX   64
+
+/* An entry checked whole, as it was then: a file is never written once it
+ * is an entry, so any later change (damage, tampering) moves its ctime. */
+struct checked {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+};
 
 struct pw_pack_cache {
 	char *dir;
@@ -27,6 +40,9 @@ struct pw_pack_cache {
 	unsigned max_entries, max_generations;
 	int64_t paused_until;          /* CLOCK_MONOTONIC seconds; atomic */
 	struct pw_pack_cache_stats st; /* atomic */
+	pthread_mutex_t checked_mu;
+	struct checked checked[CHECKED_MAX];
+	unsigned checked_next;
 };
 
 void pw_pack_cache_opts_init(struct pw_pack_cache_opts *o)
@@ -293,6 +309,7 @@ int pw_pack_cache_open(struct pw_pack_cache **out, const struct pw_pack_cache_op
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	c->dir_fd = c->lock_fd = -1;
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->checked_mu, NULL);
 	c->max_bytes = o->max_bytes ? o->max_bytes : PW_PACK_CACHE_DEFAULT_MAX;
 	c->max_entries = o->max_entries ? o->max_entries : PW_PACK_CACHE_DEFAULT_ENTRIES;
 	c->max_generations =
@@ -345,6 +362,7 @@ void pw_pack_cache_free(struct pw_pack_cache *c)
 	if (c->dir_fd >= 0)
 		close(c->dir_fd);
 	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->checked_mu);
 	free(c->dir);
 	free(c);
 }
@@ -431,9 +449,13 @@ int pw_pc_lookup(struct pw_pack_cache *c, const uint8_t key[PW_PC_KEY_SIZE],
 	slot_name(slot, key, ".pack");
 	slot->fd = openat(c->dir_fd, slot->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (slot->fd >= 0) {
+		struct timespec now;
+
 		/* the time of last use, which eviction goes by (a cache shared
 		 * by several users may refuse: the entry then ages as written) */
-		futimens(slot->fd, NULL);
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (!fstat(slot->fd, &st) && now.tv_sec - st.st_mtim.tv_sec >= TOUCH_SECONDS)
+			futimens(slot->fd, NULL);
 		slot->role = PW_PC_HIT;
 		goto out;
 	}
@@ -478,6 +500,47 @@ int pw_pc_open_reader(struct pw_pack_cache *c, const struct pw_pc_slot *slot,
 		                    slot->name, strerror(errno));
 	}
 	return 0;
+}
+
+static int same_checked(const struct checked *k, const struct stat *st)
+{
+	return k->dev == st->st_dev && k->ino == st->st_ino && k->size == st->st_size &&
+	       k->ctime.tv_sec == st->st_ctim.tv_sec && k->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+int pw_pc_is_checked(struct pw_pack_cache *c, const struct pw_pc_slot *slot)
+{
+	struct stat st;
+	unsigned i;
+	int found = 0;
+
+	if (fstat(slot->fd, &st))
+		return 0;
+	pthread_mutex_lock(&c->checked_mu);
+	for (i = 0; i < CHECKED_MAX && !found; i++)
+		found = same_checked(&c->checked[i], &st);
+	pthread_mutex_unlock(&c->checked_mu);
+	return found;
+}
+
+void pw_pc_set_checked(struct pw_pack_cache *c, const struct pw_pc_slot *slot,
+                       const struct stat *before)
+{
+	struct stat st;
+
+	/* as it was when the check began: a change during the check is not
+	 * vouched for */
+	if (fstat(slot->fd, &st) ||
+	    !(st.st_ino == before->st_ino && st.st_ctim.tv_sec == before->st_ctim.tv_sec &&
+	      st.st_ctim.tv_nsec == before->st_ctim.tv_nsec && st.st_size == before->st_size))
+		return;
+	pthread_mutex_lock(&c->checked_mu);
+	c->checked[c->checked_next].dev = st.st_dev;
+	c->checked[c->checked_next].ino = st.st_ino;
+	c->checked[c->checked_next].size = st.st_size;
+	c->checked[c->checked_next].ctime = st.st_ctim;
+	c->checked_next = (c->checked_next + 1) % CHECKED_MAX;
+	pthread_mutex_unlock(&c->checked_mu);
 }
 
 int pw_pc_write_at(struct pw_pack_cache *c, struct pw_pc_slot *slot, uint64_t off, const void *data,

@@ -57,6 +57,13 @@ void pw_pc_drop(struct pw_pack_cache *c, struct pw_pc_slot *slot, int corrupt);
 /* Is the writer of a FOLLOW's part still at work (holding its lock)? */
 int pw_pc_writer_alive(struct pw_pc_slot *slot);
 void pw_pc_slot_close(struct pw_pc_slot *slot);
+/* Was this complete entry (a HIT) checked whole by this process, and has
+ * it not changed since (its ctime, size and inode)? */
+int pw_pc_is_checked(struct pw_pack_cache *c, const struct pw_pc_slot *slot);
+/* Mark it so, after a check that began when it was as in *before. */
+struct stat;
+void pw_pc_set_checked(struct pw_pack_cache *c, const struct pw_pc_slot *slot,
+                       const struct stat *before);
 /* After a write failure (disk full): lookups give PW_PC_BYPASS for a while. */
 void pw_pc_pause(struct pw_pack_cache *c, unsigned seconds);
 
