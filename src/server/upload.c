@@ -329,14 +329,18 @@ static int v0_negotiate(struct pw_upload_session *s)
 	int mode = s->args.multi_ack_detailed ? ACK_DETAILED
 	           : s->args.multi_ack        ? ACK_MULTI
 	                                      : ACK_NONE;
-	int got_common = 0, got_other = 0, sent_ready = 0, rc;
+	int got_common = 0, got_other = 0, sent_ready = 0, first = 1, rc;
 	char last_hex[PW_MAX_HEXSZ + 1] = "";
 	struct pw_pkt pkt;
 
-	for (;;) {
+	for (;; first = 0) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
-		/* a request ends with a flush or "done", stateless or not */
+		/* a stateless client that has the shallow list it asked for
+		 * ends its request right after the wants (as Git allows);
+		 * otherwise a request ends with a flush or "done" */
+		if (pkt.kind == PW_PKT_EOF && first && s->opts.stateless_rpc)
+			return 0;
 		if (pkt.kind == PW_PKT_EOF)
 			return hung_up(s);
 		if (pkt.kind == PW_PKT_FLUSH) {
