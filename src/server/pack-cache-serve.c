@@ -229,16 +229,22 @@ static int cg_put(struct cgen *cg, const void *data, size_t len, struct pw_error
 	return 0;
 }
 
+void (*pw_pack_cache__test_record_written)(uint64_t end);
+
 static int cg_record(struct cgen *cg, struct pw_error *err)
 {
 	/* encoded in place: the data moves 4 bytes up */
 	uint8_t *buf = cg->rec;
 	size_t n;
+	int rc;
 
 	memmove(buf + 4, buf, cg->pending);
 	n = pw_pc_write_record(&cg->w, buf + 4, (uint32_t)cg->pending, buf);
 	cg->pending = 0;
-	return cg_put(cg, buf, n, err);
+	rc = cg_put(cg, buf, n, err);
+	if (!rc && pw_pack_cache__test_record_written)
+		pw_pack_cache__test_record_written(cg->off);
+	return rc;
 }
 
 static int cg_data(void *ctx, const void *data, size_t len, struct pw_error *err)
@@ -729,12 +735,13 @@ static int attempt(struct creq *q)
 		if (grc)
 			return attempt_error(q, grc); /* its message is in s->err */
 	}
-	if (rc == R_DEAD) {
-		pw_pc_drop(q->c, &slot, 0);
-		return A_RETRY;
-	}
-	if (rc == R_CORRUPT || (rc == R_FAILED && role == PW_PC_HIT)) {
-		pw_pc_drop(q->c, &slot, 1);
+	if (rc == R_DEAD || rc == R_CORRUPT || (rc == R_FAILED && role == PW_PC_HIT)) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s after %llu records",
+		         rc == R_DEAD ? "writer gone" : "damaged", (unsigned long long)q->sent);
+		pw_srv_trace(s, "pack-cache-retry", why);
+		pw_pc_drop(q->c, &slot, rc != R_DEAD);
 		return A_RETRY;
 	}
 	pw_pc_slot_close(&slot);

@@ -67,6 +67,10 @@ void pw_pc_set_checked(struct pw_pack_cache *c, const struct pw_pc_slot *slot,
 /* After a write failure (disk full): lookups give PW_PC_BYPASS for a while. */
 void pw_pc_pause(struct pw_pack_cache *c, unsigned seconds);
 
+/* Test seam (tests/hooks/pack-cache.c, in packwire-test-hooks only):
+ * called by a generation after each record it wrote (end = its offset). */
+extern void (*pw_pack_cache__test_record_written)(uint64_t end);
+
 /* Counters (pw_pack_cache_get_stats). */
 enum pw_pc_counter {
 	PW_PC_N_HIT,
