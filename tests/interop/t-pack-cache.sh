@@ -46,7 +46,12 @@ served() {
 result() { grep -o '"key":"pack-cache","value":"[a-z]*"' "$1" | tail -1 | sed 's/.*"value":"//; s/"$//'; }
 results() { grep -o '"key":"pack-cache","value":"[a-z]*"' "$1" | sed 's/.*"value":"//; s/"$//' | sort | uniq -c | tr -s ' ' | sed 's/^ //'; }
 key_of() { grep -o '"key":"pack-cache-key","value":"[0-9a-f]*"' "$1" | tail -1 | sed 's/.*"value":"//; s/"$//'; }
-entries() { find "$1" -name '*.pack' | wc -l; }
+# stopped NAME: stop the server started as NAME; it exits 0, its log clean
+stopped() {
+	stop_serve "$SERVE_PID"
+	check "$1: the server stops cleanly (exit 0, no sanitizer report)" \
+		eval '[ "$SERVE_RC" = 0 ] && ! grep -q "Sanitizer\|runtime error" "$T/$1.log"'
+}
 # newest DIR: the entry written or used last
 newest() { ls -t "$1"/*.pack | head -1; }
 flip() { python3 -c 'import sys
@@ -103,7 +108,7 @@ serve_clones() {
 			"http://127.0.0.1:$SERVE_PORT/r.git" "$name-$c.git" 2>"$name-$c.err" ||
 			{ not_ok "$name: clone $c"; cat "$name-$c.err"; }
 	done
-	stop_serve "$SERVE_PID"
+	stopped "$name"
 	check "$name: the first clone misses, the second hits" served "$name" 1 1 0
 	for c in a b; do
 		check "$name: clone $c is fsck-clean, same objects as without the cache" \
@@ -136,7 +141,7 @@ for algo in sha1 sha256; do
 				"http://127.0.0.1:$SERVE_PORT/r.git" '+refs/heads/*:refs/heads/*' 2>"$n-$c.err" ||
 				{ not_ok "$n: fetch $c"; cat "$n-$c.err"; }
 		done
-		stop_serve "$SERVE_PID"
+		stopped "$n"
 		check "$n: the first fetch misses, the second hits" served "$n" 1 1 0
 		for c in a b; do
 			check "$n: fetch $c is fsck-clean with the new commit" \
@@ -160,7 +165,7 @@ for algo in sha1 sha256; do
 		git -C "$n-w" tag -a pushed-tag -m "a tag of the tip"
 		git -C "$n-w" push -q "$U" pushed-tag 2>"$n.push.err" || { not_ok "$n: push a tag"; cat "$n.push.err"; }
 		git -c protocol.version=$v clone -q --bare --single-branch --branch main "$U" "$n-e.git"
-		stop_serve "$SERVE_PID"
+		stopped "$n"
 		check "$n: clone after the push is fsck-clean with the server's refs" \
 			eval "fsck_ok $n-c.git && refs $n-c.git | cmp -s - $n-c.refs"
 		check "$n: ... and the pushed commit" git -C "$n-c.git" cat-file -e "$(git -C "$n-w" rev-parse HEAD)"
@@ -330,7 +335,7 @@ for algo in sha1 sha256; do
 	truncate -s $((size - 100)) "$E"
 	git clone -q --bare "$U/r.git" "$n-g.git"
 	check "$n: a truncated entry: the clone is good" good "$n-g.git" "$n-a.git"
-	stop_serve "$SERVE_PID"
+	stopped "$n"
 	check "$n: five damaged entries found" test "$(counter "$n" corrupt)" = 5
 	check "$n: ... and never served: 1 hit, 6 misses + small" served "$n" 1 7 0
 done
@@ -355,7 +360,7 @@ else
 		done
 		fails=0
 		for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
-		stop_serve "$SERVE_PID"
+		stopped "$n"
 		check "$n: 8 concurrent clones all succeed" test $fails = 0
 		bad=0
 		for i in 1 2 3 4 5 6 7 8; do good "$n-$i.git" "$n-ref.git" || bad=$((bad + 1)); done
@@ -405,7 +410,7 @@ else
 		start_serve "$n-2" "$T/base-storm-$algo" --pack-cache="$T/cache-$n"
 		check "$n: the next server removed it" eval "! ls $T/cache-$n/*.part >/dev/null 2>&1"
 		git clone -q --bare "http://127.0.0.1:$SERVE_PORT/r.git" "$n-b.git"
-		stop_serve "$SERVE_PID"
+		stopped "$n-2"
 		check "$n: the next clone made the pack again" served "$n-2" 0 1 0
 		check "$n: ... and is good" good "$n-b.git" "storm-$algo-ref.git"
 
@@ -426,7 +431,7 @@ else
 		wait "$apid" 2>/dev/null || true
 		wait "$bpid" || { not_ok "$n: the other clone"; cat "$n-b.err"; }
 		git clone -q --bare "http://127.0.0.1:$SERVE_PORT/r.git" "$n-c.git"
-		stop_serve "$SERVE_PID"
+		stopped "$n"
 		check "$n: the clone left: the other is good" good "$n-b.git" "storm-$algo-ref.git"
 		check "$n: ... the generation went on to its end and was kept" served "$n" 1 1 1
 		check "$n: ... the later clone is good" good "$n-c.git" "storm-$algo-ref.git"
