@@ -647,10 +647,11 @@ static int attempt_error(struct creq *q, int rc)
 	return A_ERROR;
 }
 
-/* Nothing sent yet: the request may still be served without the cache. */
+/* No pack byte sent yet (they go out as whole records): the request may
+ * still be served without the cache. */
 static int untouched(const struct creq *q)
 {
-	return !q->sent && !q->s->pack_started;
+	return !q->sent;
 }
 
 static int attempt(struct creq *q)
