@@ -24,7 +24,8 @@ static const char usage_text[] =
         "                      [--max-request-buffer=N] [--max-body=N] [--cert=PEM --key=PEM]\n"
         "                      [--auth-file=HTPASSWD] [--access-log=FILE] [--pid-file=FILE]\n"
         "                      [--no-metrics] [--no-browse] [--url=URL] [--daemon-url=URL]\n"
-        "                      [--shutdown-delay=SECONDS] [--quiet]";
+        "                      [--shutdown-delay=SECONDS] [--pack-cache=DIR [--pack-cache-max=SIZE]]\n"
+        "                      [--quiet]";
 
 static void log_line(void *ctx, const char *line)
 {
@@ -55,18 +56,38 @@ static int parse_num(const char *opt, const char *v, unsigned long long max,
 	return 0;
 }
 
+/* One line of what the pack cache did, when the server stops. */
+static void pack_cache_report(const struct pw_pack_cache *c)
+{
+	struct pw_pack_cache_stats st;
+
+	pw_pack_cache_get_stats(c, &st);
+	fprintf(stderr,
+	        "packwire serve: pack cache: %llu hits, %llu misses, %llu shared, %llu bypassed; "
+	        "%llu bytes generated, %llu served; %llu evicted, %llu corrupt; "
+	        "%llu entries, %llu bytes\n",
+	        (unsigned long long)st.hits, (unsigned long long)st.misses,
+	        (unsigned long long)st.shared, (unsigned long long)st.bypass,
+	        (unsigned long long)st.bytes_generated, (unsigned long long)st.bytes_served,
+	        (unsigned long long)st.evictions, (unsigned long long)st.corrupt,
+	        (unsigned long long)st.entries, (unsigned long long)st.bytes);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct pw_serve_opts o;
 	struct pw_serve *s;
 	struct pw_error err;
-	const char *v, *access_log = NULL, *pid_file = NULL;
+	const char *v, *access_log = NULL, *pid_file = NULL, *cache_max = NULL;
 	unsigned long long n, max_queue = ULLONG_MAX, delay = 0;
+	struct pw_pack_cache_opts co;
+	struct pw_pack_cache *cache = NULL;
 	FILE *logf = stderr;
 	sigset_t set;
 	int i, sig, quiet = 0;
 
 	memset(&o, 0, sizeof(o));
+	pw_pack_cache_opts_init(&co);
 	o.base_path = ".";
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -86,7 +107,9 @@ int cmd_serve(int argc, char **argv)
 		    pw_cli_opt_value(argc, argv, &i, "--access-log", NULL, &access_log) ||
 		    pw_cli_opt_value(argc, argv, &i, "--url", NULL, &o.url) ||
 		    pw_cli_opt_value(argc, argv, &i, "--daemon-url", NULL, &o.daemon_url) ||
-		    pw_cli_opt_value(argc, argv, &i, "--pid-file", NULL, &pid_file))
+		    pw_cli_opt_value(argc, argv, &i, "--pid-file", NULL, &pid_file) ||
+		    pw_cli_opt_value(argc, argv, &i, "--pack-cache", NULL, &co.dir) ||
+		    pw_cli_opt_value(argc, argv, &i, "--pack-cache-max", NULL, &cache_max))
 			continue;
 		NUM("--port", o.port, 65535)
 		NUM("--threads", o.threads, 1024)
@@ -121,6 +144,20 @@ int cmd_serve(int argc, char **argv)
 	if (o.daemon_url && strncmp(o.daemon_url, "git://", 6))
 		return pw_cli_fatal("invalid value for --daemon-url: '%s' (a git:// URL)",
 		                    o.daemon_url);
+	if (cache_max) {
+		int64_t max;
+
+		if (pw_config_parse_int64(cache_max, &max) || max <= 0)
+			return pw_cli_fatal("invalid value for --pack-cache-max: '%s' (a size, as "
+			                    "100m or 2g)",
+			                    cache_max);
+		if (!co.dir)
+			return pw_cli_fatal("--pack-cache-max needs --pack-cache=DIR");
+		co.max_bytes = (uint64_t)max;
+	}
+	if (co.dir && pw_pack_cache_open(&cache, &co, &err))
+		return pw_cli_fatal("%s", err.msg);
+	o.pack_cache = cache;
 	if (access_log && !(logf = fopen(access_log, "a")))
 		return pw_cli_fatal("cannot open access log '%s': %s", access_log, strerror(errno));
 	if (!quiet || access_log) {
@@ -140,6 +177,7 @@ int cmd_serve(int argc, char **argv)
 	if (pw_serve_start(&s, &o, &err)) {
 		if (logf != stderr)
 			fclose(logf);
+		pw_pack_cache_free(cache);
 		return pw_cli_fatal("%s", err.msg);
 	}
 	if (pid_file) {
@@ -147,6 +185,7 @@ int cmd_serve(int argc, char **argv)
 
 		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
 			pw_serve_stop(s, 0);
+			pw_pack_cache_free(cache);
 			return pw_cli_fatal("cannot write pid file '%s': %s", pid_file,
 			                    strerror(errno));
 		}
@@ -174,6 +213,10 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "packwire serve: %s, finishing the requests in flight\n",
 	        sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	pw_serve_stop(s, 30);
+	if (cache) {
+		pack_cache_report(cache);
+		pw_pack_cache_free(cache);
+	}
 	if (pid_file)
 		unlink(pid_file);
 	if (logf != stderr)

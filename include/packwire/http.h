@@ -100,7 +100,12 @@ struct pw_http_request {
 	const char *daemon_url;
 	/* Filled in when not NULL (also when the request fails). */
 	struct pw_http_result *result;
+	/* The pack cache upload-pack's packs go through (packwire/pack-cache.h;
+	 * borrowed), or NULL. */
+	struct pw_pack_cache *pack_cache;
 };
+
+struct pw_pack_cache;
 
 /* Zero the request, content_length and err_fd -1. */
 PW_API void pw_http_request_init(struct pw_http_request *req);

@@ -18,6 +18,8 @@
 
 #include "packwire/error.h"
 
+struct pw_pack_cache;
+
 struct pw_serve_opts {
 	const char *listen;          /* IPv4/IPv6 address; NULL = "127.0.0.1" */
 	unsigned port;               /* 0 = any free port (see pw_serve_port) */
@@ -64,6 +66,9 @@ struct pw_serve_opts {
 	int no_browse;
 	const char *url;
 	const char *daemon_url;
+	/* The pack cache of upload-pack's packs (packwire/pack-cache.h), or
+	 * NULL: borrowed, to be freed by the caller after pw_serve_stop. */
+	struct pw_pack_cache *pack_cache;
 };
 
 #define PW_SERVE_NO_QUEUE 0xffffffffu

@@ -23,6 +23,7 @@
 
 #include "packwire/buf.h"
 #include "packwire/http.h"
+#include "packwire/pack-cache.h"
 #include "packwire/serve.h"
 #include "packwire/server.h"
 #include "packwire/version.h"
@@ -462,8 +463,22 @@ static void error_log(struct pw_serve *s, const char *fmt, ...)
  * every scrape, on an MHD thread. */
 static void serve_pack_cache_stats(struct pw_serve *s, struct pw_metrics_cache *out)
 {
-	(void)s;
+	struct pw_pack_cache_stats st;
+
 	memset(out, 0, sizeof(*out));
+	if (!s->o.pack_cache)
+		return;
+	pw_pack_cache_get_stats(s->o.pack_cache, &st);
+	out->hits = st.hits;
+	out->misses = st.misses;
+	out->shared = st.shared;
+	out->bypass = st.bypass;
+	out->bytes_generated = st.bytes_generated;
+	out->bytes_served = st.bytes_served;
+	out->evictions = st.evictions;
+	out->corrupt = st.corrupt;
+	out->entries = st.entries;
+	out->disk_bytes = st.bytes;
 }
 
 /* ---- admission ---------------------------------------------------------- */
@@ -675,6 +690,7 @@ static void *worker_main(void *arg)
 		hr.browse = s->browse;
 		hr.daemon_url = s->daemon_url;
 		hr.result = &r->result;
+		hr.pack_cache = s->o.pack_cache;
 		if (s->browse && r->svc == PW_SVC_BROWSE) {
 			/* the clone URLs: --url, else what the client asked for */
 			if (s->url)

@@ -892,6 +892,7 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	j->up.version = pw_protocol_version_from_env(req->git_protocol);
 	j->up.agent = req->agent;
 	j->up.ref_namespace = req->ref_namespace;
+	j->up.pack_cache = req->pack_cache;
 	pw_receive_opts_init(&j->rp);
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
