@@ -24,7 +24,8 @@ static const char usage_text[] =
         "                      [--max-request-buffer=N] [--max-body=N] [--cert=PEM --key=PEM]\n"
         "                      [--auth-file=HTPASSWD] [--access-log=FILE] [--pid-file=FILE]\n"
         "                      [--no-metrics] [--no-browse] [--url=URL] [--daemon-url=URL]\n"
-        "                      [--shutdown-delay=SECONDS] [--pack-cache=DIR [--pack-cache-max=SIZE]]\n"
+        "                      [--shutdown-delay=SECONDS] [--pack-cache=DIR "
+        "[--pack-cache-max=SIZE]]\n"
         "                      [--quiet]";
 
 static void log_line(void *ctx, const char *line)
