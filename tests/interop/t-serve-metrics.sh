@@ -7,8 +7,9 @@
 # read back from GIT_TRACE_CURL. After a scrape that follows all of it, the
 # numbers queried through Prometheus's HTTP API equal what the clients did:
 # requests by service, protocol and status, the latency histogram's counts,
-# bytes received and sent, pushes, refusals, jobs, the pack cache (zero,
-# no cache yet) and the process's CPU and memory. `promtool check metrics`
+# bytes received and sent, pushes, refusals, jobs, the pack cache (zero
+# without one; a second server with --pack-cache counts its miss and hit)
+# and the process's CPU and memory. `promtool check metrics`
 # finds nothing to say; --no-metrics turns the endpoint off.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
@@ -187,6 +188,25 @@ check "/metrics: HEAD answers 200" test "$(curl -s -o /dev/null -w '%{http_code}
 check "/metrics: POST is 405" test "$(curl -s -o /dev/null -w '%{http_code}' -d x "$U/metrics")" = 405
 check "/metrics: the content type is Prometheus text 0.0.4" eval \
 	'curl -s -D - -o /dev/null "$U/metrics" | tr -d "\r" | grep -qx "Content-Type: text/plain; version=0.0.4; charset=utf-8"'
+
+# the pack cache's families read the cache the server was given: a clone
+# generates the pack (a miss), the same clone again is served from it (a hit)
+start_serve cached "$T/srv" --pack-cache="$T/cache"
+for i in 1 2; do
+	git clone -q --bare "http://127.0.0.1:$SERVE_PORT/sha1.git" "cached-$i.git"
+done
+curl -s --max-time 10 "http://127.0.0.1:$SERVE_PORT/metrics" >cached.txt
+check "pack cache: one miss" grep -qx 'packwire_pack_cache_lookups_total{result="miss"} 1' cached.txt
+check "pack cache: one hit" grep -qx 'packwire_pack_cache_lookups_total{result="hit"} 1' cached.txt
+check "pack cache: bytes generated" \
+	awk '$1 == "packwire_pack_cache_generated_bytes_total" && $2 > 0 { f = 1 } END { exit !f }' cached.txt
+check "pack cache: bytes served from it" \
+	awk '$1 == "packwire_pack_cache_served_bytes_total" && $2 > 0 { f = 1 } END { exit !f }' cached.txt
+check "pack cache: one entry" grep -qx 'packwire_pack_cache_entries 1' cached.txt
+check "pack cache: the clones are fsck-clean" fsck_ok cached-2.git
+check "promtool check metrics with the cache: nothing to say" \
+	eval 'promtool check metrics <cached.txt >promtool2.out 2>&1 && test ! -s promtool2.out'
+stop_serve $SERVE_PID
 
 start_serve nometrics "$T/srv" --no-metrics
 check "--no-metrics: GET /metrics is 404" \
