@@ -35,9 +35,11 @@ import sys
 # Layers, lowest first. Directories of src/ and the public headers map onto
 # them; a file may include (and call) its own layer and strictly lower ranks.
 # compat sits above pack: it writes translated packs through the pack writer.
+# cluster sits above client and server: a cluster node serves (server/) and
+# copies objects to and from its peers with the client (client/).
 RANK = {
     "util": 0, "hash": 1, "repo": 2, "odb": 3, "refs": 3, "pack": 4, "compat": 5, "proto": 5,
-    "transport": 6, "client": 7, "server": 7, "cli": 8, "umbrella": 9,
+    "transport": 6, "client": 7, "server": 7, "cluster": 8, "cli": 9, "umbrella": 10,
 }
 PUBLIC = {
     "export": "util", "error": "util", "buf": "util", "fs": "util",
@@ -52,7 +54,7 @@ PUBLIC = {
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
-    "serve": "server", "pack-cache": "server",
+    "serve": "server", "pack-cache": "server", "cluster": "cluster",
 }
 CALLS = [
     ("fprintf-stderr", re.compile(r"\bv?fprintf\s*\(\s*std(err|out)\b")),

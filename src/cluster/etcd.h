@@ -1,0 +1,85 @@
+/* A small etcd v3 client over etcd's JSON gateway (HTTP/1.1 POSTs to
+ * /v3/kv/range, /v3/kv/txn, /v3/lease/grant, /v3/lease/keepalive), with
+ * libcurl loaded at run time. Keys and values are bytes (base64 on the
+ * wire). Several endpoints: a request that cannot reach one (connection
+ * refused, timeout, HTTP 5xx) goes to the next; the first that answered
+ * is tried first the next time. Every answer goes through the bounded JSON
+ * reader (util/json.h); at most PW_ETCD_MAX_ANSWER bytes are read.
+ * Thread-safe: any number of requests at once on one handle. */
+#ifndef PW_CLUSTER_ETCD_H
+#define PW_CLUSTER_ETCD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/error.h"
+
+#define PW_ETCD_MAX_ENDPOINTS 16
+#define PW_ETCD_MAX_ANSWER    (64u << 20) /* bytes of one answer */
+#define PW_ETCD_MAX_TXN_OPS   128         /* etcd's default --max-txn-ops */
+
+struct pw_etcd;
+
+/* endpoints: "http://127.0.0.1:2379,http://10.0.0.2:2379" (an "etcd:"
+ * prefix is allowed). timeout_ms: one request to one endpoint, 0 = 2000. */
+int pw_etcd_new(struct pw_etcd **out, const char *endpoints, unsigned timeout_ms,
+                struct pw_error *err);
+void pw_etcd_free(struct pw_etcd *e);
+
+struct pw_etcd_kv {
+	char *key, *value; /* NUL-terminated copies (the bytes may hold NULs too) */
+	size_t key_len, value_len;
+	int64_t create_revision, mod_revision, version, lease;
+};
+
+struct pw_etcd_range {
+	struct pw_etcd_kv *kvs;
+	size_t nr;
+	int64_t revision; /* the store's revision the answer reflects */
+	int more;
+};
+
+/* Every key with this prefix (prefix_len 0: key alone, exactly). Linearizable
+ * unless serializable. PW_EIO when no endpoint answered. */
+int pw_etcd_range(struct pw_etcd *e, const char *key, int prefix, int serializable,
+                  struct pw_etcd_range *out, struct pw_error *err);
+void pw_etcd_range_free(struct pw_etcd_range *r);
+
+/* One compare: key's value equals value, or (value NULL) key is absent. */
+struct pw_etcd_cmp {
+	const char *key;
+	const char *value;
+};
+/* One write: put value (lease 0 = none), or delete when value is NULL. */
+struct pw_etcd_op {
+	const char *key;
+	const char *value;
+	int64_t lease;
+};
+/* A conditional group: ops apply when every cmp holds. */
+struct pw_etcd_group {
+	const struct pw_etcd_cmp *cmps;
+	size_t ncmps;
+	const struct pw_etcd_op *ops;
+	size_t nops;
+	int succeeded; /* out */
+};
+
+/* One transaction. With one group, its compares are the transaction's (all
+ * or nothing). With several, each is a nested transaction of its own inside
+ * one request: each group applies or not on its own, all at one revision.
+ * *revision (may be NULL) gets the store's revision after it. */
+int pw_etcd_txn(struct pw_etcd *e, struct pw_etcd_group *groups, size_t ngroups, int64_t *revision,
+                struct pw_error *err);
+
+int pw_etcd_lease_grant(struct pw_etcd *e, int64_t ttl, int64_t *id, struct pw_error *err);
+/* *ttl gets the seconds left; 0 when the lease has expired. */
+int pw_etcd_lease_keepalive(struct pw_etcd *e, int64_t id, int64_t *ttl, struct pw_error *err);
+
+/* Exposed for tests and fuzzing: decode a range answer / a txn answer. */
+int pw_etcd_parse_range(const char *text, size_t len, struct pw_etcd_range *out,
+                        struct pw_error *err);
+int pw_etcd_parse_txn(const char *text, size_t len, struct pw_etcd_group *groups, size_t ngroups,
+                      int64_t *revision, struct pw_error *err);
+
+#endif
