@@ -3,7 +3,7 @@
 # Safe to run again; skips apt when everything is present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git clang libclang-rt-14-dev
-      etcd-server etcd-client haproxy # cluster mode (docs/cluster.md): its tests and scripts/cluster-demo
+      etcd-server etcd-client haproxy # cluster mode: its tests, scripts/cluster-demo
       libssl-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev libmicrohttpd-dev libcrypt-dev
       openssh-client time util-linux python3 bc apache2-bin openssl curl
       libnss-wrapper gpg
