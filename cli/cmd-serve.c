@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster-node.h"
 #include "cmds.h"
 #include "packwire/packwire.h"
 
@@ -26,7 +27,9 @@ static const char usage_text[] =
         "                      [--no-metrics] [--no-browse] [--url=URL] [--daemon-url=URL]\n"
         "                      [--shutdown-delay=SECONDS] [--pack-cache=DIR "
         "[--pack-cache-max=SIZE]]\n"
-        "                      [--quiet]";
+        "                      [--quiet] [--cluster=etcd:URL[,URL...] --node=NAME\n"
+        "                      [--advertise=URL] [--peer-listen=ADDR] [--peer-port=N] "
+        "[--replicas=N]]";
 
 static void log_line(void *ctx, const char *line)
 {
@@ -86,7 +89,9 @@ int cmd_serve(int argc, char **argv)
 	FILE *logf = stderr;
 	sigset_t set;
 	int i, sig, quiet = 0;
+	struct pw_cli_cluster cl;
 
+	memset(&cl, 0, sizeof(cl));
 	memset(&o, 0, sizeof(o));
 	pw_pack_cache_opts_init(&co);
 	o.base_path = ".";
@@ -112,6 +117,12 @@ int cmd_serve(int argc, char **argv)
 		    pw_cli_opt_value(argc, argv, &i, "--pack-cache", NULL, &co.dir) ||
 		    pw_cli_opt_value(argc, argv, &i, "--pack-cache-max", NULL, &cache_max))
 			continue;
+		switch (pw_cli_cluster_option(&cl, argc, argv, &i)) {
+		case 1:
+			continue;
+		case -1:
+			return PW_EXIT_FATAL;
+		}
 		NUM("--port", o.port, 65535)
 		NUM("--threads", o.threads, 1024)
 		NUM("--max-connections", o.max_connections, 65536)
@@ -175,7 +186,12 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+	if (cl.etcd && pw_cli_cluster_start(&cl, &o, &err)) {
+		pw_pack_cache_free(cache);
+		return pw_cli_fatal("%s", err.msg);
+	}
 	if (pw_serve_start(&s, &o, &err)) {
+		pw_cli_cluster_stop(&cl);
 		if (logf != stderr)
 			fclose(logf);
 		pw_pack_cache_free(cache);
@@ -214,6 +230,7 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "packwire serve: %s, finishing the requests in flight\n",
 	        sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	pw_serve_stop(s, 30);
+	pw_cli_cluster_stop(&cl);
 	if (cache) {
 		pack_cache_report(cache);
 		pw_pack_cache_free(cache);

@@ -35,6 +35,7 @@ int cmd_bundle(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_http_backend(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 int cmd_remote_http(int argc, char **argv);
 int cmd_compat(int argc, char **argv);
 

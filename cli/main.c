@@ -18,6 +18,7 @@ struct cmd {
 static const struct cmd commands[] = {
         {"bundle", cmd_bundle, "create, verify, list and unpack bundle files"},
         {"cat-file", cmd_cat_file, "print objects, their type or size"},
+        {"cluster", cmd_cluster, "put a repository under a cluster's care (cluster add)"},
         {"clone", cmd_clone, "clone a repository (SHA-1 or SHA-256) from a server"},
         {"compat", cmd_compat, "map object ids between SHA-1 and SHA-256 (compatObjectFormat)"},
         {"convert", cmd_convert, "migrate a repository into the other algorithm (SHA-1, SHA-256)"},

@@ -103,9 +103,16 @@ struct pw_http_request {
 	/* The pack cache upload-pack's packs go through (packwire/pack-cache.h;
 	 * borrowed), or NULL. */
 	struct pw_pack_cache *pack_cache;
+	/* A cluster's hooks (packwire/receive.h, borrowed), or NULL: the ref
+	 * store upload-pack and receive-pack go through; push allowed without
+	 * http.receivepack or a user; any object may be wanted. */
+	const struct pw_ref_store *ref_store;
+	int allow_push;
+	int allow_any_want;
 };
 
 struct pw_pack_cache;
+struct pw_ref_store;
 
 /* Zero the request, content_length and err_fd -1. */
 PW_API void pw_http_request_init(struct pw_http_request *req);

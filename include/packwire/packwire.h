@@ -42,5 +42,6 @@
 #include "packwire/http.h"
 #include "packwire/helper.h"
 #include "packwire/serve.h"
+#include "packwire/cluster.h"
 
 #endif

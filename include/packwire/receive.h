@@ -20,6 +20,36 @@
 
 struct pw_repo;
 
+/* One ref update handed to a ref store (pw_ref_store.commit). */
+struct pw_store_update {
+	const char *name;
+	struct pw_oid old_oid, new_oid; /* zero old: create; zero new: delete */
+	const char *error;              /* out: NULL = applied, else the "ng" reason */
+};
+
+/*
+ * Where a server's refs live when they are not (only) the repository's own:
+ * a replicated cluster keeps them in a consistent store (src/cluster/).
+ * prepare (may be NULL) runs before a session reads any ref: it brings the
+ * repository's refs up to date with the store; non-zero refuses the session
+ * with err's message. service is "upload-pack" or "receive-pack".
+ * commit replaces receive-pack's own ref updates: it gets every update still
+ * accepted after the checks and hooks, with the new objects already in the
+ * repository, and commits them (all or nothing when atomic), applying them
+ * to the repository too; it sets u[i].error for each one it refused. It
+ * returns 0, or a negative code (err set) when nothing was applied.
+ */
+struct pw_ref_store {
+	int (*prepare)(void *data, struct pw_repo *repo, const char *service,
+	               struct pw_error *err);
+	int (*commit)(void *data, struct pw_repo *repo, int atomic, struct pw_store_update *u,
+	              size_t n, struct pw_error *err);
+	void *data;
+	/* The store takes objects only, for a push already checked elsewhere
+	 * (a cluster's peer endpoint): receive-pack runs no hook. */
+	int objects_only;
+};
+
 /* How one push ended (pw_receive_opts.result), for a server's numbers. */
 struct pw_receive_result {
 	size_t commands; /* ref updates the client asked for (0: no push, e.g. advertise_refs) */
@@ -69,6 +99,9 @@ struct pw_receive_opts {
 	void *before_map_publish_data;
 	/* Filled in by the call when not NULL (also when it fails). */
 	struct pw_receive_result *result;
+	/* The ref store the updates go through (borrowed), or NULL: the
+	 * repository's refs. */
+	const struct pw_ref_store *ref_store;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

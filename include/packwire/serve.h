@@ -19,6 +19,8 @@
 #include "packwire/error.h"
 
 struct pw_pack_cache;
+struct pw_ref_store;
+struct pw_buf;
 
 struct pw_serve_opts {
 	const char *listen;          /* IPv4/IPv6 address; NULL = "127.0.0.1" */
@@ -69,6 +71,17 @@ struct pw_serve_opts {
 	/* The pack cache of upload-pack's packs (packwire/pack-cache.h), or
 	 * NULL: borrowed, to be freed by the caller after pw_serve_stop. */
 	struct pw_pack_cache *pack_cache;
+	/* A cluster node's hooks (src/cluster/; borrowed), all NULL/0 outside
+	 * one: the ref store, push and any-object wants (pw_http_request);
+	 * ready() returning non-zero makes /healthz answer 503 with the
+	 * reason it wrote into why (catching up); metrics() appends its
+	 * families to /metrics. Called on server threads, any number at once. */
+	const struct pw_ref_store *ref_store;
+	int allow_push;
+	int allow_any_want;
+	int (*not_ready)(void *ctx, char *why, size_t cap);
+	int (*metrics)(void *ctx, struct pw_buf *out);
+	void *hooks_ctx;
 };
 
 #define PW_SERVE_NO_QUEUE 0xffffffffu

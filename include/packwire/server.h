@@ -13,6 +13,7 @@
 #include "packwire/repo.h"
 
 struct pw_pack_cache;
+struct pw_ref_store;
 
 struct pw_upload_pack_opts {
 	int version;        /* protocol: 0, 1 or 2 (see pw_protocol_version_from_env) */
@@ -56,6 +57,12 @@ struct pw_upload_pack_opts {
 	 * through, or NULL (borrowed; one handle serves any number of sessions
 	 * on any threads). */
 	struct pw_pack_cache *pack_cache;
+	/* A ref store whose prepare step runs before the session reads any
+	 * ref (packwire/receive.h; borrowed), or NULL. */
+	const struct pw_ref_store *ref_store;
+	/* Any object may be wanted, as uploadpack.allowAnySHA1InWant (a
+	 * cluster's peers fetch objects by id). */
+	int allow_any_want;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

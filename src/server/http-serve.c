@@ -691,6 +691,9 @@ static void *worker_main(void *arg)
 		hr.daemon_url = s->daemon_url;
 		hr.result = &r->result;
 		hr.pack_cache = s->o.pack_cache;
+		hr.ref_store = s->o.ref_store;
+		hr.allow_push = s->o.allow_push;
+		hr.allow_any_want = s->o.allow_any_want;
 		if (s->browse && r->svc == PW_SVC_BROWSE) {
 			/* the clone URLs: --url, else what the client asked for */
 			if (s->url)
@@ -1037,6 +1040,14 @@ static enum MHD_Result own_endpoint(struct req *r)
 	if (r->svc == PW_SVC_HEALTHZ) {
 		if (__atomic_load_n(&s->draining, __ATOMIC_RELAXED))
 			return queue_plain(r, 503, "shutting down\n");
+		if (s->o.not_ready) {
+			char why[256] = "";
+
+			if (s->o.not_ready(s->o.hooks_ctx, why, sizeof(why) - 1)) {
+				strcat(why, "\n");
+				return queue_plain(r, 503, why);
+			}
+		}
 		return queue_plain(r, 200, "ok\n");
 	} else {
 		struct pw_metrics_now now;
@@ -1053,7 +1064,8 @@ static enum MHD_Result own_endpoint(struct req *r)
 		now.draining = __atomic_load_n(&s->draining, __ATOMIC_RELAXED);
 		serve_pack_cache_stats(s, &now.cache);
 		pw_buf_init(&b, METRICS_MAX);
-		if (pw_metrics_render(&b, &s->m, &now)) {
+		if (pw_metrics_render(&b, &s->m, &now) ||
+		    (s->o.metrics && s->o.metrics(s->o.hooks_ctx, &b))) {
 			pw_buf_free(&b);
 			error_log(s, "GET /metrics: the answer would be larger than %u bytes",
 			          METRICS_MAX);

@@ -872,7 +872,9 @@ static const struct svc *select_service(struct resp *r, const struct pw_http_req
 		       name);
 		return NULL;
 	}
-	if (pw_config_get_bool(pw_repo_config(repo), s->config, &enabled, NULL))
+	if (s->receive && req->allow_push)
+		enabled = 1;
+	else if (pw_config_get_bool(pw_repo_config(repo), s->config, &enabled, NULL))
 		enabled = s->receive ? (req->remote_user && *req->remote_user) : 1;
 	if (!enabled) {
 		refuse(r, 403, "Forbidden", NULL, PW_EUNSUPPORTED, err, "Service not enabled: '%s'",
@@ -893,7 +895,10 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	j->up.agent = req->agent;
 	j->up.ref_namespace = req->ref_namespace;
 	j->up.pack_cache = req->pack_cache;
+	j->up.ref_store = req->ref_store;
+	j->up.allow_any_want = req->allow_any_want;
 	pw_receive_opts_init(&j->rp);
+	j->rp.ref_store = req->ref_store;
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
 	j->rp.service_path = "."; /* git http-backend runs `receive-pack --stateless-rpc .` */

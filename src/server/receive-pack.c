@@ -44,6 +44,7 @@
 #include "server/proc-receive.h"
 #include "server/pushcert.h"
 #include "server/quarantine.h"
+#include "server/receive-store.h"
 #include "server/receive-cmds.h"
 #include "util/fs.h"
 
@@ -113,6 +114,7 @@ struct rp {
 	 * wire are wire's, translated at the edge (compat-receive.h) */
 	struct pw_rp_compat *compat;
 	const struct pw_hash_algo *wire; /* the client's algorithm (= algo natively) */
+	struct pw_error store_err; /* opts->ref_store's prepare step failed */
 };
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
@@ -1880,9 +1882,11 @@ static int run_program(struct rp *s, char *path, const char *const *args, const 
 static int run_hook(struct rp *s, const char *name, const char *const *args, const char *input,
                     size_t input_len, int quarantined)
 {
-	char *path = pw_hook_find(s->hooks_dir, name);
+	char *path;
 
-	if (!path)
+	if (s->opts->ref_store && s->opts->ref_store->objects_only)
+		return 0; /* a cluster's peer: the hooks ran where the push came in */
+	if (!(path = pw_hook_find(s->hooks_dir, name)))
 		return 0;
 	return run_program(s, path, args, input, input_len, quarantined);
 }
@@ -2245,6 +2249,22 @@ static void update_refs(struct rp *s)
 	}
 }
 
+/* The updates through opts->ref_store (a cluster's): it applies them. */
+static void store_refs(struct rp *s)
+{
+	struct pw_error e;
+	size_t i;
+
+	if (pw_rp_store_commit(s->opts->ref_store, s->repo, s->atomic, &s->cmds, &s->store_err,
+	                       &e)) {
+		rp_error(s, "%s", e.msg);
+		return;
+	}
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update && !s->cmds.v[i].run_proc)
+			log_update(s, &s->cmds.v[i]);
+}
+
 /* ---- report -------------------------------------------------------------- */
 
 static int send_report(struct rp *s)
@@ -2424,7 +2444,10 @@ static void execute(struct rp *s)
 				return;
 		}
 	}
-	update_refs(s);
+	if (s->opts->ref_store)
+		store_refs(s);
+	else
+		update_refs(s);
 	write_shallow(s);
 }
 
@@ -2490,6 +2513,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	pw_receive_cmds_init(&s.cmds, s.wire);
 	if ((rc = load_config(&s)))
 		goto out;
+	if (opts->ref_store)
+		pw_rp_store_prepare(opts->ref_store, repo, &s.store_err);
 	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
 	                                                       (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");

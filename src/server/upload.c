@@ -12,6 +12,7 @@
 #include "packwire/config.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
+#include "packwire/receive.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/version.h"
@@ -89,6 +90,10 @@ int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, 
 	int rc;
 
 	*out = NULL;
+	/* a ref store (a cluster's) brings the refs up to date first */
+	if (opts && opts->ref_store && opts->ref_store->prepare &&
+	    (rc = opts->ref_store->prepare(opts->ref_store->data, repo, "upload-pack", err)))
+		return rc;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
@@ -127,7 +132,7 @@ int pw_upload_session_new(struct pw_upload_session **out, struct pw_repo *repo, 
 	s->allow_filter = config_bool(s, "uploadpack.allowFilter");
 	s->allow_tip = config_bool(s, "uploadpack.allowTipSHA1InWant");
 	s->allow_reachable = config_bool(s, "uploadpack.allowReachableSHA1InWant");
-	s->allow_any = config_bool(s, "uploadpack.allowAnySHA1InWant");
+	s->allow_any = s->opts.allow_any_want || config_bool(s, "uploadpack.allowAnySHA1InWant");
 	if (s->allow_any)
 		s->allow_tip = s->allow_reachable = 1;
 	s->allow_ref_in_want = config_bool(s, "uploadpack.allowRefInWant");
