@@ -53,6 +53,8 @@ struct pw_cluster {
 	struct applied *applied;
 	/* status, under lock */
 	int synced_once, etcd_up, behind;
+	time_t down_since;  /* when etcd last stopped answering */
+	char etcd_why[400]; /* what its last failure said */
 	int64_t revision;
 	/* counters (atomic) */
 	unsigned long long stale_reads, commits, lost, refused, repl_ok, repl_fail, fetch_ok,
@@ -448,21 +450,35 @@ static int store_prepare(void *data, struct pw_repo *repo, const char *service,
 {
 	struct pw_cluster *c = data;
 	char name[PATH_MAX];
-	int managed, behind, rc;
+	int managed, behind, rc, down;
 
 	if ((rc = repo_name(c, repo, name, sizeof(name), err)))
 		return rc;
-	rc = sync_repo(c, repo, name, &managed, &behind, err);
+	pthread_mutex_lock(&c->lock);
+	/* etcd failed less than a request's timeout ago and has not answered
+	 * since: do not wait for it again (the catch-up thread keeps asking) */
+	down = !c->etcd_up && c->down_since && time(NULL) - c->down_since < 3;
+	if (down)
+		rc = pw_error_set(err, PW_EIO, "%s", c->etcd_why);
+	pthread_mutex_unlock(&c->lock);
+	if (!down)
+		rc = sync_repo(c, repo, name, &managed, &behind, err);
 	if (rc == PW_EIO || rc == PW_EPROTO) {
+		char why[sizeof(c->etcd_why)];
+
+		snprintf(why, sizeof(why), "%.399s", err->msg);
 		pthread_mutex_lock(&c->lock);
+		c->down_since = time(NULL);
 		c->etcd_up = 0;
+		snprintf(c->etcd_why, sizeof(c->etcd_why), "%s", why);
 		pthread_mutex_unlock(&c->lock);
 		if (!strcmp(service, "receive-pack")) {
 			count(&c->refused);
 			return pw_error_set(err, rc,
-			                    "cluster: pushes are refused while this node cannot "
-			                    "reach etcd (%s); try again later",
-			                    err->msg);
+			                    "cluster: this node cannot reach etcd, so it refuses "
+			                    "pushes until etcd answers again (nothing was written; "
+			                    "try again later): %s",
+			                    why);
 		}
 		/* reads go on from the last state we had (docs/cluster.md) */
 		count(&c->stale_reads);
@@ -473,6 +489,7 @@ static int store_prepare(void *data, struct pw_repo *repo, const char *service,
 	if (!rc) {
 		pthread_mutex_lock(&c->lock);
 		c->etcd_up = 1;
+		c->down_since = 0;
 		pthread_mutex_unlock(&c->lock);
 	}
 	return rc;
@@ -813,6 +830,8 @@ static void catch_up(struct pw_cluster *c)
 		logf_(c, "cluster: registering node %s: %s", c->node, err.msg);
 	if (pw_etcd_range(c->etcd, KP "repos/", 1, 0, &r, &err)) {
 		pthread_mutex_lock(&c->lock);
+		snprintf(c->etcd_why, sizeof(c->etcd_why), "%.399s", err.msg);
+		c->down_since = time(NULL);
 		c->etcd_up = 0;
 		pthread_mutex_unlock(&c->lock);
 		count(&c->etcd_errors);
@@ -843,6 +862,7 @@ static void catch_up(struct pw_cluster *c)
 	pw_etcd_range_free(&r);
 	pthread_mutex_lock(&c->lock);
 	c->etcd_up = 1;
+	c->down_since = 0;
 	c->behind = behind + failed;
 	if (!failed && !behind)
 		c->synced_once = 1;
@@ -909,11 +929,14 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 	}
 	while (strlen(c->advertise) > 1 && c->advertise[strlen(c->advertise) - 1] == '/')
 		c->advertise[strlen(c->advertise) - 1] = '\0';
-	if ((rc = pw_etcd_new(&c->etcd, opts->etcd, opts->etcd_timeout_ms, err)) ||
-	    (rc = register_node(c, err))) {
+	if ((rc = pw_etcd_new(&c->etcd, opts->etcd, opts->etcd_timeout_ms, err))) {
 		pw_cluster_stop(c);
 		return rc;
 	}
+	/* a node that starts while etcd is away serves its last state, not
+	 * ready, and joins when etcd answers (the catch-up thread retries) */
+	if (register_node(c, err))
+		logf_(c, "cluster: cannot register node %s yet: %s", c->node, err->msg);
 	if (pthread_create(&c->thread, NULL, run, c)) {
 		pw_cluster_stop(c);
 		return pw_error_set(err, PW_ERROR, "cannot start the catch-up thread");

@@ -138,15 +138,22 @@ static int post(struct pw_etcd *e, const char *path, const struct pw_buf *body, 
 			return pw_error_set(err, PW_ETOOBIG, "etcd %s: answer larger than %u bytes",
 			                    e->urls[i], PW_ETCD_MAX_ANSWER);
 		}
-		snprintf(why, sizeof(why), "%s: %s", e->urls[i],
-		         cc != CURLE_OK ? curl_easy_strerror(cc) : "HTTP 5xx (no quorum?)");
-		if (cc == CURLE_OK)
-			snprintf(why, sizeof(why), "%s: HTTP %ld %.200s", e->urls[i], *status,
-			         ans->data);
+		{
+			size_t used = strlen(why);
+
+			if (cc != CURLE_OK)
+				snprintf(why + used, sizeof(why) - used, "%s%s: %s",
+				         used ? "; " : "", e->urls[i],
+				         cc == CURLE_OPERATION_TIMEDOUT
+				                 ? "no answer in time (no quorum?)"
+				                 : curl_easy_strerror(cc));
+			else
+				snprintf(why + used, sizeof(why) - used, "%s%s: HTTP %ld %.200s",
+				         used ? "; " : "", e->urls[i], *status, ans->data);
+		}
 	}
 	curl_slist_free_all(hdrs);
-	return pw_error_set(err, PW_EIO, "cannot reach etcd (%zu endpoint%s; last: %s)", e->nr,
-	                    e->nr == 1 ? "" : "s", why);
+	return pw_error_set(err, PW_EIO, "cannot reach etcd (%.900s)", why);
 }
 
 /* A request whose answer is JSON with status 200; anything else becomes a

@@ -99,3 +99,34 @@ etcd_refs() {
 node_refs() {
 	git ls-remote "$1" | grep -v 'HEAD$' | grep -vF '^{}' | awk '{ print $1, $2 }' | sort
 }
+
+# start_haproxy: deploy/haproxy.cfg in front of nodes a, b, c; FRONT (the
+# front's URL) and STATS (its CSV statistics) set.
+start_haproxy() {
+	local i
+	PW_FRONT=127.0.0.1:$(free_port)
+	PW_HAPROXY_STATS=127.0.0.1:$(free_port)
+	PW_NODE1=127.0.0.1:${NODE_PORT[a]} PW_NODE2=127.0.0.1:${NODE_PORT[b]} PW_NODE3=127.0.0.1:${NODE_PORT[c]}
+	export PW_FRONT PW_HAPROXY_STATS PW_NODE1 PW_NODE2 PW_NODE3
+	haproxy -db -f "$PW_SRC/deploy/haproxy.cfg" >"$T/haproxy.log" 2>&1 &
+	HAPROXY_PID=$!
+	SERVE_PIDS+=($!)
+	FRONT=http://$PW_FRONT
+	STATS="http://$PW_HAPROXY_STATS/stats;csv"
+	for i in $(seq 1 100); do
+		curl -s -o /dev/null "$STATS" && return 0
+		sleep 0.05
+	done
+	cat "$T/haproxy.log" >&2
+	return 1
+}
+
+# front_status NODE: HAProxy's view of node a/b/c ("UP", "DOWN", ...)
+front_status() {
+	local s
+	case $1 in a) s=node1 ;; b) s=node2 ;; c) s=node3 ;; esac
+	curl -s "$STATS" | awk -F, -v s="$s" '$1 == "packwire" && $2 == s { print $18 }'
+}
+
+# now_ms: milliseconds since the epoch
+now_ms() { date +%s%3N; }
