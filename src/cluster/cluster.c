@@ -577,7 +577,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	const struct pw_hash_algo *algo = pw_repo_algo(repo);
 	char name[PATH_MAX], regkey[PATH_MAX + 64];
 	char **keys = NULL, **olds = NULL, **news = NULL;
-	struct pw_etcd_cmp *cmps = NULL;
+	struct pw_etcd_cmp *cmps = NULL, *acmps = NULL;
 	struct pw_etcd_op *ops = NULL;
 	struct pw_etcd_group *groups = NULL;
 	struct pw_oid *fresh = NULL;
@@ -621,11 +621,12 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	olds = calloc(n, sizeof(char *));
 	news = calloc(n, sizeof(char *));
 	cmps = calloc(2 * n, sizeof(*cmps));
+	acmps = calloc(n + 1, sizeof(*acmps));
 	ops = calloc(n, sizeof(*ops));
 	groups = calloc(n, sizeof(*groups));
 	fresh = calloc(n, sizeof(*fresh));
 	w = calloc(n, sizeof(*w));
-	if (!keys || !olds || !news || !cmps || !ops || !groups || !fresh || !w) {
+	if (!keys || !olds || !news || !cmps || !acmps || !ops || !groups || !fresh || !w) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -656,8 +657,12 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 		goto fail;
 	/* 3. one transaction: all or nothing (atomic), or per ref */
 	if (atomic || n == 1) {
-		groups[0].cmps = cmps;
-		groups[0].ncmps = 2 * n;
+		/* the registration once, then every ref's old value */
+		acmps[0] = cmps[0];
+		for (i = 0; i < n; i++)
+			acmps[i + 1] = cmps[2 * i + 1];
+		groups[0].cmps = acmps;
+		groups[0].ncmps = n + 1;
 		groups[0].ops = ops;
 		groups[0].nops = n;
 		ng = 1;
@@ -718,6 +723,7 @@ out:
 	free(olds);
 	free(news);
 	free(cmps);
+	free(acmps);
 	free(ops);
 	free(groups);
 	free(fresh);

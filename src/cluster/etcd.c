@@ -450,8 +450,15 @@ int pw_etcd_txn(struct pw_etcd *e, struct pw_etcd_group *groups, size_t ngroups,
 	size_t i, ops = 0;
 	int rc = 0;
 
-	for (i = 0; i < ngroups; i++)
-		ops += groups[i].nops > groups[i].ncmps ? groups[i].nops : groups[i].ncmps;
+	/* etcd bounds each list of a transaction (compares, operations) by
+	 * --max-txn-ops; nested groups are one operation each outside */
+	ops = ngroups > 1 ? ngroups : 0;
+	for (i = 0; i < ngroups; i++) {
+		if (groups[i].ncmps > ops)
+			ops = groups[i].ncmps;
+		if (groups[i].nops > ops)
+			ops = groups[i].nops;
+	}
 	if (!ngroups || ops > PW_ETCD_MAX_TXN_OPS)
 		return pw_error_set(err, PW_ETOOBIG,
 		                    "%zu operations in one etcd transaction: etcd takes at most %d "
