@@ -64,7 +64,7 @@ for algo in sha1 sha256; do
 		for n in a b; do check "$algo $mode: node $n is ready once the lie is gone" wait_ready "$n" 30; done
 	done
 done
-grep -h "fetching" node-a.log node-b.log | head -4 | sed 's/^/# /'
+grep -h "fetching" node-a.log node-b.log | awk 'NR <= 4 { print "# " $0 }'
 
 # ---- bad packs sent to a peer endpoint
 peer_url() { etcdctl get --print-value-only "/packwire/node/$1"; }
