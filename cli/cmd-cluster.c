@@ -27,7 +27,7 @@ int cmd_cluster(int argc, char **argv)
 	}
 	if (!etcd || !name)
 		return pw_cli_usage(usage_text);
-	while (strlen(name) > 1 && name[strlen(name) - 1] == '/')
+	if (strlen(name) > 1 && name[strlen(name) - 1] == '/')
 		return pw_cli_fatal("'%s': give the repository's path without a trailing '/'",
 		                    name);
 	if (pw_cluster_add(etcd, base, name, &err))

@@ -939,10 +939,9 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 		pw_cluster_stop(c);
 		return rc;
 	}
-	/* a node that starts while etcd is away serves its last state, not
-	 * ready, and joins when etcd answers (the catch-up thread retries) */
-	if (register_node(c, err))
-		logf_(c, "cluster: cannot register node %s yet: %s", c->node, err->msg);
+	/* the catch-up thread registers the node first thing: a node that
+	 * starts while etcd is away serves its last state, not ready, and
+	 * joins when etcd answers */
 	if (pthread_create(&c->thread, NULL, run, c)) {
 		pw_cluster_stop(c);
 		return pw_error_set(err, PW_ERROR, "cannot start the catch-up thread");

@@ -3,6 +3,9 @@
 # and packwire cluster nodes on free 127.0.0.1 ports, stopped by pid when the
 # script ends (serve-lib.sh's trap stops everything in SERVE_PIDS).
 
+# a paused etcd member (kill -STOP) would never see the TERM of the end
+trap 'kill -CONT "${ETCD_PIDS[@]}" 2>/dev/null || true; stop_serves' EXIT
+
 have_cluster_tools() {
 	command -v etcd >/dev/null && command -v etcdctl >/dev/null
 }
@@ -72,7 +75,7 @@ restart_node() {
 		--node="$name" --quiet ${NODE_ARGS[$name]} 2>>"$T/node-$name.log" &
 	NODE_PID[$name]=$!
 	SERVE_PIDS+=($!)
-	for i in $(seq 1 100); do
+	for i in $(seq 1 400); do
 		curl -s -o /dev/null "${NODE_URL[$name]}/healthz" && return 0
 		sleep 0.05
 	done
