@@ -22,6 +22,7 @@
 #include "hash/oidmap.h"
 #include "odb/fsck.h"
 #include "odb/idx.h"
+#include "odb/quarantine.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
 #include "packwire/compat.h"
@@ -43,7 +44,6 @@
 #include "server/hook.h"
 #include "server/proc-receive.h"
 #include "server/pushcert.h"
-#include "server/quarantine.h"
 #include "server/receive-cmds.h"
 #include "util/fs.h"
 
