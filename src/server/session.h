@@ -8,12 +8,12 @@
 #include <stdint.h>
 
 #include "hash/oidmap.h"
+#include "odb/graph.h"
 #include "packwire/odb.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/server.h"
 #include "server/compat-serve.h"
-#include "server/graph.h"
 
 /* ---- session ------------------------------------------------------------ */
 

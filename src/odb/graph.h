@@ -1,7 +1,7 @@
 /* The commit graph of one upload-pack fetch, used by negotiation, shallow
  * computation and pack generation. Knows nothing of the session. */
-#ifndef PW_SERVER_GRAPH_H
-#define PW_SERVER_GRAPH_H
+#ifndef PW_ODB_GRAPH_H
+#define PW_ODB_GRAPH_H
 
 #include <stdint.h>
 

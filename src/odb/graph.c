@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "odb/graph.h"
 #include "packwire/object.h"
-#include "server/graph.h"
 
 void pw_graph_init(struct pw_graph *g, struct pw_odb *odb, struct pw_error *err)
 {
