@@ -31,6 +31,7 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/transport.h"
+#include "packwire/dumb.h"
 #include "packwire/client.h"
 #include "packwire/push.h"
 #include "packwire/bundle.h"

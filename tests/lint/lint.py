@@ -47,7 +47,7 @@ PUBLIC = {
     "odb": "odb", "idx": "odb", "compat": "compat", "convert": "compat",
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack", "repack": "pack",
     "pkt": "proto", "proto": "proto",
-    "transport": "transport", "helper": "transport",
+    "transport": "transport", "helper": "transport", "dumb": "transport",
     "client": "client", "push": "client", "bundle": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",

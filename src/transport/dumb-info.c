@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "packwire/buf.h"
+#include "packwire/dumb.h"
 #include "packwire/fs.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
-#include "packwire/server.h"
 #include "util/fs.h"
 
 struct info_refs {
