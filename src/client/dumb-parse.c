@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client-priv.h"
 #include "client/dumb.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
@@ -65,11 +64,11 @@ static const struct pw_hash_algo *guess_algo_by_hexlen(size_t len)
 	return NULL;
 }
 
-int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
-                            const struct pw_hash_algo **algo, struct pw_error *err)
+int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
+                       const struct pw_hash_algo **algo, struct pw_error *err)
 {
-	const uint8_t *line, *tab;
-	size_t off = 0, len, no = 0;
+	const uint8_t *line, *tab, *prev = NULL;
+	size_t off = 0, len, no = 0, prev_len = 0;
 	int rc;
 
 	*algo = NULL;
@@ -77,6 +76,7 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		struct pw_oid oid;
 		const uint8_t *name;
 		size_t hexlen, nlen;
+		int peeled;
 
 		no++;
 		if (len && line[len - 1] == '\r')
@@ -108,26 +108,17 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		nlen = len - hexlen - 1;
 		if (!name_ok(name, nlen))
 			return bad(err, "info/refs", no, "bad ref name", name, nlen);
-		if (nlen > 3 && !memcmp(name + nlen - 3, "^{}", 3)) {
-			struct pw_remote_ref *prev = a->nr ? &a->refs[a->nr - 1] : NULL;
-
-			if (!prev || strlen(prev->name) != nlen - 3 ||
-			    memcmp(prev->name, name, nlen - 3))
-				return bad(err, "info/refs", no, "peeled value without its ref",
-				           name, nlen);
-			prev->peeled = oid;
-			prev->has_peeled = 1;
-		} else {
-			struct pw_remote_ref *r = NULL;
-
-			if ((rc = pw_adv__add_ref(a, (const char *)name, nlen, &r, err)))
-				return rc;
-			r->oid = oid;
+		peeled = nlen > 3 && !memcmp(name + nlen - 3, "^{}", 3);
+		if (peeled && (!prev || prev_len != nlen - 3 || memcmp(prev, name, nlen - 3)))
+			return bad(err, "info/refs", no, "peeled value without its ref", name,
+			           nlen);
+		if (!peeled) {
+			prev = name;
+			prev_len = nlen;
 		}
+		if ((rc = fn(ctx, (const char *)name, peeled ? nlen - 3 : nlen, &oid, peeled)))
+			return rc;
 	}
-	a->algo = *algo ? *algo : &pw_hash_sha1;
-	a->empty = a->nr == 0;
-	a->state = PW_ADV_DONE;
 	return 0;
 }
 

@@ -47,8 +47,15 @@ int pw_dumb_fetch(struct pw_dumb_remote *d, struct pw_repo *repo,
 /* info/refs: "<hex>\t<name>\n" lines, "<name>^{}" lines peeling the ref
  * before them. The algorithm is guessed from the first id's length (40 or
  * 64 hex digits; anything else is refused) and *algo set (NULL for an empty
- * body); every id must have that length. Refs are added to a (pw_adv_init'd
- * by the caller, freed by pw_adv_free). */
+ * body); every id must have that length. fn gets each ref in order (a peeled
+ * line with peeled = 1 and the name of the ref it peels, which came just
+ * before); its non-zero return stops the parse and is returned. */
+typedef int (*pw_dumb_ref_fn)(void *ctx, const char *name, size_t len, const struct pw_oid *oid,
+                              int peeled);
+int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
+                       const struct pw_hash_algo **algo, struct pw_error *err);
+/* The same into an advertisement (pw_adv_init'd by the caller, freed by
+ * pw_adv_free) as the session lists it (dumb.c). */
 int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
                             const struct pw_hash_algo **algo, struct pw_error *err);
 /* HEAD: "ref: <name>" (*symref malloc'd) or a detached id of algo (when
