@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/dumb.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "proto/quote.h"
+#include "transport/dumb.h"
 
 static int bad(struct pw_error *err, const char *file, size_t line, const char *what,
                const uint8_t *p, size_t n)

@@ -1,0 +1,49 @@
+/* Dumb HTTP's files: what a server that runs no Git program offers
+ * (info/refs, HEAD, objects/info/packs, the alternates files), read by the
+ * client's walker (client/dumb.c) and written for it by update-server-info
+ * and the WebDAV push (dumb-info.c). The parsers are pure and fuzzed
+ * (fuzz-dumb-info-refs, fuzz-dumb-info-packs). */
+#ifndef PW_TRANSPORT_DUMB_H
+#define PW_TRANSPORT_DUMB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/error.h"
+#include "packwire/hash.h"
+
+/* Bounds on what a dumb server's files may make us hold (docs/limits.md). */
+#define PW_DUMB_MAX_REFS       (1u << 22)
+#define PW_DUMB_MAX_PACKS      10000
+#define PW_DUMB_MAX_ALTERNATES 64 /* object stores in all */
+
+/* ---- pure parsers (dumb-parse.c) ---------------------------------------- */
+
+/* info/refs: "<hex>\t<name>\n" lines, "<name>^{}" lines peeling the ref
+ * before them. The algorithm is guessed from the first id's length (40 or
+ * 64 hex digits; anything else is refused) and *algo set (NULL for an empty
+ * body); every id must have that length. fn gets each ref in order (a peeled
+ * line with peeled = 1 and the name of the ref it peels, which came just
+ * before); its non-zero return stops the parse and is returned. */
+typedef int (*pw_dumb_ref_fn)(void *ctx, const char *name, size_t len, const struct pw_oid *oid,
+                              int peeled);
+int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
+                       const struct pw_hash_algo **algo, struct pw_error *err);
+/* HEAD: "ref: <name>" (*symref malloc'd) or a detached id of algo (when
+ * algo is NULL, guessed from its length; *oid then carries it). */
+int pw_dumb_parse_head(const uint8_t *p, size_t n, const struct pw_hash_algo *algo, char **symref,
+                       struct pw_oid *oid, struct pw_error *err);
+/* objects/info/packs: "P pack-<hex>.pack" lines (others ignored, as Git
+ * does). *names gets the malloc'd array of malloc'd names. */
+int pw_dumb_parse_packs(const uint8_t *p, size_t n, const struct pw_hash_algo *algo, char ***names,
+                        size_t *nr, struct pw_error *err);
+void pw_dumb_free_names(char **names, size_t nr);
+/* objects/info/http-alternates or objects/info/alternates of the object
+ * store at objects_url ("http://h/r.git/objects"): absolute http(s) URLs,
+ * server-absolute paths and paths relative to objects_url, each resolved
+ * to an object store URL (no trailing '/', "." and ".." removed). Lines of
+ * other protocols are skipped and counted in *skipped. */
+int pw_dumb_parse_alternates(const uint8_t *p, size_t n, const char *objects_url, char ***urls,
+                             size_t *nr, size_t *skipped, struct pw_error *err);
+
+#endif
