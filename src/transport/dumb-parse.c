@@ -54,16 +54,6 @@ static int name_ok(const uint8_t *p, size_t n)
 	return 1;
 }
 
-/* The guess the spec allows for dumb HTTP: 40 hex digits are SHA-1, 64 SHA-256. */
-static const struct pw_hash_algo *guess_algo_by_hexlen(size_t len)
-{
-	if (len == pw_hash_sha1.hexsz)
-		return &pw_hash_sha1;
-	if (len == pw_hash_sha256.hexsz)
-		return &pw_hash_sha256;
-	return NULL;
-}
-
 int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
                        const struct pw_hash_algo **algo, struct pw_error *err)
 {
@@ -91,7 +81,7 @@ int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
 		if (!*algo) {
 			if (!is_hex(line, hexlen))
 				return bad(err, "info/refs", no, "not an object id", line, hexlen);
-			if (!(*algo = guess_algo_by_hexlen(hexlen)))
+			if (!(*algo = pw_hash_guess_from_hexlen(hexlen)))
 				return pw_error_set(err, PW_EPROTO,
 				                    "dumb HTTP: info/refs: an object id of %zu hex "
 				                    "digits is neither SHA-1 (40) nor SHA-256 (64)",
@@ -143,7 +133,7 @@ int pw_dumb_parse_head(const uint8_t *p, size_t n, const struct pw_hash_algo *al
 		return 0;
 	}
 	if (!algo)
-		algo = guess_algo_by_hexlen(n);
+		algo = pw_hash_guess_from_hexlen(n);
 	if (!algo || n != algo->hexsz || !is_hex(p, n) ||
 	    pw_oid_from_hex(oid, (const char *)p, n, algo))
 		return bad(err, "HEAD", 1, "neither 'ref: <name>' nor an object id", p, n);
