@@ -3,7 +3,6 @@
  * The smart POSTs run upload-pack/receive-pack on a worker thread over a
  * socket pair; this thread feeds the body in and the response out, so the
  * sink and the body reader only ever run on the caller's thread. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,6 +29,7 @@
 #include "packwire/repo.h"
 #include "packwire/server.h"
 #include "server/paths.h"
+#include "transport/dumb.h"
 
 #define IO_CHUNK 65536
 
@@ -322,48 +322,6 @@ out:
 	return rc;
 }
 
-struct text_refs {
-	struct pw_repo *repo;
-	struct pw_odb *odb;
-	struct pw_buf *out;
-	struct pw_buf tmp;
-	size_t ns_len; /* the GIT_NAMESPACE prefix to strip from names */
-};
-
-/* "<oid>\t<name>\n", and "<peeled>\t<name>^{}\n" for a tag (Git's
- * show_text_ref: refs whose object is missing are left out). */
-static int text_ref(const struct pw_ref *ref, void *data)
-{
-	struct text_refs *t = data;
-	const struct pw_hash_algo *algo = pw_repo_algo(t->repo);
-	char hex[PW_MAX_HEXSZ + 1];
-	struct pw_oid oid = ref->oid;
-	uint64_t size;
-	int type, depth;
-
-	if (pw_odb_read_header(t->odb, &oid, &type, &size))
-		return 0;
-	const char *name = ref->name + t->ns_len;
-
-	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&oid, hex), name))
-		return PW_ENOMEM;
-	if (type != PW_OBJ_TAG)
-		return 0;
-	for (depth = 0; type == PW_OBJ_TAG && depth < 64; depth++) {
-		struct pw_tag_info tag;
-
-		if (pw_odb_read(t->odb, &oid, &type, &t->tmp) ||
-		    pw_tag_parse(&tag, t->tmp.data, t->tmp.len, algo, NULL))
-			return 0;
-		oid = tag.object;
-		if (pw_odb_read_header(t->odb, &oid, &type, &size))
-			return 0;
-	}
-	if (type == PW_OBJ_TAG)
-		return 0;
-	return pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&oid, hex), name) ? PW_ENOMEM : 0;
-}
-
 /* The namespace's ref prefix ("refs/namespaces/<ns>/...", "" for none) in
  * *out: 0 or PW_ENOMEM. */
 static int ns_prefix(struct pw_buf *out, const char *ns)
@@ -376,29 +334,29 @@ static int ns_prefix(struct pw_buf *out, const char *ns)
 static int get_text_refs(struct resp *r, struct pw_repo *repo, const char *ns, struct pw_error *err)
 {
 	struct pw_buf out = PW_BUF_INIT, prefix = PW_BUF_INIT;
-	struct text_refs t = {repo, NULL, &out, PW_BUF_INIT, 0};
+	struct pw_odb *odb = NULL;
+	size_t ns_len;
 	int rc;
 
 	if (ns_prefix(&prefix, ns))
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
 		              "out of memory");
-	t.ns_len = prefix.len;
-	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err))) {
+	ns_len = prefix.len;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err))) {
 		pw_buf_free(&prefix);
 		return refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s", err->msg);
 	}
 	if ((rc = pw_buf_addf(&prefix, "refs/")) == 0)
-		rc = pw_refs_foreach(repo, prefix.data, 0, text_ref, &t);
+		rc = pw_dumb_info_refs(repo, odb, prefix.data, ns_len, 1, &out, err);
 	pw_buf_free(&prefix);
 	if (rc) {
-		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "listing refs: %s",
-		            pw_repo_error(repo)->msg);
+		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s",
+		            rc == PW_ENOMEM ? "out of memory" : err->msg);
 	} else {
 		hdr_nocache(r);
 		send_buf(r, "text/plain", &out); /* a vanished client is not our error */
 	}
-	pw_odb_free(t.odb);
-	pw_buf_free(&t.tmp);
+	pw_odb_free(odb);
 	pw_buf_free(&out);
 	return rc;
 }
@@ -433,88 +391,20 @@ static int get_head(struct resp *r, struct pw_repo *repo, const char *ns)
 	return 0;
 }
 
-struct pack_ent {
-	char *name;
-	time_t mtime;
-};
-
-static int pack_cmp(const void *a, const void *b)
-{
-	const struct pack_ent *x = a, *y = b;
-
-	if (x->mtime != y->mtime)
-		return x->mtime < y->mtime ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 /* objects/info/packs: "P pack-<hex>.pack" per local pack that has its idx,
  * newest first (Git's order), then an empty line. */
 static int get_info_packs(struct resp *r, struct pw_repo *repo, struct pw_error *err)
 {
-	struct pw_buf out = PW_BUF_INIT, path = PW_BUF_INIT;
-	struct pack_ent *v = NULL;
-	size_t nr = 0, alloc = 0, i;
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
+	struct pw_buf out = PW_BUF_INIT;
+	int rc = pw_dumb_info_packs(pw_repo_objects_dir(repo), &out);
 
-	if (pw_buf_addf(&path, "%s/pack", pw_repo_objects_dir(repo)))
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	d = opendir(path.data);
-	while (d && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-		char *p = NULL;
-
-		if (len < 10 || strncmp(de->d_name, "pack-", 5) ||
-		    strcmp(de->d_name + len - 4, ".idx"))
-			continue;
-		if (asprintf(&p, "%s/%.*s.pack", path.data, (int)(len - 4), de->d_name) < 0) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		if (stat(p, &st)) {
-			free(p);
-			continue;
-		}
-		free(p);
-		if (nr == alloc) {
-			struct pack_ent *nv =
-			        realloc(v, (alloc = alloc ? 2 * alloc : 16) * sizeof(*v));
-
-			if (!nv) {
-				rc = PW_ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		if (asprintf(&v[nr].name, "%.*s.pack", (int)(len - 4), de->d_name) < 0) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		v[nr++].mtime = st.st_mtime;
-	}
-	if (d)
-		closedir(d);
-	if (!rc) {
-		if (nr) /* v is NULL when the directory holds no pack */
-			qsort(v, nr, sizeof(*v), pack_cmp);
-		for (i = 0; i < nr && !rc; i++)
-			rc = pw_buf_addf(&out, "P %s\n", v[i].name);
-		if (!rc)
-			rc = pw_buf_addch(&out, '\n');
-	}
 	if (rc)
 		rc = refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err, "out of memory");
 	else {
 		hdr_nocache(r);
 		send_buf(r, "text/plain; charset=utf-8", &out);
 	}
-	for (i = 0; i < nr; i++)
-		free(v[i].name);
-	free(v);
 	pw_buf_free(&out);
-	pw_buf_free(&path);
 	return rc;
 }
 

@@ -3,10 +3,14 @@
  * ref under refs/, sorted, with "<peeled>\t<name>^{}" after an annotated
  * tag) and objects/info/packs ("P <pack>" for each local pack, then an
  * empty line). A file whose content would not change is left alone unless
- * forced, as Git does. */
+ * forced, as Git does. http-backend serves the same files from the same
+ * writers (server/http.c), and the WebDAV push rewrites info/refs with
+ * pw_dumb_info_refs_line (client/dav-push.c). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "packwire/buf.h"
 #include "packwire/dumb.h"
@@ -15,13 +19,27 @@
 #include "packwire/odb.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
+#include "transport/dumb.h"
 #include "util/fs.h"
+
+int pw_dumb_info_refs_line(struct pw_buf *out, const struct pw_oid *oid, const char *name,
+                           const struct pw_oid *peeled)
+{
+	char hex[PW_MAX_HEXSZ + 1];
+
+	if (pw_buf_addf(out, "%s\t%s\n", pw_oid_to_hex(oid, hex), name))
+		return PW_ENOMEM;
+	if (peeled && pw_buf_addf(out, "%s\t%s^{}\n", pw_oid_to_hex(peeled, hex), name))
+		return PW_ENOMEM;
+	return 0;
+}
 
 struct info_refs {
 	struct pw_odb *odb;
-	const struct pw_hash_algo *algo;
 	struct pw_buf *out;
 	struct pw_error *err;
+	size_t strip;
+	int skip_missing;
 };
 
 static int info_ref(const struct pw_ref *ref, void *data)
@@ -30,22 +48,32 @@ static int info_ref(const struct pw_ref *ref, void *data)
 	char hex[PW_MAX_HEXSZ + 1];
 	struct pw_oid peeled;
 	uint64_t size;
-	int type, rc;
+	int type, tags = 0;
 
-	/* Git's add_info_ref: a ref to a missing object fails the update */
+	/* a ref to a missing object fails update-server-info (Git's
+	 * add_info_ref) and is left out by http-backend (show_text_ref) */
 	if (pw_odb_read_header(t->odb, &ref->oid, &type, &size))
-		return pw_error_set(t->err, PW_ENOTFOUND, "%s: bad object %s", ref->name,
-		                    pw_oid_to_hex(&ref->oid, hex));
-	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&ref->oid, hex), ref->name))
-		return pw_error_set(t->err, PW_ENOMEM, "out of memory");
-	if (type != PW_OBJ_TAG)
-		return 0;
-	rc = pw_odb_peel(t->odb, &ref->oid, &peeled, NULL, NULL);
-	if (rc < 0)
-		return 0; /* a broken tag chain: no peeled line (deref_tag fails) */
-	if (pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&peeled, hex), ref->name))
+		return t->skip_missing ? 0
+		                       : pw_error_set(t->err, PW_ENOTFOUND, "%s: bad object %s",
+		                                      ref->name, pw_oid_to_hex(&ref->oid, hex));
+	/* a broken tag chain: no peeled line (deref_tag fails) */
+	if (type == PW_OBJ_TAG)
+		tags = pw_odb_peel(t->odb, &ref->oid, &peeled, NULL, NULL);
+	if (pw_dumb_info_refs_line(t->out, &ref->oid, ref->name + t->strip,
+	                           tags > 0 ? &peeled : NULL))
 		return pw_error_set(t->err, PW_ENOMEM, "out of memory");
 	return 0;
+}
+
+int pw_dumb_info_refs(struct pw_repo *repo, struct pw_odb *odb, const char *prefix, size_t strip,
+                      int skip_missing, struct pw_buf *out, struct pw_error *err)
+{
+	struct info_refs t = {odb, out, err, strip, skip_missing};
+	int rc = pw_refs_foreach(repo, prefix, 0, info_ref, &t);
+
+	if (rc && rc != PW_ENOTFOUND && rc != PW_ENOMEM)
+		pw_error_set(err, rc, "listing refs: %s", pw_repo_error(repo)->msg);
+	return rc;
 }
 
 /* Write path unless it holds data already (and !force). */
@@ -66,7 +94,87 @@ struct pack_name {
 	char *name; /* "pack-<hex>.pack" */
 	int old_num;
 	size_t order; /* readdir order */
+	time_t mtime;
 };
+
+static void free_packs(struct pack_name *v, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* The local packs that have both their .idx and .pack, in readdir order:
+ * 0 or PW_ENOMEM. */
+static int list_packs(const char *objects, struct pack_name **out, size_t *nr_out)
+{
+	struct pw_buf path = PW_BUF_INIT, pack = PW_BUF_INIT;
+	struct pack_name *v = NULL;
+	size_t nr = 0;
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	if (pw_buf_addf(&path, "%s/pack", objects))
+		return PW_ENOMEM;
+	d = opendir(path.data);
+	while (d && !rc && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		struct stat st;
+		void *q;
+
+		if (l <= 9 || strncmp(e->d_name, "pack-", 5) || strcmp(e->d_name + l - 4, ".idx"))
+			continue;
+		pw_buf_reset(&pack);
+		if (pw_buf_addf(&pack, "%s/%.*s.pack", path.data, (int)(l - 4), e->d_name)) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		if (stat(pack.data, &st))
+			continue;
+		if (!(q = realloc(v, (nr + 1) * sizeof(*v)))) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		v = q;
+		v[nr].old_num = -1;
+		v[nr].order = nr;
+		v[nr].mtime = st.st_mtime;
+		if (!(v[nr].name = malloc(l + 2))) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		memcpy(v[nr].name, e->d_name, l - 4);
+		memcpy(v[nr].name + l - 4, ".pack", 6);
+		nr++;
+	}
+	if (d)
+		closedir(d);
+	pw_buf_free(&path);
+	pw_buf_free(&pack);
+	if (rc) {
+		free_packs(v, nr);
+		return rc;
+	}
+	*out = v;
+	*nr_out = nr;
+	return 0;
+}
+
+/* "P <name>" lines, then an empty line. */
+static int format_packs(const struct pack_name *v, size_t nr, struct pw_buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (pw_buf_addf(out, "P %s\n", v[i].name))
+			return PW_ENOMEM;
+	return pw_buf_addch(out, '\n') ? PW_ENOMEM : 0;
+}
 
 static int cmp_pack(const void *a_, const void *b_)
 {
@@ -80,6 +188,30 @@ static int cmp_pack(const void *a_, const void *b_)
 	if (b->old_num >= 0)
 		return 1;
 	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_newest(const void *a_, const void *b_)
+{
+	const struct pack_name *a = a_, *b = b_;
+
+	if (a->mtime != b->mtime)
+		return a->mtime < b->mtime ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+int pw_dumb_info_packs(const char *objects_dir, struct pw_buf *out)
+{
+	struct pack_name *v;
+	size_t nr;
+	int rc = list_packs(objects_dir, &v, &nr);
+
+	if (rc)
+		return rc;
+	if (nr)
+		qsort(v, nr, sizeof(*v), cmp_newest);
+	rc = format_packs(v, nr, out);
+	free_packs(v, nr);
+	return rc;
 }
 
 /* The old objects/info/packs: sets old_num of the packs it names; 1 when it
@@ -125,51 +257,9 @@ static int info_packs(struct pw_repo *repo, int force, struct pw_error *err)
 	struct pw_buf path = PW_BUF_INIT, out = PW_BUF_INIT;
 	struct pack_name *v = NULL;
 	size_t nr = 0, i;
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
+	int rc;
 
-	if (pw_buf_addf(&path, "%s/pack", objects))
-		goto nomem;
-	if ((d = opendir(path.data))) {
-		while ((e = readdir(d))) {
-			size_t l = strlen(e->d_name);
-			struct pw_buf pack = PW_BUF_INIT;
-			void *q;
-
-			if (l <= 9 || strncmp(e->d_name, "pack-", 5) ||
-			    strcmp(e->d_name + l - 4, ".idx"))
-				continue;
-			/* a pack counts when both its .idx and .pack are there */
-			if (pw_buf_addf(&pack, "%s/%.*s.pack", path.data, (int)(l - 4),
-			                e->d_name)) {
-				closedir(d);
-				goto nomem;
-			}
-			if (!pw_fs_exists(pack.data)) {
-				pw_buf_free(&pack);
-				continue;
-			}
-			pw_buf_free(&pack);
-			if (!(q = realloc(v, (nr + 1) * sizeof(*v)))) {
-				closedir(d);
-				goto nomem;
-			}
-			v = q;
-			v[nr].old_num = -1;
-			v[nr].order = nr;
-			if (!(v[nr].name = malloc(l + 2))) {
-				closedir(d);
-				goto nomem;
-			}
-			memcpy(v[nr].name, e->d_name, l - 4);
-			memcpy(v[nr].name + l - 4, ".pack", 6);
-			nr++;
-		}
-		closedir(d);
-	}
-	pw_buf_reset(&path);
-	if (pw_buf_addf(&path, "%s/info", objects))
+	if (list_packs(objects, &v, &nr) || pw_buf_addf(&path, "%s/info", objects))
 		goto nomem;
 	if ((rc = pw_fs_mkdir_p(path.data, err)))
 		goto out;
@@ -180,19 +270,14 @@ static int info_packs(struct pw_repo *repo, int force, struct pw_error *err)
 			v[i].old_num = -1;
 	if (nr)
 		qsort(v, nr, sizeof(*v), cmp_pack);
-	for (i = 0; i < nr; i++)
-		if (pw_buf_addf(&out, "P %s\n", v[i].name))
-			goto nomem;
-	if (pw_buf_addch(&out, '\n'))
+	if (format_packs(v, nr, &out))
 		goto nomem;
 	rc = update_file(path.data, &out, force, err);
 	goto out;
 nomem:
 	rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 out:
-	for (i = 0; i < nr; i++)
-		free(v[i].name);
-	free(v);
+	free_packs(v, nr);
 	pw_buf_free(&path);
 	pw_buf_free(&out);
 	return rc;
@@ -201,18 +286,15 @@ out:
 int pw_update_server_info(struct pw_repo *repo, int force, struct pw_error *err)
 {
 	struct pw_buf out = PW_BUF_INIT, path = PW_BUF_INIT;
-	struct info_refs t = {NULL, pw_repo_algo(repo), &out, err};
+	struct pw_odb *odb = NULL;
 	int rc;
 
-	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), t.algo, err)))
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err)))
 		return rc;
-	rc = pw_refs_foreach(repo, "refs/", 0, info_ref, &t);
-	pw_odb_free(t.odb);
-	if (rc) {
-		if (rc != PW_ENOTFOUND && rc != PW_ENOMEM)
-			pw_error_set(err, rc, "listing refs: %s", pw_repo_error(repo)->msg);
+	rc = pw_dumb_info_refs(repo, odb, "refs/", 0, 0, &out, err);
+	pw_odb_free(odb);
+	if (rc)
 		goto out;
-	}
 	if (pw_buf_addf(&path, "%s/info", pw_repo_git_dir(repo))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;

@@ -46,4 +46,28 @@ void pw_dumb_free_names(char **names, size_t nr);
 int pw_dumb_parse_alternates(const uint8_t *p, size_t n, const char *objects_url, char ***urls,
                              size_t *nr, size_t *skipped, struct pw_error *err);
 
+/* ---- writers (dumb-info.c) --------------------------------------------- */
+
+struct pw_buf;
+struct pw_odb;
+struct pw_repo;
+
+/* One ref of info/refs: "<hex>\t<name>\n", then "<peeled>\t<name>^{}\n"
+ * when peeled is not NULL. 0 or PW_ENOMEM. */
+int pw_dumb_info_refs_line(struct pw_buf *out, const struct pw_oid *oid, const char *name,
+                           const struct pw_oid *peeled);
+/* info/refs as Git writes it, appended to out: the refs under prefix (in
+ * name order, named without their first strip bytes: a namespace), each
+ * annotated tag followed by its peeled line (none when the chain is
+ * broken). A ref whose object is missing fails ("<name>: bad object <hex>",
+ * update-server-info's rule) or, with skip_missing, is left out
+ * (http-backend's). 0 or an error with err set. */
+int pw_dumb_info_refs(struct pw_repo *repo, struct pw_odb *odb, const char *prefix, size_t strip,
+                      int skip_missing, struct pw_buf *out, struct pw_error *err);
+/* objects/info/packs as http-backend makes it, appended to out: "P <pack>"
+ * for each local pack with its .idx, newest first, then an empty line
+ * (update-server-info keeps the order of the file it rewrites instead).
+ * 0 or PW_ENOMEM. */
+int pw_dumb_info_packs(const char *objects_dir, struct pw_buf *out);
+
 #endif
