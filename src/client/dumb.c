@@ -19,6 +19,7 @@
 #include "client/client-priv.h"
 #include "client/dumb.h"
 #include "hash/oidmap.h"
+#include "odb/idx.h"
 #include "odb/loose.h"
 #include "packwire/buf.h"
 #include "packwire/fs.h"
@@ -524,23 +525,10 @@ static int load_idx(struct walk *w, struct store *s, size_t j)
 
 static int idx_has(const struct pw_idx *ix, const struct pw_oid *oid)
 {
-	uint32_t lo = 0, hi = pw_idx_count(ix);
+	uint32_t pos;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		struct pw_oid o;
-		int c;
-
-		pw_idx_nth_oid(ix, mid, &o);
-		c = pw_oid_cmp(&o, oid);
-		if (!c)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	/* the index of the algorithm of the refs (load_idx), as oid's */
+	return pw_idx_find(ix, oid->id, &pos);
 }
 
 struct filesink {
