@@ -38,6 +38,7 @@
 #include "packwire/revlist.h"
 #include "packwire/server.h"
 #include "packwire/version.h"
+#include "proto/adv.h"
 #include "refs/hide.h"
 #include "refs/reflog.h"
 #include "repo/hook.h"
@@ -420,10 +421,8 @@ static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *n
 		                    name, pw_oid_to_hex(oid, hex), a->s->wire->name,
 		                    a->s->wire->name);
 	}
-	if (a->first)
-		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, name, '\0', a->caps);
-	else
-		rc = pw_pkt_writef(a->out, "%s %s\n", hex, name);
+	rc = pw_adv__write_ref(a->out, hex, name, a->first ? a->caps : NULL,
+	                       a->first ? strlen(a->caps) : 0);
 	a->first = 0;
 	if (rc)
 		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", name);
@@ -599,16 +598,9 @@ static int advertise(struct rp *s, int collect_only)
 		goto out;
 	if ((rc = adv_alternates(&a, pw_repo_objects_dir(s->repo), 0)))
 		goto out;
-	if (a.first) {
-		char zero[PW_MAX_HEXSZ + 1];
-		struct pw_oid z;
-
-		pw_oid_zero(&z, s->wire);
-		pw_oid_to_hex(&z, zero);
-		if (pw_pkt_writef(&out, "%s capabilities^{}%c%s\n", zero, '\0', caps.data)) {
-			rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
-			goto out;
-		}
+	if (a.first && pw_adv__write_no_refs(&out, s->wire, caps.data, caps.len)) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
 	}
 	if ((rc = adv_shallow(s, &out)))
 		goto out;
