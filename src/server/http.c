@@ -1137,19 +1137,6 @@ static int admit_endpoint(struct resp *r, const struct target *t, const char *me
 	return 0;
 }
 
-/* Does path hold a ".." segment? */
-static int has_dotdot(const char *path)
-{
-	const char *p = path;
-
-	while ((p = strstr(p, ".."))) {
-		if ((p == path || p[-1] == '/') && (!p[2] || p[2] == '/'))
-			return 1;
-		p += 2;
-	}
-	return 0;
-}
-
 /* From the request to the repository and the route (Git's http-backend
  * steps), with the refusals answered: 0 or the refusal's code. */
 static int resolve(struct resp *r, const struct pw_http_request *req, const char *method,
@@ -1180,7 +1167,7 @@ static int resolve(struct resp *r, const struct pw_http_request *req, const char
 	} else if (req->path_translated && *req->path_translated) {
 		/* Git trusts the web server here (a doubled or "." segment is
 		 * served as the file system resolves it); we still refuse ".." */
-		if (has_dotdot(req->path_translated))
+		if (pw_srv_path_has_dotdot(req->path_translated))
 			return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "'%s': aliased", req->path_translated);
 		if (!(t->dir = strdup(req->path_translated)))
