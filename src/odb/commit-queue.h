@@ -32,6 +32,11 @@ void pw_commit_queue_free(struct pw_commit_queue *q);
 /* Make room for n more items, so that as many pushes cannot fail: 0 or
  * PW_ENOMEM. */
 int pw_commit_queue_reserve(struct pw_commit_queue *q, size_t n);
+/* Empty the queue, keeping its room. */
+static inline void pw_commit_queue_clear(struct pw_commit_queue *q)
+{
+	q->nr = 0;
+}
 /* Queue item with its date (or any key: larger comes out first). 0 or
  * PW_ENOMEM (the queue is then unchanged). */
 int pw_commit_queue_push(struct pw_commit_queue *q, uintptr_t item, int64_t date);
