@@ -39,6 +39,7 @@
 #include "packwire/receive.h"
 #include "packwire/daemon.h"
 #include "packwire/env.h"
+#include "packwire/helper-serve.h"
 #include "packwire/http.h"
 #include "packwire/helper.h"
 #include "packwire/serve.h"

@@ -48,7 +48,7 @@ PUBLIC = {
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack", "repack": "pack",
     "pkt": "proto", "proto": "proto",
     "transport": "transport", "helper": "transport", "dumb": "transport",
-    "client": "client", "push": "client", "bundle": "client",
+    "client": "client", "push": "client", "bundle": "client", "helper-serve": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
