@@ -23,46 +23,50 @@ static int cred_line(struct pw_buf *b, const char *k, const char *v)
 	return pw_buf_addf(b, "%s=%s\n", k, v);
 }
 
-/* Run one helper as Git does: "!cmd" through the shell, an absolute path,
- * else "git credential-<name>", with the action appended. */
-static int run_helper(struct http *h, const char *helper, const char *action, int want_reply)
+/* The helper's command line ("!cmd" through the shell, an absolute path,
+ * else "git credential-<name>", with the action appended) and what it
+ * reads: the credential so far. 0 or PW_ENOMEM / PW_EINVAL (a newline in
+ * a value). */
+static int helper_request(struct http *h, const char *helper, const char *action,
+                          struct pw_buf *cmd, struct pw_buf *in)
 {
-	struct pw_buf cmd = PW_BUF_INIT, in = PW_BUF_INIT, out = PW_BUF_INIT;
-	int to[2] = {-1, -1}, rc = 0;
-	struct pw_spawn_fd map[1];
-	struct pw_spawn sp;
-	const char *argv[4];
+	int rc;
 
 	if (helper[0] == '!')
-		rc = pw_buf_adds(&cmd, helper + 1);
+		rc = pw_buf_adds(cmd, helper + 1);
 	else if (helper[0] == '/')
-		rc = pw_buf_adds(&cmd, helper);
+		rc = pw_buf_adds(cmd, helper);
 	else
-		rc = pw_buf_addf(&cmd, "git credential-%s", helper);
+		rc = pw_buf_addf(cmd, "git credential-%s", helper);
 	if (!rc)
-		rc = pw_buf_addf(&cmd, " %s", action);
+		rc = pw_buf_addf(cmd, " %s", action);
 	if (!rc)
-		rc = cred_line(&in, "protocol", h->cred.protocol);
+		rc = cred_line(in, "protocol", h->cred.protocol);
 	if (!rc)
-		rc = cred_line(&in, "host", h->cred.host);
+		rc = cred_line(in, "host", h->cred.host);
 	if (!rc && h->set.use_http_path)
-		rc = cred_line(&in, "path", h->cred.path);
+		rc = cred_line(in, "path", h->cred.path);
 	if (!rc)
-		rc = cred_line(&in, "username", h->cred.username);
+		rc = cred_line(in, "username", h->cred.username);
 	if (!rc)
-		rc = cred_line(&in, "password", h->cred.password);
-	if (rc)
-		goto out;
-	/* stdin is a socket so that a helper which does not read it cannot
-	 * raise SIGPIPE here (send with MSG_NOSIGNAL) */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to)) {
-		rc = PW_EIO;
-		goto out;
-	}
-	argv[0] = "/bin/sh";
-	argv[1] = "-c";
-	argv[2] = cmd.data;
-	argv[3] = NULL;
+		rc = cred_line(in, "password", h->cred.password);
+	return rc;
+}
+
+/* Run cmd through the shell with in on its stdin and its stdout (at most
+ * CRED_MAX bytes of it) into out, and wait for it. Its stdin is a socket
+ * so that a helper which does not read it cannot raise SIGPIPE here (send
+ * with MSG_NOSIGNAL). 0, PW_ENOMEM or PW_EIO. */
+static int helper_exchange(const struct pw_buf *cmd, const struct pw_buf *in, struct pw_buf *out)
+{
+	int to[2] = {-1, -1}, rc;
+	struct pw_spawn_fd map[1];
+	struct pw_spawn sp;
+	const char *argv[4] = {"/bin/sh", "-c", cmd->data, NULL};
+	size_t off = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to))
+		return PW_EIO;
 	map[0] = (struct pw_spawn_fd){0, to[0]};
 	memset(&sp, 0, sizeof(sp));
 	sp.argv = argv;
@@ -71,26 +75,20 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 	sp.nr_fds = 1;
 	rc = pw_spawn_start(&sp, NULL);
 	close(to[0]);
-	to[0] = -1;
 	if (rc) {
-		rc = rc == PW_ENOMEM ? rc : PW_EIO;
-		goto out;
+		close(to[1]);
+		return rc == PW_ENOMEM ? rc : PW_EIO;
 	}
-	{
-		size_t off = 0;
+	while (off < in->len) {
+		ssize_t w = send(to[1], in->data + off, in->len - off, MSG_NOSIGNAL);
 
-		while (off < in.len) {
-			ssize_t w = send(to[1], in.data + off, in.len - off, MSG_NOSIGNAL);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
 	}
 	close(to[1]);
-	to[1] = -1;
 	for (;;) {
 		char buf[4096];
 		ssize_t r = read(sp.out_fd, buf, sizeof(buf));
@@ -99,49 +97,60 @@ static int run_helper(struct http *h, const char *helper, const char *action, in
 			continue;
 		if (r <= 0)
 			break;
-		if (out.len + (size_t)r > CRED_MAX)
+		if (out->len + (size_t)r > CRED_MAX)
 			continue; /* drain, keep what fits */
-		if (pw_buf_add(&out, buf, (size_t)r))
+		if (pw_buf_add(out, buf, (size_t)r))
 			break;
 	}
 	close(sp.out_fd);
 	pw_spawn_wait(sp.pid, NULL, NULL, NULL);
-	if (want_reply) {
-		char *line = out.data, *nl;
+	return 0;
+}
 
-		while (*line && (nl = strchr(line, '\n'))) {
-			char *eq;
+/* The helper's "key=value" lines up to a blank one: username and password
+ * taken, 1 when it says quit. */
+static int helper_reply(struct http *h, char *line)
+{
+	char *nl;
+	int rc = 0;
 
-			*nl = 0;
-			if (!*line)
-				break;
-			if ((eq = strchr(line, '='))) {
-				char **dst = NULL;
+	while (*line && (nl = strchr(line, '\n'))) {
+		char *eq, **dst = NULL;
 
-				*eq = 0;
-				if (!strcmp(line, "username"))
-					dst = &h->cred.username;
-				else if (!strcmp(line, "password"))
-					dst = &h->cred.password;
-				else if (!strcmp(line, "quit") && strcmp(eq + 1, "0") &&
-				         strcmp(eq + 1, "false"))
-					rc = 1;
-				if (dst) {
-					free(*dst);
-					if (!(*dst = strdup(eq + 1))) {
-						rc = PW_ENOMEM;
-						break;
-					}
-				}
+		*nl = 0;
+		if (!*line)
+			break;
+		if ((eq = strchr(line, '='))) {
+			*eq = 0;
+			if (!strcmp(line, "username"))
+				dst = &h->cred.username;
+			else if (!strcmp(line, "password"))
+				dst = &h->cred.password;
+			else if (!strcmp(line, "quit") && strcmp(eq + 1, "0") &&
+			         strcmp(eq + 1, "false"))
+				rc = 1;
+			if (dst) {
+				free(*dst);
+				if (!(*dst = strdup(eq + 1)))
+					return PW_ENOMEM;
 			}
-			line = nl + 1;
 		}
+		line = nl + 1;
 	}
-out:
-	if (to[0] >= 0)
-		close(to[0]);
-	if (to[1] >= 0)
-		close(to[1]);
+	return rc;
+}
+
+/* Run one helper as Git does, for action ("get", "store", "erase"); with
+ * want_reply, what it answers fills the credential. */
+static int run_helper(struct http *h, const char *helper, const char *action, int want_reply)
+{
+	struct pw_buf cmd = PW_BUF_INIT, in = PW_BUF_INIT, out = PW_BUF_INIT;
+	int rc = helper_request(h, helper, action, &cmd, &in);
+
+	if (!rc)
+		rc = helper_exchange(&cmd, &in, &out);
+	if (!rc && want_reply)
+		rc = helper_reply(h, out.data);
 	pw_buf_free(&cmd);
 	pw_buf_free(&in);
 	pw_buf_free(&out);

@@ -198,64 +198,67 @@ static void drain(int fd)
 		;
 }
 
-static void do_post(struct http *h, struct pw_buf *req, int eof)
+/* The POST's header lines into lines (NULL-terminated; room for 6), and
+ * its body: req as it is, or gzip'd into gz (upload-pack requests past
+ * HTTP_GZIP_MIN), or streamed in chunks after it when !eof. */
+static const struct pw_buf *post_lines(struct http *h, const struct pw_buf *req, int eof,
+                                       struct pw_buf *gz, char *ctype, char *accept,
+                                       const char **lines)
 {
-	char url_tail[64], ctype[96], accept[96], *url;
-	const char *lines[6];
-	struct pw_buf gz = PW_BUF_INIT;
-	struct curl_slist *hl = NULL;
-	struct post p;
-	int nl = 0, tries;
-	long code = 0;
-	CURLcode cc;
 	const struct pw_buf *body = req;
+	int nl = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.h = h;
-	p.stream_fd = eof ? -1 : h->req_rd;
-	snprintf(url_tail, sizeof(url_tail), "/%s", h->service);
-	snprintf(ctype, sizeof(ctype), "Content-Type: application/x-%s-request", h->service);
-	snprintf(accept, sizeof(accept), "Accept: application/x-%s-result", h->service);
+	snprintf(ctype, 96, "Content-Type: application/x-%s-request", h->service);
+	snprintf(accept, 96, "Accept: application/x-%s-result", h->service);
 	lines[nl++] = ctype;
 	lines[nl++] = accept;
 	lines[nl++] = "Expect:";
 	if (!eof)
 		lines[nl++] = "Transfer-Encoding: chunked";
 	else if (!strcmp(h->service, "git-upload-pack") && req->len > HTTP_GZIP_MIN &&
-	         !gzip_buf(req, &gz)) {
+	         !gzip_buf(req, gz)) {
 		lines[nl++] = "Content-Encoding: gzip";
-		body = &gz;
+		body = gz;
 	}
 	lines[nl] = NULL;
-	url = malloc(strlen(h->base) + strlen(url_tail) + 1);
-	hl = url ? pw_http__headers(h, lines, h->version, 1) : NULL;
-	if (!hl) {
-		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
-		signal_response(h, PW_ENOMEM);
-		goto out;
-	}
-	strcpy(url, h->base);
-	strcat(url, url_tail);
-	if (h->set.note) {
-		char note[160];
+	return body;
+}
 
-		if (!eof)
-			snprintf(note, sizeof(note), "POST %s (chunked)", h->service);
-		else if (body == &gz)
-			snprintf(note, sizeof(note), "POST %s (gzip %zu to %zu bytes)", h->service,
-			         req->len, gz.len);
-		else
-			snprintf(note, sizeof(note), "POST %s (%zu bytes)", h->service, req->len);
-		h->set.note(h->set.note_ctx, 2, note);
-	}
+/* "POST git-upload-pack (123 bytes)", as git-remote-http tells it at
+ * verbosity 2. */
+static void note_post(struct http *h, const struct pw_buf *req, const struct pw_buf *gz, int gzip,
+                      int eof)
+{
+	char note[160];
+
+	if (!h->set.note)
+		return;
+	if (!eof)
+		snprintf(note, sizeof(note), "POST %s (chunked)", h->service);
+	else if (gzip)
+		snprintf(note, sizeof(note), "POST %s (gzip %zu to %zu bytes)", h->service,
+		         req->len, gz->len);
+	else
+		snprintf(note, sizeof(note), "POST %s (%zu bytes)", h->service, req->len);
+	h->set.note(h->set.note_ctx, 2, note);
+}
+
+/* Send the POST, once more with credentials after a 401 (a buffered
+ * request only); *code gets the last status. */
+static CURLcode perform_post(struct http *h, struct post *p, const char *url, struct curl_slist *hl,
+                             const struct pw_buf *body, int eof, long *code)
+{
+	CURLcode cc = CURLE_OK;
+	int tries;
+
 	for (tries = 0; tries < 2; tries++) {
-		code = 0;
-		p.checked = p.failed = 0;
-		memset(&p.pc, 0, sizeof(p.pc));
-		p.may_retry = eof && !tries && !h->have_cred;
-		p.body = (const uint8_t *)body->data;
-		p.body_len = body->len;
-		p.body_off = 0;
+		*code = 0;
+		p->checked = p->failed = 0;
+		memset(&p->pc, 0, sizeof(p->pc));
+		p->may_retry = eof && !tries && !h->have_cred;
+		p->body = (const uint8_t *)body->data;
+		p->body_len = body->len;
+		p->body_off = 0;
 		pw_http__setup_common(h, h->set.follow == 2);
 		curl_easy_setopt(h->curl, CURLOPT_URL, url);
 		curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hl);
@@ -266,15 +269,15 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 			                 (curl_off_t)body->len);
 		} else {
 			curl_easy_setopt(h->curl, CURLOPT_READFUNCTION, post_read);
-			curl_easy_setopt(h->curl, CURLOPT_READDATA, &p);
+			curl_easy_setopt(h->curl, CURLOPT_READDATA, p);
 		}
 		curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, post_write);
-		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &p);
+		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, p);
 		/* the status is ours to judge (no FAILONERROR): 401 may be retried */
 		cc = curl_easy_perform(h->curl);
-		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, code);
 		pw_http__narrow_auth(h);
-		if (!p.checked && code == 401 && eof && !tries) {
+		if (!p->checked && *code == 401 && eof && !tries) {
 			struct pw_error e;
 
 			if (!h->have_cred && !pw_http__cred_fill(h, &e)) {
@@ -284,6 +287,34 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 		}
 		break;
 	}
+	return cc;
+}
+
+static void do_post(struct http *h, struct pw_buf *req, int eof)
+{
+	char ctype[96], accept[96], *url;
+	const char *lines[6];
+	struct pw_buf gz = PW_BUF_INIT;
+	struct curl_slist *hl = NULL;
+	const struct pw_buf *body;
+	struct post p;
+	long code = 0;
+	CURLcode cc;
+
+	memset(&p, 0, sizeof(p));
+	p.h = h;
+	p.stream_fd = eof ? -1 : h->req_rd;
+	body = post_lines(h, req, eof, &gz, ctype, accept, lines);
+	url = malloc(strlen(h->base) + strlen(h->service) + 2);
+	hl = url ? pw_http__headers(h, lines, h->version, 1) : NULL;
+	if (!hl) {
+		pw_error_set(&h->resp_err, PW_ENOMEM, "out of memory");
+		signal_response(h, PW_ENOMEM);
+		goto out;
+	}
+	sprintf(url, "%s/%s", h->base, h->service);
+	note_post(h, req, &gz, body == &gz, eof);
+	cc = perform_post(h, &p, url, hl, body, eof, &code);
 	if (!p.checked) {
 		check_post(&p, cc);
 	} else if (p.failed) {
