@@ -215,6 +215,75 @@ out:
 }
 
 /* Receive and index the pack into the quarantine; fsck when configured. */
+/* A client of the other algorithm: its pack translated into the
+ * quarantine (pack_dir), then its shallow commits, then fsck. */
+static int receive_compat(struct rp *s, const char *pack_dir, char *hex, char **idx,
+                          struct pw_error *e)
+{
+	int rc;
+
+	if ((rc = receive_compat_pack(s, pack_dir, hex, e)))
+		return rc;
+	if ((rc = pw_rp__compat_shallow(s))) {
+		set_unpack_error(s, "out of memory");
+		return rc;
+	}
+	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, e))) {
+		set_unpack_error(s, e->msg);
+		return rc;
+	}
+	if (s->fsck && hex[0]) {
+		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
+
+		if (!(*idx = malloc(n))) {
+			set_unpack_error(s, "out of memory");
+			return PW_ENOMEM;
+		}
+		snprintf(*idx, n, "%s/pack-%s.idx", pack_dir, hex);
+		if ((rc = pw_fsck_pack(s->q_odb, *idx, &s->fsck_opts, e))) {
+			rp_error(s, "%s", e->msg);
+			set_unpack_error(s, "fsck error in the pushed objects");
+		}
+	}
+	return rc;
+}
+
+/* The indexed pack's .idx path into *idx; an empty pack (a new ref to an
+ * existing object) is removed, else its object count is kept and, when it
+ * needs nothing from outside, its index (s->self_contained). */
+static int keep_pack(struct rp *s, const char *pack_dir, const char *hex, int self_contained,
+                     char **idx, struct pw_error *e)
+{
+	size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
+	struct pw_idx *ix = NULL;
+
+	if (!(*idx = malloc(n))) {
+		set_unpack_error(s, "out of memory");
+		return PW_ENOMEM;
+	}
+	snprintf(*idx, n, "%s/pack-%s.idx", pack_dir, hex);
+	if (!pw_idx_open(&ix, *idx, s->algo, e) && ix->nr == 0) {
+		char *pack = malloc(n);
+
+		if (pack)
+			snprintf(pack, n, "%s/pack-%s.pack", pack_dir, hex);
+		pw_idx_free(ix);
+		ix = NULL;
+		if (!pack || unlink(*idx) || unlink(pack)) {
+			free(pack);
+			set_unpack_error(s, "cannot remove an empty pack");
+			return PW_EIO;
+		}
+		free(pack);
+	}
+	s->pack_nr = ix ? ix->nr : 0;
+	if (ix && self_contained)
+		s->self_contained = ix;
+	else
+		pw_idx_free(ix);
+	return 0;
+}
+
 int pw_rp__receive_pack_data(struct rp *s)
 {
 	struct pw_index_pack_args args;
@@ -227,35 +296,12 @@ int pw_rp__receive_pack_data(struct rp *s)
 		set_unpack_error(s, e.msg);
 		return rc;
 	}
+	if (!(pack_dir = pw_path_join(s->qdir, "pack"))) {
+		set_unpack_error(s, "out of memory");
+		return PW_ENOMEM;
+	}
 	if (s->compat) {
-		if (!(pack_dir = pw_path_join(s->qdir, "pack"))) {
-			set_unpack_error(s, "out of memory");
-			return PW_ENOMEM;
-		}
-		if ((rc = receive_compat_pack(s, pack_dir, hex, &e)))
-			goto out;
-		if ((rc = pw_rp__compat_shallow(s))) {
-			set_unpack_error(s, "out of memory");
-			goto out;
-		}
-		if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
-			set_unpack_error(s, e.msg);
-			goto out;
-		}
-		if (s->fsck && hex[0]) {
-			size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
-
-			if (!(idx = malloc(n))) {
-				rc = PW_ENOMEM;
-				set_unpack_error(s, "out of memory");
-				goto out;
-			}
-			snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
-			if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
-				rp_error(s, "%s", e.msg);
-				set_unpack_error(s, "fsck error in the pushed objects");
-			}
-		}
+		rc = receive_compat(s, pack_dir, hex, &idx, &e);
 		goto out;
 	}
 	memset(&args, 0, sizeof(args));
@@ -267,11 +313,6 @@ int pw_rp__receive_pack_data(struct rp *s)
 	args.opts.max_input = (uint64_t)s->max_input;
 	args.opts.report_links = 1;
 	args.self_contained = &self_contained;
-	pack_dir = pw_path_join(s->qdir, "pack");
-	if (!pack_dir) {
-		set_unpack_error(s, "out of memory");
-		return PW_ENOMEM;
-	}
 	rc = pw_index_pack_stream(&args, s->in_fd, pack_dir, NULL, NULL, hex, &kept, &e);
 	if (rc) {
 		rp_error(s, "%s", e.msg);
@@ -289,39 +330,8 @@ int pw_rp__receive_pack_data(struct rp *s)
 			s->main_odb = fresh;
 		}
 	}
-	{
-		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
-		struct pw_idx *ix = NULL;
-
-		idx = malloc(n);
-		if (!idx) {
-			rc = PW_ENOMEM;
-			set_unpack_error(s, "out of memory");
-			goto out;
-		}
-		snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
-		/* an empty pack (new ref to an existing object) is not kept */
-		if (!pw_idx_open(&ix, idx, s->algo, &e) && ix->nr == 0) {
-			char *pack = malloc(n);
-
-			if (pack)
-				snprintf(pack, n, "%s/pack-%s.pack", pack_dir, hex);
-			pw_idx_free(ix);
-			ix = NULL;
-			if (!pack || unlink(idx) || unlink(pack)) {
-				free(pack);
-				rc = PW_EIO;
-				set_unpack_error(s, "cannot remove an empty pack");
-				goto out;
-			}
-			free(pack);
-		}
-		s->pack_nr = ix ? ix->nr : 0;
-		if (ix && self_contained)
-			s->self_contained = ix;
-		else
-			pw_idx_free(ix);
-	}
+	if ((rc = keep_pack(s, pack_dir, hex, self_contained, &idx, &e)))
+		goto out;
 	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
 		set_unpack_error(s, e.msg);
 		goto out;
