@@ -585,9 +585,48 @@ static void *job_main(void *arg)
 
 /* Run the job on a thread; feed it the body (b, NULL = none) and pass what
  * it writes to the response. */
+/* The session's two sockets (the body in, the answer out; our ends in
+ * *in_w and *out_r) and its thread. 0, or the refusal's code. */
+static int start_job(struct resp *r, struct job *j, struct body *b, int *in_w, int *out_r,
+                     pthread_t *th, struct pw_error *err)
+{
+	int in_sv[2], out_sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv))
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out_sv)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	}
+	j->in_fd = in_sv[1];
+	j->out_fd = out_sv[1];
+	*in_w = in_sv[0];
+	*out_r = out_sv[0];
+	shutdown(*in_w, SHUT_RD);
+	shutdown(*out_r, SHUT_WR);
+	if (!b)
+		shutdown(*in_w, SHUT_WR); /* the session reads EOF at once */
+	if (pthread_create(th, NULL, job_main, j)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		close(out_sv[0]);
+		close(out_sv[1]);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err,
+		              "cannot start a thread");
+	}
+	if (!b) {
+		close(*in_w);
+		*in_w = -1;
+	}
+	return 0;
+}
+
 static int run_job(struct resp *r, struct job *j, struct body *b, struct pw_error *err)
 {
-	int in_sv[2], out_sv[2], in_w, out_r, rc = 0;
+	int in_w = -1, out_r = -1, rc = 0;
 	unsigned char *ibuf = NULL, *obuf = NULL;
 	size_t ipend = 0, ioff = 0;
 	int in_failed = 0;
@@ -598,43 +637,11 @@ static int run_job(struct resp *r, struct job *j, struct body *b, struct pw_erro
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
 		              "out of memory");
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv)) {
+	if ((rc = start_job(r, j, b, &in_w, &out_r, &th, err))) {
 		free(ibuf);
 		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
-		              strerror(errno));
+		return rc;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out_sv)) {
-		close(in_sv[0]);
-		close(in_sv[1]);
-		free(ibuf);
-		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
-		              strerror(errno));
-	}
-	j->in_fd = in_sv[1];
-	j->out_fd = out_sv[1];
-	in_w = in_sv[0];
-	out_r = out_sv[0];
-	shutdown(in_w, SHUT_RD);
-	shutdown(out_r, SHUT_WR);
-	if (!b)
-		shutdown(in_w, SHUT_WR); /* the session reads EOF at once */
-	if (pthread_create(&th, NULL, job_main, j)) {
-		close(in_sv[0]);
-		close(in_sv[1]);
-		close(out_sv[0]);
-		close(out_sv[1]);
-		free(ibuf);
-		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err,
-		              "cannot start a thread");
-	}
-	if (!b) {
-		close(in_w);
-		in_w = -1;
-	}
-
 	while (out_r >= 0) {
 		struct pollfd p[2];
 		int n = 0, oi;
