@@ -818,6 +818,38 @@ static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struc
 	return 0;
 }
 
+/* The search of t (in slot s) is over: its best delta (against
+ * best_base, in best) compressed, or, written whole, its data compressed
+ * here in parallel while the cache has room. */
+static int settle(struct worker *wk, struct slot *s, struct wobj *t, const struct pw_buf *best,
+                  int32_t best_base)
+{
+	struct pw_pack_writer *w = wk->w;
+	int rc;
+
+	if (best_base >= 0) {
+		free(t->zdata);
+		t->zdata = NULL;
+		if ((rc = compress_into(wk->comp, best->data, best->len, &t->zdata, &t->zlen)))
+			return pw_error_set(&wk->err, rc, "delta search: compression failed");
+		t->zsize = best->len;
+		t->zdelta = 1;
+		t->base = best_base;
+		t->depth = (uint16_t)(w->objs[best_base].depth + 1);
+		t->flags &= ~(uint32_t)W_REUSE;
+	} else if (!(t->flags & W_REUSE) && !t->zdata &&
+	           atomic_load(&w->zcache) + t->size < ZCACHE_LIMIT) {
+		if ((rc = load_slot(wk, s)) < 0)
+			return rc;
+		if ((rc = compress_into(wk->comp, s->data.data, s->data.len, &t->zdata, &t->zlen)))
+			return pw_error_set(&wk->err, rc, "delta search: compression failed");
+		atomic_fetch_add(&w->zcache, t->zlen);
+		t->zsize = s->data.len;
+		t->zdelta = 0;
+	}
+	return 0;
+}
+
 static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, size_t start,
                           size_t end, struct pw_buf *delta, struct pw_buf *best)
 {
@@ -911,32 +943,8 @@ static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, 
 				*delta = tmp;
 			}
 		}
-		rc = 0;
-		if (best_base >= 0) {
-			free(t->zdata);
-			t->zdata = NULL;
-			if ((rc = compress_into(wk->comp, best->data, best->len, &t->zdata,
-			                        &t->zlen)))
-				return pw_error_set(&wk->err, rc,
-				                    "delta search: compression failed");
-			t->zsize = best->len;
-			t->zdelta = 1;
-			t->base = best_base;
-			t->depth = (uint16_t)(w->objs[best_base].depth + 1);
-			t->flags &= ~(uint32_t)W_REUSE;
-		} else if (!(t->flags & W_REUSE) && !t->zdata &&
-		           atomic_load(&w->zcache) + t->size < ZCACHE_LIMIT) {
-			/* it will be written whole: compress it here, in parallel */
-			if ((rc = load_slot(wk, s)) < 0)
-				return rc;
-			if ((rc = compress_into(wk->comp, s->data.data, s->data.len, &t->zdata,
-			                        &t->zlen)))
-				return pw_error_set(&wk->err, rc,
-				                    "delta search: compression failed");
-			atomic_fetch_add(&w->zcache, t->zlen);
-			t->zsize = s->data.len;
-			t->zdelta = 0;
-		}
+		if ((rc = settle(wk, s, t, best, best_base)))
+			return rc;
 	}
 	return 0;
 }
