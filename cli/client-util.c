@@ -201,3 +201,37 @@ void pw_cli_report(struct pw_report *r, pw_progress_fn progress)
 	r->warning = warning;
 	r->remote = remote_text;
 }
+
+struct pw_pack_cache *pw_cli_pack_cache_from_config(void)
+{
+	struct pw_pack_cache_opts o;
+	struct pw_pack_cache *c = NULL;
+	struct pw_error err;
+	const char *max;
+	int64_t n;
+	int found;
+
+	/* system, global and -c only: a repository's own file could make
+	 * whoever serves it write (and evict) files anywhere */
+	pw_pack_cache_opts_init(&o);
+	o.dir = pw_cli_config_get(NULL, "uploadpack.packcache", &found);
+	if (!o.dir || !*o.dir)
+		return NULL;
+	max = pw_cli_config_get(NULL, "uploadpack.packcachemax", &found);
+	if (max && *max) {
+		if (pw_config_parse_int64(max, &n) || n < 0) {
+			fprintf(stderr,
+			        "warning: bad uploadpack.packCacheMax '%s'; serving without the "
+			        "pack "
+			        "cache\n",
+			        max);
+			return NULL;
+		}
+		o.max_bytes = (uint64_t)n;
+	}
+	if (pw_pack_cache_open(&c, &o, &err)) {
+		fprintf(stderr, "warning: %s; serving without the pack cache\n", err.msg);
+		return NULL;
+	}
+	return c;
+}

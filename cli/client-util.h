@@ -21,6 +21,12 @@ const struct pw_config *pw_cli_config(const struct pw_repo *repo);
 const char *pw_cli_config_get(const struct pw_repo *repo, const char *key, int *found);
 int pw_cli_protocol_version(const struct pw_repo *repo);
 void pw_cli_client_signals(void);
+/* The pack cache uploadpack.packCache names (size bound
+ * uploadpack.packCacheMax), read from the system and global files and -c
+ * only, as uploadpack.packObjectsHook; NULL when unset, or with a warning
+ * on stderr when it cannot be used (the fetch goes on without it). */
+struct pw_pack_cache;
+struct pw_pack_cache *pw_cli_pack_cache_from_config(void);
 /* Callbacks that render the library's reports on stderr as git does:
  * progress (fetch's meters when NULL), "warning: ..." and the server's
  * band-2 text. */

@@ -1,5 +1,6 @@
-/* packwire clone [--bare] [--mirror] [--depth=N] [-b B] [-o NAME] [-n]
- * [--filter=SPEC] [-q] [--progress] [--upload-pack=CMD] URL [DIR] */
+/* packwire clone [--bare] [--mirror] [--depth=N] [--shallow-since=DATE]
+ * [--shallow-exclude=REF] [-b B] [-o NAME] [-n] [--filter=SPEC] [-q]
+ * [--progress] [--upload-pack=CMD] URL [DIR] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,9 @@
 #include "packwire/transport.h"
 
 static const char usage_str[] =
-        "packwire clone [--bare] [--mirror] [--depth=<n>] [-b <branch>] [-o <name>] "
-        "[-n] [--filter=<spec>] [-q] [-v] [--progress] [--upload-pack=<cmd>] <repo> [<dir>]";
+        "packwire clone [--bare] [--mirror] [--depth=<n>] [--shallow-since=<date>] "
+        "[--shallow-exclude=<ref>] [-b <branch>] [-o <name>] [-n] [--filter=<spec>] [-q] "
+        "[-v] [--progress] [--upload-pack=<cmd>] <repo> [<dir>]";
 
 /* Git's guess: last path component without "/.git" or ".git". */
 static char *guess_dir(const char *url, int bare)
@@ -64,7 +66,8 @@ int cmd_clone(int argc, char **argv)
 	struct pw_clone_opts o;
 	struct pw_clone_info info;
 	struct pw_error err = {0};
-	const char *dir = NULL, *depth = NULL;
+	const char *dir = NULL, *depth = NULL, *deepen_not[64];
+	size_t nr_not = 0;
 	char *guessed = NULL, *initial = NULL;
 	int i, quiet = 0, progress = -1, rc, found, verbose = 0, no_local = 0;
 
@@ -113,6 +116,16 @@ int cmd_clone(int argc, char **argv)
 			continue;
 		if (pw_cli_opt_value(argc, argv, &i, "--depth", NULL, &depth))
 			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--shallow-since", NULL, &o.deepen_since))
+			continue;
+		if (pw_cli_opt_value(argc, argv, &i, "--shallow-exclude", NULL,
+		                     &deepen_not[nr_not])) {
+			if (++nr_not >= sizeof(deepen_not) / sizeof(deepen_not[0]))
+				return pw_cli_fatal("too many --shallow-exclude options");
+			deepen_not[nr_not] = NULL;
+			o.deepen_not = deepen_not;
+			continue;
+		}
 		if (pw_cli_opt_value(argc, argv, &i, "--branch", "-b", &o.branch))
 			continue;
 		if (pw_cli_opt_value(argc, argv, &i, "--origin", "-o", &o.origin))
@@ -172,6 +185,20 @@ int cmd_clone(int argc, char **argv)
 			fprintf(stderr, "Cloning into bare repository '%s'...\n", dir);
 		else
 			fprintf(stderr, "Cloning into '%s'...\n", dir);
+	}
+	if (!no_local && is_local_path(o.url) && (o.deepen_since || nr_not)) {
+		/* git copies a local repository whole: the history is not cut,
+		 * but the clone stays single-branch as for a cut one */
+		if (o.deepen_since)
+			fprintf(stderr, "warning: --shallow-since is ignored in local clones; use "
+			                "file:// instead.\n");
+		if (nr_not)
+			fprintf(stderr, "warning: --shallow-exclude is ignored in local clones; "
+			                "use file:// instead.\n");
+		if (o.single_branch < 0)
+			o.single_branch = 1;
+		o.deepen_since = NULL;
+		o.deepen_not = NULL;
 	}
 	rc = pw_clone(&o, &info, &err);
 	if (rc) {

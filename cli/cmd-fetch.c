@@ -1,5 +1,6 @@
-/* packwire fetch [--depth=N] [--prune] [--tags] [--no-tags] [-q]
- * [--upload-pack=CMD] [REMOTE [REFSPEC...]]: summary lines as git fetch. */
+/* packwire fetch [--depth=N] [--shallow-since=DATE] [--shallow-exclude=REF]
+ * [--prune] [--tags] [--no-tags] [-q] [--upload-pack=CMD] [REMOTE
+ * [REFSPEC...]]: summary lines as git fetch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

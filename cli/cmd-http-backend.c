@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client-util.h"
 #include "cmds.h"
 #include "packwire/http.h"
 #include "packwire/packwire.h"
@@ -141,7 +142,9 @@ int cmd_http_backend(int argc, char **argv)
 	req.err_fd = 2;
 
 	signal(SIGPIPE, SIG_IGN);
+	req.pack_cache = pw_cli_pack_cache_from_config();
 	rc = pw_http_serve(&req, &sink, &err);
+	pw_pack_cache_free(req.pack_cache);
 	if (rc) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		/* a refusal was answered (as git, exit 0); a failed service is 1 */

@@ -100,7 +100,9 @@ int cmd_upload_pack(int argc, char **argv)
 		opts.trace_command = pw_cli_trace_line;
 		opts.trace_command_ctx = ctrace;
 	}
+	opts.pack_cache = pw_cli_pack_cache_from_config();
 	rc = pw_upload_pack(repo, 0, 1, &opts, &err);
+	pw_pack_cache_free(opts.pack_cache);
 	pw_cli_trace_packet_close(ctrace);
 	pw_cli_trace_packet_close(ptrace);
 	pw_cli_trace2_close(trace);

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct pw_hash_algo *algo;
-	struct pw_pack_cache *cache = NULL;
+	struct pw_base_cache *cache = NULL;
 	struct pw_buf out = PW_BUF_INIT;
 	struct pw_pack *pack;
 	struct pw_error err;
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	algo = data[0] & 1 ? &pw_hash_sha256 : &pw_hash_sha1;
 	if (pw_pack_open_memory(&pack, data + 1, size - 1, algo, &err))
 		return 0;
-	if (pw_pack_cache_new(&cache, 1 << 20)) {
+	if (pw_base_cache_new(&cache, 1 << 20)) {
 		pw_pack_free(pack);
 		return 0;
 	}
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	pw_pack_verify_checksum(pack, &err);
 	pw_buf_free(&out);
-	pw_pack_cache_free(cache);
+	pw_base_cache_free(cache);
 	pw_pack_free(pack);
 	return 0;
 }

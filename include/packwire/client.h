@@ -161,9 +161,12 @@ struct pw_fetch_request {
 	const char *filter; /* filter-spec or NULL */
 	int include_tag;
 	int no_haves; /* clone: nothing to negotiate */
-	/* --shallow-since / --shallow-exclude: passed to remote helpers as
-	 * "option deepen-since" / "option deepen-not" (other transports refuse
-	 * them for now: PW_EUNSUPPORTED) */
+	/* --shallow-since / --shallow-exclude: "deepen-since <time>" (the date
+	 * read as Git's approxidate reads its usual forms, else PW_EINVAL) and
+	 * "deepen-not <ref>" lines (v0/v1 need the server's deepen-since and
+	 * deepen-not capabilities, v2 its shallow feature); remote helpers get
+	 * them as "option deepen-since" / "option deepen-not" unchanged; bundles
+	 * and dumb HTTP refuse them (PW_EUNSUPPORTED) */
 	const char *deepen_since;
 	const char *const *deepen_not;
 	size_t nr_deepen_not;
@@ -257,6 +260,10 @@ struct pw_clone_opts {
 	/* config layers for the new repository's handle (pw_repo_opts.config) */
 	const struct pw_config_layers *config;
 	struct pw_client_opts client;
+	/* --shallow-since / --shallow-exclude (pw_fetch_request's; like depth
+	 * they make the clone single-branch unless single_branch says no) */
+	const char *deepen_since;
+	const char *const *deepen_not; /* NULL-terminated, or NULL */
 };
 
 struct pw_clone_info {

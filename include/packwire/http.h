@@ -21,6 +21,13 @@
  * as git http-backend's GIT_HTTP_MAX_REQUEST_BUFFER. */
 #define PW_HTTP_MAX_REQUEST_BUFFER (10u * 1024 * 1024)
 
+/* What a request did, for the front's numbers (pw_http_request.result). */
+struct pw_http_result {
+	/* A push ran: 1 when every ref update it asked for was applied, -1 when
+	 * one was refused or the push failed; 0 for any other request. */
+	int push;
+};
+
 /* One header field (a request's as received, or a response's). */
 struct pw_http_header {
 	const char *name, *value;
@@ -80,7 +87,25 @@ struct pw_http_request {
 	/* The front's bound on any request body (packwire serve --max-body);
 	 * 0 = none. */
 	uint64_t max_body;
+	/* The browse pages (packwire serve; git http-backend has none, so 0
+	 * keeps its 404): a GET or HEAD of "/" or of a directory path ending
+	 * in '/' answers an HTML page listing the repositories under
+	 * project_root, or showing one repository (docs/server.md). Read-only,
+	 * bounded in the objects it reads and the bytes it writes. */
+	int browse;
+	/* The clone URLs the repository page shows: the server's base URL
+	 * ("http://host:port", no trailing '/') and a git:// daemon's
+	 * ("git://host[:port]"), the repository's path appended; NULL = none. */
+	const char *clone_url;
+	const char *daemon_url;
+	/* Filled in when not NULL (also when the request fails). */
+	struct pw_http_result *result;
+	/* The pack cache upload-pack's packs go through (packwire/pack-cache.h;
+	 * borrowed), or NULL. */
+	struct pw_pack_cache *pack_cache;
 };
+
+struct pw_pack_cache;
 
 /* Zero the request, content_length and err_fd -1. */
 PW_API void pw_http_request_init(struct pw_http_request *req);

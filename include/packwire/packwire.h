@@ -36,6 +36,7 @@
 #include "packwire/push.h"
 #include "packwire/bundle.h"
 #include "packwire/server.h"
+#include "packwire/pack-cache.h"
 #include "packwire/receive.h"
 #include "packwire/daemon.h"
 #include "packwire/env.h"

@@ -19,6 +19,22 @@
 #include "packwire/transport.h"
 
 struct pw_repo;
+struct pw_push_ref;
+
+/* One --force-with-lease=<ref>[:<expect>]: the update of the remote ref
+ * that `ref` names (Git's rules: "main" is refs/heads/main, refs/tags/main,
+ * ...; the first lease that names a ref is its lease) goes on, forced, only
+ * when the server's value is the expected one; else it is rejected as
+ * "stale info". */
+struct pw_push_lease {
+	const char *ref;
+	/* 1: expect the remote-tracking ref's value (remote.<name>.fetch maps
+	 * the remote ref to it; none, or a URL: expect no ref) */
+	int use_tracking;
+	/* else: the value expected; all zero (algo may be 0): the ref must
+	 * not exist */
+	struct pw_oid expect;
+};
 
 struct pw_push_opts {
 	int force, delete_refs, atomic, tags, all, mirror, dry_run, quiet;
@@ -62,6 +78,22 @@ struct pw_push_opts {
 	/* each pkt-line read or sent, as pw_client_opts.trace_packet */
 	void (*trace_packet)(void *ctx, int write, const char *data, size_t len);
 	void *trace_packet_ctx;
+	/* --force-with-lease: the leases named, and lease_all for the bare
+	 * option (every other ref updated must be at its remote-tracking
+	 * value). A ref whose lease holds is updated even when that is not a
+	 * fast-forward; --force and "+" override a lease that does not. */
+	const struct pw_push_lease *leases;
+	size_t nr_leases;
+	int lease_all;
+	/* --force-if-includes: a lease on a remote-tracking value also needs
+	 * that value in the reflog of the local ref of the same name (or
+	 * reachable from an entry since the tracking ref last moved), else
+	 * the ref is rejected as PW_PUSH_REJECT_REMOTE_UPDATED */
+	int force_if_includes;
+	/* Called (with report.data) when --atomic fails on the rejection of
+	 * ref before anything was sent (pw_push_result.atomic_failed_by), before
+	 * the connection is dropped: where git push says so. */
+	void (*atomic_failed)(void *data, const struct pw_push_ref *ref);
 };
 
 enum pw_push_status {
@@ -76,6 +108,9 @@ enum pw_push_status {
 	PW_PUSH_OK,
 	PW_PUSH_REMOTE_REJECT, /* "ng": see remote_msg */
 	PW_PUSH_NO_REPORT,     /* sent, but the server said nothing about it */
+	PW_PUSH_REJECT_STALE,  /* "stale info": not the value its lease expects */
+	/* "remote ref updated since checkout" (--force-if-includes) */
+	PW_PUSH_REJECT_REMOTE_UPDATED,
 };
 
 /* What the server says it did for an accepted update, when that differs
@@ -88,7 +123,9 @@ struct pw_push_report {
 };
 
 struct pw_push_ref {
-	char *src; /* local name ("refs/heads/main", "HEAD") or NULL for a delete */
+	/* local name ("refs/heads/main", "HEAD"), else the source as written
+	 * (an id, "main~1"); NULL for a delete */
+	char *src;
 	char *dst; /* remote ref */
 	struct pw_oid old_oid, new_oid;
 	int force;         /* this update may rewind */
@@ -99,6 +136,8 @@ struct pw_push_ref {
 	char *tracking;                 /* remote-tracking ref set (or deleted) for it, or NULL */
 	struct pw_push_report *reports; /* the server's reports, in its order */
 	size_t nr_reports;
+	int lease;                  /* a lease applied: the server's value had to be ... */
+	struct pw_oid lease_expect; /* ... this one (zero: no ref) */
 };
 
 struct pw_push_result {
@@ -108,6 +147,12 @@ struct pw_push_result {
 	size_t nr;
 	char *unpack_error; /* NULL: unpack ok (or nothing sent) */
 	int sent;           /* commands went out */
+	/* --atomic failed before anything was sent, on the rejection of
+	 * refs[atomic_failed_by - 1] (send-pack's "atomic push failed for ref
+	 * <name>"); the connection was then dropped without a word, as Git
+	 * does. 0 otherwise, and always for helpers and smart HTTP, where Git
+	 * says nothing of it. */
+	size_t atomic_failed_by;
 };
 
 /*

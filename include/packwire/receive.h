@@ -20,6 +20,13 @@
 
 struct pw_repo;
 
+/* How one push ended (pw_receive_opts.result), for a server's numbers. */
+struct pw_receive_result {
+	size_t commands; /* ref updates the client asked for (0: no push, e.g. advertise_refs) */
+	size_t refused;  /* of them, the ones refused ("ng" in the report) */
+	int failed;      /* the pack did not unpack, or the session did not finish */
+};
+
 struct pw_receive_opts {
 	int advertise_refs;   /* --advertise-refs: only send the advertisement */
 	int stateless_rpc;    /* --stateless-rpc: no advertisement, read the request */
@@ -60,6 +67,8 @@ struct pw_receive_opts {
 	 * the process there); NULL = none. */
 	void (*before_map_publish)(void *data, const char *tmp_path, const char *final_path);
 	void *before_map_publish_data;
+	/* Filled in by the call when not NULL (also when it fails). */
+	struct pw_receive_result *result;
 };
 
 PW_API void pw_receive_opts_init(struct pw_receive_opts *opts);

@@ -18,6 +18,8 @@
 
 #include "packwire/error.h"
 
+struct pw_pack_cache;
+
 struct pw_serve_opts {
 	const char *listen;          /* IPv4/IPv6 address; NULL = "127.0.0.1" */
 	unsigned port;               /* 0 = any free port (see pw_serve_port) */
@@ -45,7 +47,31 @@ struct pw_serve_opts {
 	 * the making, so this bounds the server's memory. 0 = 2 per CPU, at
 	 * least 4. */
 	unsigned max_jobs;
+	/* Requests that may wait for a job while all max_jobs are busy, oldest
+	 * served first. Past them a request is refused at once, and one that
+	 * waited `timeout` seconds is refused then: 503 with Retry-After and a
+	 * one-line text/plain reason (which git clone shows as "remote: ...").
+	 * A waiting request costs a thread and its spooled body, no walk.
+	 * 0 = 64; PW_SERVE_NO_QUEUE: none (refused whenever every job is busy). */
+	unsigned max_queue;
+	unsigned retry_after; /* seconds in Retry-After; 0 = 5 */
+	/* GET /metrics (the Prometheus text format, docs/server.md) is on
+	 * unless no_metrics; GET /healthz is always on: "ok" (200), or 503
+	 * once pw_serve_drain (or pw_serve_stop) was called. */
+	int no_metrics;
+	/* The browse pages (GET / and GET /<repo>/) are on unless no_browse.
+	 * Their clone URLs: url ("https://git.example.com", else the Host the
+	 * client asked for) and daemon_url ("git://git.example.com", else no
+	 * git:// URL), the repository's path appended. */
+	int no_browse;
+	const char *url;
+	const char *daemon_url;
+	/* The pack cache of upload-pack's packs (packwire/pack-cache.h), or
+	 * NULL: borrowed, to be freed by the caller after pw_serve_stop. */
+	struct pw_pack_cache *pack_cache;
 };
+
+#define PW_SERVE_NO_QUEUE 0xffffffffu
 
 struct pw_serve;
 
@@ -55,7 +81,11 @@ PW_API int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opt
                           struct pw_error *err);
 /* The port it listens on (the chosen one when opts.port was 0). */
 PW_API unsigned pw_serve_port(const struct pw_serve *s);
-/* Graceful stop: no new connection is accepted, requests in flight run to
+/* The server goes on serving, but GET /healthz answers 503 from now on, so
+ * that a load balancer stops sending it requests before pw_serve_stop.
+ * Any thread; s may be NULL. */
+PW_API void pw_serve_drain(struct pw_serve *s);
+/* Graceful stop (pw_serve_drain first): no new connection is accepted, requests in flight run to
  * their end (or are cut after grace_seconds; 0 = wait for them), then the
  * server and everything it holds are freed. s may be NULL. */
 PW_API void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds);

@@ -13,6 +13,8 @@
 #include "packwire/error.h"
 #include "packwire/repo.h"
 
+struct pw_pack_cache;
+
 struct pw_upload_pack_opts {
 	int version;        /* protocol: 0, 1 or 2 (see pw_protocol_version_from_env) */
 	int stateless_rpc;  /* one request, no advertisement (smart HTTP) */
@@ -51,6 +53,10 @@ struct pw_upload_pack_opts {
 	 * the repository's compat map when it is not the storage algorithm
 	 * (packwire compat build); NULL = the repository's. */
 	const char *object_format;
+	/* The pack cache (packwire/pack-cache.h) the packs of this session go
+	 * through, or NULL (borrowed; one handle serves any number of sessions
+	 * on any threads). */
+	struct pw_pack_cache *pack_cache;
 };
 
 PW_API void pw_upload_pack_opts_init(struct pw_upload_pack_opts *opts);

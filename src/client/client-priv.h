@@ -61,6 +61,14 @@ struct pw_push_result;
 int pw_client__helper_push_list(struct pw_helper *h, struct pw_repo *repo,
                                 const struct pw_hash_algo *local, struct pw_adv *adv,
                                 struct pw_error *err);
+/* push-lease.c: the --force-with-lease of remote ref r (its old_oid set):
+ * 0 when none applies; 1 with r->lease and r->lease_expect set and *verdict
+ * PW_PUSH_PENDING when it holds (the update is forced), else
+ * PW_PUSH_REJECT_STALE or PW_PUSH_REJECT_REMOTE_UPDATED; or an error.
+ * remote: the configured remote's name (its fetch refspecs give the
+ * tracking refs), NULL for a URL. */
+int pw_push__lease(struct pw_repo *repo, const struct pw_push_opts *o, const char *remote,
+                   struct pw_push_ref *r, enum pw_push_status *verdict, struct pw_error *err);
 int pw_client__helper_push(struct pw_helper *h, struct pw_repo *repo, const struct pw_push_opts *o,
                            struct pw_push_result *res, struct pw_error *err);
 void pw_client__helper_end(struct pw_helper *h);

@@ -297,7 +297,10 @@ static int plan_branch(struct clone_state *c, struct clone_plan *p)
 	const struct pw_clone_opts *o = c->o;
 	char buf[1024];
 
-	p->single_branch = o->single_branch < 0 ? (o->depth > 0) : o->single_branch;
+	/* any deepen makes a clone single-branch by default, as git clone */
+	p->single_branch = o->single_branch < 0 ? (o->depth > 0 || o->deepen_since ||
+	                                           (o->deepen_not && o->deepen_not[0]))
+	                                        : o->single_branch;
 	if (o->mirror)
 		p->single_branch = 0;
 	p->head = remote_head(c->adv, &p->head_branch);
@@ -434,6 +437,10 @@ static int fetch_mapped(struct clone_state *c, struct pw_clone_info *info,
 	req.wants = wants;
 	req.nr_wants = nw;
 	req.depth = o->depth;
+	req.deepen_since = o->deepen_since;
+	req.deepen_not = o->deepen_not;
+	while (o->deepen_not && o->deepen_not[req.nr_deepen_not])
+		req.nr_deepen_not++;
 	req.filter = o->filter;
 	req.include_tag = 1;
 	req.no_haves = 1;

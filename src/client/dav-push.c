@@ -17,6 +17,7 @@
 
 #include "client/client-priv.h"
 #include "client/dav.h"
+#include "util/fs.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -817,7 +818,7 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 	for (i = 0; i < 2; i++) {
 		snprintf(tmpl[i], sizeof(tmpl[i]), "%s/tmp_dav_%s_XXXXXX",
 		         pw_repo_objects_dir(repo), i ? "idx" : "pack");
-		if ((fd[i] = mkstemp(tmpl[i])) < 0) {
+		if ((fd[i] = pw_fs_mkstemp_mode(tmpl[i], 0600)) < 0) {
 			rc = pw_error_set(err, PW_EIO, "cannot create a temporary file in %s",
 			                  pw_repo_objects_dir(repo));
 			goto out;

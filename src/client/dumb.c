@@ -408,13 +408,13 @@ static int try_loose(struct walk *w, struct store *s, const struct pw_oid *oid)
 		pw_buf_free(&tmp);
 		return rc;
 	}
-	if ((l.fd = mkstemp(tmp.data)) < 0) {
+	/* read-only as every loose object, under the umask */
+	if ((l.fd = pw_fs_mkstemp_mode(tmp.data, 0444)) < 0) {
 		rc = pw_error_set(w->err, PW_EIO, "cannot create a file in %s: %s", w->qdir,
 		                  strerror(errno));
 		pw_buf_reset(&tmp);
 		goto out;
 	}
-	fchmod(l.fd, 0444); /* as every loose object */
 	rc = pw_http__get(w->d->conn, w->url.data, loose_sink, &l, w->err);
 	if (close(l.fd) && !rc)
 		rc = pw_error_set(w->err, PW_EIO, "writing %s into the quarantine: %s", w->url.data,
@@ -581,7 +581,7 @@ static int get_pack(struct walk *w, struct store *s, size_t j, const struct pw_o
 		goto out;
 	}
 	f.url = url;
-	if ((f.fd = mkstemp(tp.data)) < 0) {
+	if ((f.fd = pw_fs_mkstemp_mode(tp.data, 0444)) < 0) {
 		rc = pw_error_set(w->err, PW_EIO, "cannot create a file in %s/pack: %s", w->qdir,
 		                  strerror(errno));
 		pw_buf_reset(&tp);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/bundle-priv.h"
@@ -26,11 +27,14 @@
 #include "packwire/revlist.h"
 #include "packwire/version.h"
 #include "proto/quote.h"
+#include "util/date.h"
 #include "util/fs.h"
 
 #define INITIAL_FLUSH  16
 #define PIPESAFE_FLUSH 32
 #define MAX_IN_VAIN    256
+/* a --shallow-exclude name goes into one pkt-line */
+#define PW_DEEPEN_NOT_MAX 4096
 
 struct neg {
 	struct pw_session *s;
@@ -41,6 +45,10 @@ struct neg {
 	size_t nr_common, alloc_common;
 	struct pw_oid *old_shallow;
 	size_t nr_old_shallow;
+	/* a deepen of any kind (depth, since, not): the server sends a
+	 * shallow list; since is the request's date, read */
+	int deepen;
+	int64_t since;
 	/* shallow-info from the server */
 	struct pw_oid *sh_add, *sh_del;
 	size_t nr_add, nr_del, alloc_add, alloc_del;
@@ -211,6 +219,10 @@ static int write_shallow_args(struct neg *n)
 		                   pw_oid_to_hex(&n->old_shallow[i], hex));
 	if (!rc && n->req->depth)
 		rc = pw_pkt_writef(&n->s->out, "deepen %u\n", n->req->depth);
+	if (!rc && n->req->deepen_since)
+		rc = pw_pkt_writef(&n->s->out, "deepen-since %lld\n", (long long)n->since);
+	for (i = 0; !rc && i < n->req->nr_deepen_not; i++)
+		rc = pw_pkt_writef(&n->s->out, "deepen-not %s\n", n->req->deepen_not[i]);
 	return rc;
 }
 
@@ -249,7 +261,7 @@ static int v2_negotiate(struct neg *n, struct pw_error *err)
 	struct pw_session *s = n->s;
 	int count = INITIAL_FLUSH, rc;
 
-	if (n->req->depth && !pw_v2_caps_has_feature(&s->caps2, "fetch", "shallow"))
+	if (n->deepen && !pw_v2_caps_has_feature(&s->caps2, "fetch", "shallow"))
 		return pw_error_set(err, PW_EUNSUPPORTED,
 		                    "Server does not support shallow requests");
 	for (;;) {
@@ -417,6 +429,19 @@ static int v0_caps(struct neg *n, struct pw_buf *caps, struct pw_error *err)
 			                    "Server does not support shallow clients");
 		rc = pw_caps_add(caps, "shallow", NULL);
 	}
+	/* git's words when the server cannot cut the history that way */
+	if (!rc && n->req->deepen_since) {
+		if (!HAS("deepen-since"))
+			return pw_error_set(err, PW_EUNSUPPORTED,
+			                    "Server does not support --shallow-since");
+		rc = pw_caps_add(caps, "deepen-since", NULL);
+	}
+	if (!rc && n->req->nr_deepen_not) {
+		if (!HAS("deepen-not"))
+			return pw_error_set(err, PW_EUNSUPPORTED,
+			                    "Server does not support --shallow-exclude");
+		rc = pw_caps_add(caps, "deepen-not", NULL);
+	}
 	if (!rc && n->req->filter) {
 		if (HAS("filter"))
 			rc = pw_caps_add(caps, "filter", NULL);
@@ -454,7 +479,7 @@ static int v0_negotiate(struct neg *n, struct pw_error *err)
 	}
 	if ((rc = pw_client__send(s, err)))
 		goto out;
-	if (n->req->depth) {
+	if (n->deepen) {
 		for (;;) {
 			if ((rc = read_line(n, &pkt, err)))
 				goto out;
@@ -531,7 +556,7 @@ static int v0_stateless_read_shallow(struct neg *n, int keep, struct pw_error *e
 	struct pw_pkt pkt;
 	int rc;
 
-	if (!n->req->depth)
+	if (!n->deepen)
 		return 0;
 	for (;;) {
 		if ((rc = read_line(n, &pkt, err)))
@@ -618,7 +643,7 @@ static int v0_negotiate_stateless(struct neg *n, struct pw_error *err)
 			goto out;
 		}
 	}
-	if (n->req->depth) {
+	if (n->deepen) {
 		/* the shallow list alone first, as Git does: upload-pack ends that
 		 * answer after the list's flush (no NAK) */
 		if ((rc = pw_client__send(s, err)) || (rc = v0_stateless_read_shallow(n, 1, err)))
@@ -836,7 +861,7 @@ static int list_packs(const char *dir, struct pw_buf *out)
  * purpose (depth, filter, shallow repository). */
 static int need_connectivity(const struct neg *n)
 {
-	return !n->req->depth && !n->req->filter && !n->nr_old_shallow;
+	return !n->deepen && !n->req->filter && !n->nr_old_shallow;
 }
 
 /* fetch.maxPackSize, else transfer.maxPackSize: the most bytes a received
@@ -1258,10 +1283,23 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	size_t i;
 	int rc;
 
-	if ((req->deepen_since || req->nr_deepen_not) && !s->helper) {
+	for (i = 0; i < req->nr_deepen_not; i++)
+		if (!*req->deepen_not[i] || strlen(req->deepen_not[i]) > PW_DEEPEN_NOT_MAX ||
+		    strchr(req->deepen_not[i], '\n')) {
+			memset(res, 0, sizeof(*res));
+			return pw_error_set(
+			        err, PW_EINVAL,
+			        "--shallow-exclude=%.200s: not a ref name (empty, longer "
+			        "than %d bytes or with a newline)",
+			        req->deepen_not[i], PW_DEEPEN_NOT_MAX);
+		}
+	if ((req->deepen_since || req->nr_deepen_not) && (s->bundle || s->dumb)) {
 		memset(res, 0, sizeof(*res));
 		return pw_error_set(err, PW_EUNSUPPORTED,
-		                    "deepen-since and deepen-not go only through remote helpers");
+		                    s->dumb ? "dumb http transport does not support shallow "
+		                              "capabilities"
+		                            : "--shallow-since and --shallow-exclude cannot cut "
+		                              "the history a bundle holds");
 	}
 	if (s->bundle || s->dumb || s->helper) {
 		if (s->bundle)
@@ -1280,6 +1318,10 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 	n.req = req;
 	n.res = res;
 	n.algo = pw_repo_algo(repo);
+	n.deepen = req->depth || req->deepen_since || req->nr_deepen_not;
+	if (req->deepen_since &&
+	    (rc = pw_date_parse(req->deepen_since, (int64_t)time(NULL), &n.since, err)))
+		return rc;
 	if ((rc = pw_session_check_algo(s, n.algo, err)))
 		return rc;
 	if (!req->nr_wants)

@@ -31,6 +31,9 @@ struct rh {
 	int push_cert; /* "option pushcert": 0 false, 1 if-asked, 2 true */
 	unsigned depth;
 	char *filter;
+	char *deepen_since; /* "option deepen-since" */
+	char **deepen_not;  /* "option deepen-not", each; NULL-terminated */
+	size_t nr_deepen_not;
 	const char **push_options;
 	size_t nr_push_options;
 	/* "option cas <ref>:<oid>" (--force-with-lease), checked against the
@@ -259,6 +262,33 @@ static int open_repo(struct rh *h)
 	return 0;
 }
 
+/* "option deepen-since" / "option deepen-not": a C-quoted value (value is
+ * freed here). */
+static int set_deepen(struct rh *h, const char *name, char *value)
+{
+	struct pw_error qerr = {0};
+	char **n;
+	size_t qlen;
+	char *q = pw_helper_unquote(value, strlen(value), &qlen, &qerr);
+
+	free(value);
+	if (!q)
+		return fatal(h, "invalid quoting in %s value: %s", name, qerr.msg);
+	if (!strcmp(name, "deepen-since")) {
+		free(h->deepen_since);
+		h->deepen_since = q;
+	} else if (!(n = realloc(h->deepen_not, (h->nr_deepen_not + 2) * sizeof(*n)))) {
+		free(q);
+		return nomem(h);
+	} else {
+		h->deepen_not = n;
+		n[h->nr_deepen_not++] = q;
+		n[h->nr_deepen_not] = NULL;
+	}
+	answer(h, "ok\n");
+	return 0;
+}
+
 static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 {
 	char name[64], *value;
@@ -298,6 +328,8 @@ static int set_option(struct rh *h, const struct pw_helper_cmd *c)
 		free(h->filter);
 		h->filter = value;
 		value = NULL;
+	} else if (!strcmp(name, "deepen-since") || !strcmp(name, "deepen-not")) {
+		return set_deepen(h, name, value);
 	} else if (!strcmp(name, "push-option")) {
 		struct pw_error qerr = {0};
 		const char **n;
@@ -546,10 +578,13 @@ static int do_fetch(struct rh *h, const struct pw_helper_cmd *first)
 	req.wants = h->wants;
 	req.nr_wants = nr;
 	req.depth = h->depth;
+	req.deepen_since = h->deepen_since;
+	req.deepen_not = (const char *const *)h->deepen_not;
+	req.nr_deepen_not = h->nr_deepen_not;
 	req.filter = h->filter;
 	req.include_tag = h->followtags;
 	rc = pw_session_fetch(h->s, h->repo, &req, &res, &err);
-	if (!rc && h->depth)
+	if (!rc && (h->depth || h->deepen_since || h->nr_deepen_not))
 		rc = pw_fetch_result_write_shallow(h->repo, &res, &err);
 	pw_fetch_result_free(&res);
 	free_batch(h);
@@ -1057,6 +1092,10 @@ static void free_all(struct rh *h)
 	pw_buf_free(&h->out);
 	free_batch(h);
 	free(h->filter);
+	free(h->deepen_since);
+	for (i = 0; i < h->nr_deepen_not; i++)
+		free(h->deepen_not[i]);
+	free(h->deepen_not);
 	for (i = 0; i < h->nr_push_options; i++)
 		free((char *)h->push_options[i]);
 	free(h->push_options);

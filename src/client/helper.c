@@ -807,6 +807,22 @@ int pw_client__helper_push(struct pw_helper *h, struct pw_repo *repo, const stru
 	}
 	if (rc || !cmd.len)
 		goto out;
+	/* a lease, for the helper to check again where the ref is (Git does
+	 * not mind a helper that does not know "cas") */
+	for (i = 0; i < res->nr && !rc; i++) {
+		struct pw_push_ref *r = &res->refs[i];
+		struct pw_buf cas = PW_BUF_INIT;
+
+		if (r->status != PW_PUSH_PENDING || !r->lease)
+			continue;
+		if (pw_buf_addf(&cas, "%s:%s", r->dst, pw_oid_to_hex(&r->lease_expect, hex)))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		else if ((rc = pw_helper_option(h, "cas", cas.data, err)) > 0)
+			rc = 0;
+		pw_buf_free(&cas);
+	}
+	if (rc)
+		goto out;
 	/* options go before the batch that they change */
 	if ((o->dry_run && (rc = push_option(h, "dry-run", "true", "dry-run", err))) ||
 	    (o->atomic && (rc = push_option(h, "atomic", "true", "--atomic", err))) ||

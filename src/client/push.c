@@ -306,7 +306,8 @@ static int add_refspec(struct ps *s, const char *spec, int force)
 		                  src, src);
 		goto out;
 	}
-	rc = d ? add_update(s, full, &oid, d, force, 0) : PW_ENOMEM;
+	/* a source that is no ref (an id, "main~1") is shown as written */
+	rc = d ? add_update(s, full ? full : src, &oid, d, force, 0) : PW_ENOMEM;
 out:
 	free(copy);
 	free(full);
@@ -529,13 +530,60 @@ static int is_rejection(enum pw_push_status st)
 {
 	return st == PW_PUSH_REJECT_NONFF || st == PW_PUSH_REJECT_FETCH_FIRST ||
 	       st == PW_PUSH_REJECT_EXISTS || st == PW_PUSH_REJECT_NODELETE ||
-	       st == PW_PUSH_NO_SUCH_REF;
+	       st == PW_PUSH_NO_SUCH_REF || st == PW_PUSH_REJECT_STALE ||
+	       st == PW_PUSH_REJECT_REMOTE_UPDATED;
+}
+
+/* Git's set_ref_status_for_push: what would keep this update from going
+ * out, and whether force (--force, "+", a lease that holds) overrides it. */
+static int decide_one(struct ps *s, struct pw_push_ref *r, const struct pw_remote_ref *rr)
+{
+	enum pw_push_status reject = PW_PUSH_PENDING;
+	int force = r->force, rc;
+
+	if (r->is_delete && !rr) {
+		r->status = PW_PUSH_NO_SUCH_REF;
+		return 0;
+	}
+	if (!r->is_delete && pw_oid_equal(&r->old_oid, &r->new_oid)) {
+		r->status = PW_PUSH_UPTODATE;
+		return 0;
+	}
+	/* a lease that holds forces the update; one that does not rejects it */
+	rc = pw_push__lease(s->repo, s->o, s->res->remote_name, r, &reject, s->err);
+	if (rc < 0)
+		return rc;
+	if (rc && !reject)
+		force = 1;
+	if (!reject && !r->is_delete && !pw_oid_is_zero(&r->old_oid)) {
+		if (!strncmp(r->dst, "refs/tags/", 10)) {
+			reject = PW_PUSH_REJECT_EXISTS;
+		} else if (!pw_odb_exists(s->odb, &r->old_oid)) {
+			reject = PW_PUSH_REJECT_FETCH_FIRST;
+		} else {
+			struct pw_error e;
+			int anc = pw_commit_is_ancestor(s->repo, &r->old_oid, &r->new_oid, &e);
+
+			if (anc < 0)
+				return pw_error_set(s->err, anc, "%s", e.msg);
+			if (!anc)
+				reject = PW_PUSH_REJECT_NONFF;
+		}
+	}
+	if (!force)
+		r->status = reject;
+	else if (reject)
+		r->forced_update = 1;
+	/* send-pack's own check, after the rules above */
+	if (r->is_delete && r->status == PW_PUSH_PENDING && !s->server_delete)
+		r->status = PW_PUSH_REJECT_NODELETE;
+	return 0;
 }
 
 static int decide(struct ps *s)
 {
 	size_t i;
-	int any_reject = 0;
+	int any_reject = 0, rc;
 
 	for (i = 0; i < s->res->nr; i++) {
 		struct pw_push_ref *r = &s->res->refs[i];
@@ -545,45 +593,30 @@ static int decide(struct ps *s)
 			r->old_oid = rr->oid;
 		else
 			pw_oid_zero(&r->old_oid, s->algo);
-		if (r->is_delete) {
-			if (!rr)
-				r->status = PW_PUSH_NO_SUCH_REF;
-			else if (!s->server_delete)
-				r->status = PW_PUSH_REJECT_NODELETE;
-		} else if (pw_oid_equal(&r->old_oid, &r->new_oid)) {
-			r->status = PW_PUSH_UPTODATE;
-		} else if (!pw_oid_is_zero(&r->old_oid)) {
-			int anc = 0;
-
-			if (!strncmp(r->dst, "refs/tags/", 10)) {
-				if (!r->force)
-					r->status = PW_PUSH_REJECT_EXISTS;
-				else
-					r->forced_update = 1;
-			} else if (!pw_odb_exists(s->odb, &r->old_oid)) {
-				if (!r->force)
-					r->status = PW_PUSH_REJECT_FETCH_FIRST;
-				else
-					r->forced_update = 1;
-			} else {
-				struct pw_error e;
-
-				anc = pw_commit_is_ancestor(s->repo, &r->old_oid, &r->new_oid, &e);
-				if (anc < 0)
-					return pw_error_set(s->err, anc, "%s", e.msg);
-				if (!anc && !r->force)
-					r->status = PW_PUSH_REJECT_NONFF;
-				else if (!anc)
-					r->forced_update = 1;
-			}
-		}
+		if ((rc = decide_one(s, r, rr)))
+			return rc;
 		if (is_rejection(r->status))
 			any_reject = 1;
 	}
-	if (any_reject && s->o->atomic)
-		for (i = 0; i < s->res->nr; i++)
-			if (s->res->refs[i].status == PW_PUSH_PENDING)
-				s->res->refs[i].status = PW_PUSH_ATOMIC_FAILED;
+	if (!any_reject || !s->o->atomic)
+		return 0;
+	for (i = 0; i < s->res->nr; i++)
+		if (s->res->refs[i].status == PW_PUSH_PENDING)
+			s->res->refs[i].status = PW_PUSH_ATOMIC_FAILED;
+	/* send-pack names the first ref it would have had to leave out (a
+	 * helper, smart HTTP included, says nothing) */
+	for (i = 0; !s->helper && !s->dav && !s->conn->stateless && i < s->res->nr; i++) {
+		enum pw_push_status st = s->res->refs[i].status;
+
+		if (st == PW_PUSH_REJECT_NONFF || st == PW_PUSH_REJECT_FETCH_FIRST ||
+		    st == PW_PUSH_REJECT_EXISTS || st == PW_PUSH_REJECT_STALE ||
+		    st == PW_PUSH_REJECT_REMOTE_UPDATED) {
+			s->res->atomic_failed_by = i + 1;
+			if (s->o->atomic_failed)
+				s->o->atomic_failed(s->o->report.data, &s->res->refs[i]);
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -1428,7 +1461,9 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 	rc = exchange(&s);
 	goto out;
 polite:
-	if (s.conn && s.conn->out_fd >= 0 && !s.conn->stateless) {
+	/* an atomic push that failed here ends without a flush, as send-pack
+	 * ends it (the server then says the remote end hung up) */
+	if (s.conn && s.conn->out_fd >= 0 && !s.conn->stateless && !res->atomic_failed_by) {
 		struct pw_buf b = PW_BUF_INIT;
 		struct pw_error e;
 

@@ -209,14 +209,14 @@ int pw_compat_write_durable(const char *path, const void *data, size_t len,
 	if (pw_buf_addf(&tmp, "%.*s/tmp_compat_XXXXXX", slash ? (int)(slash - path) : 1,
 	                slash ? path : "."))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	fd = mkstemp(tmp.data);
+	fd = pw_fs_mkstemp_mode(tmp.data, 0444);
 	if (fd < 0) {
 		rc = pw_error_set(err, PW_EIO, "unable to create temporary file %s: %s", tmp.data,
 		                  strerror(errno));
 		pw_buf_free(&tmp);
 		return rc;
 	}
-	if (pw_fs_write_all(fd, data, len) || fsync(fd) || fchmod(fd, 0444)) {
+	if (pw_fs_write_all(fd, data, len) || fsync(fd)) {
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", tmp.data, strerror(errno));
 		close(fd);
 		unlink(tmp.data);

@@ -15,7 +15,7 @@ struct ent {
 	struct ent *prev, *next; /* LRU list, head = most recently used */
 };
 
-struct pw_pack_cache {
+struct pw_base_cache {
 	size_t limit, used;
 	struct ent *buckets[NBUCKETS];
 	struct ent *head, *tail;
@@ -30,14 +30,14 @@ static size_t bucket(uint64_t pack_id, uint64_t offset)
 	return (size_t)(h >> 52) & (NBUCKETS - 1);
 }
 
-int pw_pack_cache_new(struct pw_pack_cache **out, size_t limit)
+int pw_base_cache_new(struct pw_base_cache **out, size_t limit)
 {
-	struct pw_pack_cache *c = calloc(1, sizeof(*c));
+	struct pw_base_cache *c = calloc(1, sizeof(*c));
 
 	*out = NULL;
 	if (!c)
 		return PW_ENOMEM;
-	c->limit = limit ? limit : PW_PACK_CACHE_DEFAULT_LIMIT;
+	c->limit = limit ? limit : PW_BASE_CACHE_DEFAULT_LIMIT;
 	c->dec = libdeflate_alloc_decompressor();
 	if (!c->dec) {
 		free(c);
@@ -47,7 +47,7 @@ int pw_pack_cache_new(struct pw_pack_cache **out, size_t limit)
 	return 0;
 }
 
-static void lru_unlink(struct pw_pack_cache *c, struct ent *e)
+static void lru_unlink(struct pw_base_cache *c, struct ent *e)
 {
 	if (e->prev)
 		e->prev->next = e->next;
@@ -60,7 +60,7 @@ static void lru_unlink(struct pw_pack_cache *c, struct ent *e)
 	e->prev = e->next = NULL;
 }
 
-static void lru_push(struct pw_pack_cache *c, struct ent *e)
+static void lru_push(struct pw_base_cache *c, struct ent *e)
 {
 	e->prev = NULL;
 	e->next = c->head;
@@ -71,7 +71,7 @@ static void lru_push(struct pw_pack_cache *c, struct ent *e)
 		c->tail = e;
 }
 
-static void remove_ent(struct pw_pack_cache *c, struct ent *e)
+static void remove_ent(struct pw_base_cache *c, struct ent *e)
 {
 	struct ent **pp = &c->buckets[bucket(e->pack_id, e->offset)];
 
@@ -84,7 +84,7 @@ static void remove_ent(struct pw_pack_cache *c, struct ent *e)
 	free(e);
 }
 
-void pw_pack_cache_free(struct pw_pack_cache *c)
+void pw_base_cache_free(struct pw_base_cache *c)
 {
 	if (!c)
 		return;
@@ -95,7 +95,7 @@ void pw_pack_cache_free(struct pw_pack_cache *c)
 	free(c);
 }
 
-static struct ent *find(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset)
+static struct ent *find(struct pw_base_cache *c, uint64_t pack_id, uint64_t offset)
 {
 	struct ent *e = c->buckets[bucket(pack_id, offset)];
 
@@ -104,8 +104,8 @@ static struct ent *find(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offs
 	return e;
 }
 
-int pw_pack_cache_get(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset,
-                      struct pw_pack_cache_hit *hit)
+int pw_base_cache_get(struct pw_base_cache *c, uint64_t pack_id, uint64_t offset,
+                      struct pw_base_cache_hit *hit)
 {
 	struct ent *e = find(c, pack_id, offset);
 
@@ -124,7 +124,7 @@ int pw_pack_cache_get(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset
 	return 1;
 }
 
-int pw_pack_cache_put(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset, int type,
+int pw_base_cache_put(struct pw_base_cache *c, uint64_t pack_id, uint64_t offset, int type,
                       struct pw_buf *buf)
 {
 	struct ent *e;
@@ -154,7 +154,7 @@ int pw_pack_cache_put(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset
 	return 1;
 }
 
-void pw_pack_cache_drop_pack(struct pw_pack_cache *c, uint64_t pack_id)
+void pw_base_cache_drop_pack(struct pw_base_cache *c, uint64_t pack_id)
 {
 	struct ent *e = c ? c->head : NULL;
 
@@ -167,12 +167,12 @@ void pw_pack_cache_drop_pack(struct pw_pack_cache *c, uint64_t pack_id)
 	}
 }
 
-struct libdeflate_decompressor *pw_pack_cache_decompressor(struct pw_pack_cache *c)
+struct libdeflate_decompressor *pw_base_cache_decompressor(struct pw_base_cache *c)
 {
 	return c->dec;
 }
 
-void pw_pack_cache_stats(const struct pw_pack_cache *c, uint64_t *hits, uint64_t *misses,
+void pw_base_cache_stats(const struct pw_base_cache *c, uint64_t *hits, uint64_t *misses,
                          size_t *bytes)
 {
 	*hits = c->hits;

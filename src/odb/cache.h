@@ -17,34 +17,34 @@
  * grows. On git.git's v2.0.0 history a no-bitmap pack-objects --all took
  * 53k page faults and 168 MB at 64 MiB, 39k and 113 MB at 16 MiB, 4% less
  * CPU; cat-file --batch --batch-all-objects 25% less; 8 MiB was slower. */
-#define PW_PACK_CACHE_DEFAULT_LIMIT ((size_t)16 << 20)
+#define PW_BASE_CACHE_DEFAULT_LIMIT ((size_t)16 << 20)
 
-struct pw_pack_cache;
+struct pw_base_cache;
 struct libdeflate_decompressor;
 
-struct pw_pack_cache_hit {
+struct pw_base_cache_hit {
 	int type;
 	const uint8_t *data; /* borrowed: valid until the next put on this cache */
 	size_t len;
 };
 
 /* limit: bytes of object data kept (0 = default). */
-int pw_pack_cache_new(struct pw_pack_cache **out, size_t limit);
-void pw_pack_cache_free(struct pw_pack_cache *c);
+int pw_base_cache_new(struct pw_base_cache **out, size_t limit);
+void pw_base_cache_free(struct pw_base_cache *c);
 /* 1 and *hit filled when (pack_id, offset) is cached, else 0. */
-int pw_pack_cache_get(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset,
-                      struct pw_pack_cache_hit *hit);
+int pw_base_cache_get(struct pw_base_cache *c, uint64_t pack_id, uint64_t offset,
+                      struct pw_base_cache_hit *hit);
 /* Store buf's content under (pack_id, offset). On success (returns 1) the cache
  * takes buf's memory and buf becomes empty; returns 0 (buf untouched) when the
  * object is too big to cache or memory is short. Replaces an existing entry. */
-int pw_pack_cache_put(struct pw_pack_cache *c, uint64_t pack_id, uint64_t offset, int type,
+int pw_base_cache_put(struct pw_base_cache *c, uint64_t pack_id, uint64_t offset, int type,
                       struct pw_buf *buf);
 /* Forget everything cached for one pack (before it is closed). */
-void pw_pack_cache_drop_pack(struct pw_pack_cache *c, uint64_t pack_id);
+void pw_base_cache_drop_pack(struct pw_base_cache *c, uint64_t pack_id);
 /* The cache's libdeflate decompressor (NULL when allocation failed). */
-struct libdeflate_decompressor *pw_pack_cache_decompressor(struct pw_pack_cache *c);
+struct libdeflate_decompressor *pw_base_cache_decompressor(struct pw_base_cache *c);
 /* Statistics, for benchmarks and tests. */
-void pw_pack_cache_stats(const struct pw_pack_cache *c, uint64_t *hits, uint64_t *misses,
+void pw_base_cache_stats(const struct pw_base_cache *c, uint64_t *hits, uint64_t *misses,
                          size_t *bytes);
 
 #endif

@@ -449,7 +449,7 @@ int pw_loose_write(const char *objects_dir, const struct pw_hash_algo *algo, int
 		rc = pw_error_set(err, PW_ERROR, "deflate failed writing %s", hex);
 		goto done;
 	}
-	fd = mkstemp(tmp.data);
+	fd = pw_fs_mkstemp_mode(tmp.data, 0444); /* read-only as Git's, under the umask */
 	if (fd < 0) {
 		rc = pw_error_set(err, PW_EIO, "cannot create %s: %s", tmp.data, strerror(errno));
 		goto done;
@@ -458,7 +458,6 @@ int pw_loose_write(const char *objects_dir, const struct pw_hash_algo *algo, int
 		rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", tmp.data, strerror(errno));
 		goto done;
 	}
-	fchmod(fd, 0444);
 	if (close(fd)) {
 		fd = -1;
 		rc = pw_error_set(err, PW_EIO, "cannot write %s: %s", tmp.data, strerror(errno));

@@ -22,7 +22,7 @@ struct pw_odb_loc {
  * pw_odb_error(odb). */
 int pw_odb_locate(struct pw_odb *odb, const struct pw_oid *oid, struct pw_odb_loc *loc);
 /* The odb's delta-base cache, to pass to pw_pack_read. */
-struct pw_pack_cache *pw_odb_cache(struct pw_odb *odb);
+struct pw_base_cache *pw_odb_cache(struct pw_odb *odb);
 /* Packs of the odb (alternates included), opened on demand: n < count. */
 size_t pw_odb_pack_count(const struct pw_odb *odb);
 int pw_odb_pack(struct pw_odb *odb, size_t n, struct pw_pack **out);

@@ -37,7 +37,7 @@ struct pw_odb {
 	size_t nr_dirs;
 	struct odb_pack **packs; /* most recently used first */
 	size_t nr_packs, alloc_packs;
-	struct pw_pack_cache *cache;
+	struct pw_base_cache *cache;
 	int verify;
 	struct pw_buf scratch;
 	/* problems met while scanning (bad idx files), one per line */
@@ -64,7 +64,7 @@ void pw_odb_set_verify(struct pw_odb *odb, int on)
 	odb->verify = on;
 }
 
-struct pw_pack_cache *pw_odb_cache(struct pw_odb *odb)
+struct pw_base_cache *pw_odb_cache(struct pw_odb *odb)
 {
 	return odb->cache;
 }
@@ -325,7 +325,7 @@ int pw_odb_open(struct pw_odb **out, const char *objects_dir, const struct pw_ha
 	odb->algo = algo;
 	pw_buf_init(&odb->scratch, 0);
 	pw_buf_init(&odb->warnings, 1 << 20);
-	if ((rc = pw_pack_cache_new(&odb->cache, 0))) {
+	if ((rc = pw_base_cache_new(&odb->cache, 0))) {
 		pw_odb_free(odb);
 		return pw_error_set(err, rc, "out of memory");
 	}
@@ -356,7 +356,7 @@ void pw_odb_free(struct pw_odb *odb)
 	for (i = 0; i < odb->nr_dirs; i++)
 		free(odb->dirs[i]);
 	free(odb->dirs);
-	pw_pack_cache_free(odb->cache);
+	pw_base_cache_free(odb->cache);
 	pw_buf_free(&odb->scratch);
 	pw_buf_free(&odb->warnings);
 	free(odb);

@@ -205,7 +205,7 @@ static int decode_at(const struct pw_pack *p, uint64_t offset, struct pw_pack_en
 /* Inflate the zlib stream of the entry at `offset` (header h) into out, which
  * must come out at exactly h->size bytes. */
 static int inflate_entry(struct pw_pack *p, uint64_t offset, const struct pw_pack_entry_hdr *h,
-                         struct pw_pack_cache *cache, struct pw_buf *out, struct pw_error *err)
+                         struct pw_base_cache *cache, struct pw_buf *out, struct pw_error *err)
 {
 	size_t start = (size_t)offset + h->hdr_len, end = p->size - p->algo->rawsz;
 	struct libdeflate_decompressor *dec, *own = NULL;
@@ -238,7 +238,7 @@ static int inflate_entry(struct pw_pack *p, uint64_t offset, const struct pw_pac
 	if ((rc = pw_buf_grow(out, (size_t)h->size)))
 		return pw_error_set(err, rc, "pack %s: cannot allocate %llu bytes", p->path,
 		                    (unsigned long long)h->size);
-	dec = cache ? pw_pack_cache_decompressor(cache) : NULL;
+	dec = cache ? pw_base_cache_decompressor(cache) : NULL;
 	if (!dec && !(dec = own = libdeflate_alloc_decompressor()))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	r = libdeflate_zlib_decompress_ex(dec, p->data + start, end - start, out->data,
@@ -295,19 +295,19 @@ static void swap_buf(struct pw_buf *a, struct pw_buf *b)
 	*b = t;
 }
 
-int pw_pack_read(struct pw_pack *p, uint64_t offset, struct pw_pack_cache *cache, int *type,
+int pw_pack_read(struct pw_pack *p, uint64_t offset, struct pw_base_cache *cache, int *type,
                  struct pw_buf *out, struct pw_error *err)
 {
 	uint64_t stack_chain[64], *chain = stack_chain, cur = offset;
 	size_t n = 0, cap = 64, i;
 	struct pw_buf base = PW_BUF_INIT, tmp = PW_BUF_INIT, delta = PW_BUF_INIT;
-	struct pw_pack_cache_hit hit;
+	struct pw_base_cache_hit hit;
 	struct pw_pack_entry_hdr h;
 	const uint8_t *bp = NULL;
 	size_t blen = 0;
 	int btype = 0, rc = 0;
 
-	if (cache && pw_pack_cache_get(cache, p->id, offset, &hit)) {
+	if (cache && pw_base_cache_get(cache, p->id, offset, &hit)) {
 		pw_buf_reset(out);
 		if ((rc = pw_buf_add(out, hit.data, hit.len)))
 			return pw_error_set(err, rc, "out of memory");
@@ -327,8 +327,8 @@ int pw_pack_read(struct pw_pack *p, uint64_t offset, struct pw_pack_cache *cache
 			}
 			bp = (const uint8_t *)base.data;
 			blen = base.len;
-			if (cache && pw_pack_cache_put(cache, p->id, cur, btype, &base) &&
-			    pw_pack_cache_get(cache, p->id, cur, &hit)) {
+			if (cache && pw_base_cache_put(cache, p->id, cur, btype, &base) &&
+			    pw_base_cache_get(cache, p->id, cur, &hit)) {
 				bp = hit.data;
 				blen = hit.len;
 			}
@@ -359,7 +359,7 @@ int pw_pack_read(struct pw_pack *p, uint64_t offset, struct pw_pack_cache *cache
 		chain[n++] = cur;
 		if ((rc = base_offset(p, cur, &h, &cur, err)))
 			goto done;
-		if (cache && pw_pack_cache_get(cache, p->id, cur, &hit)) {
+		if (cache && pw_base_cache_get(cache, p->id, cur, &hit)) {
 			btype = hit.type;
 			bp = hit.data;
 			blen = hit.len;
@@ -383,8 +383,8 @@ int pw_pack_read(struct pw_pack *p, uint64_t offset, struct pw_pack_cache *cache
 		swap_buf(&base, &tmp);
 		bp = (const uint8_t *)base.data;
 		blen = base.len;
-		if (cache && pw_pack_cache_put(cache, p->id, chain[i], btype, &base) &&
-		    pw_pack_cache_get(cache, p->id, chain[i], &hit)) {
+		if (cache && pw_base_cache_put(cache, p->id, chain[i], btype, &base) &&
+		    pw_base_cache_get(cache, p->id, chain[i], &hit)) {
 			bp = hit.data;
 			blen = hit.len;
 		}

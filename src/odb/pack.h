@@ -89,7 +89,7 @@ int pw_pack_entry_raw(struct pw_pack *pack, uint64_t offset, struct pw_pack_raw_
 
 /* Read the whole object at `offset`: *type is its real type (never a delta).
  * cache may be NULL (slower on delta chains). */
-int pw_pack_read(struct pw_pack *pack, uint64_t offset, struct pw_pack_cache *cache, int *type,
+int pw_pack_read(struct pw_pack *pack, uint64_t offset, struct pw_base_cache *cache, int *type,
                  struct pw_buf *out, struct pw_error *err);
 /* Type and size of the object at `offset` without building it (inflates only
  * the first bytes of a delta). */

@@ -45,7 +45,7 @@ struct pw_bitmap_walk {
 	struct pw_pack *pack; /* borrowed from the odb */
 	struct pw_bitmap *bm;
 	uint32_t *idx_to_pack;
-	struct pw_pack_cache *cache; /* our own, smaller than the odb's */
+	struct pw_base_cache *cache; /* our own, smaller than the odb's */
 	uint32_t *htab;              /* see build_hash */
 	size_t lookups;              /* by binary search, before htab (find_raw) */
 	size_t hmask;
@@ -84,7 +84,7 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	pw_bitmap_free(w->bm);
 	free(w->idx_to_pack);
 	free(w->htab);
-	pw_pack_cache_free(w->cache);
+	pw_base_cache_free(w->cache);
 	pw_bitset_free(&w->result);
 	pw_bitset_free(&w->haves);
 	pw_bitset_free(&w->tmp);
@@ -134,7 +134,7 @@ int pw_bitmap_walk_new(struct pw_bitmap_walk **out, struct pw_odb *odb, struct p
 		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
 	w->odb = odb;
 	w->buf = (struct pw_buf)PW_BUF_INIT;
-	if (pw_pack_cache_new(&w->cache, CACHE_LIMIT)) {
+	if (pw_base_cache_new(&w->cache, CACHE_LIMIT)) {
 		free(w);
 		return pw_error_set(err, PW_ENOMEM, "bitmap walk: out of memory");
 	}

@@ -1670,14 +1670,13 @@ static int tmp_file(struct pw_pack_writer *w, const char *base_name, const char 
 		return nomem(w);
 	memcpy(p, base_name, dirlen);
 	snprintf(p + dirlen, 32, "tmp_%s_XXXXXX", what);
-	fd = mkstemp(p);
+	fd = pw_fs_mkstemp_mode(p, 0444); /* read-only as Git's, under the umask */
 	if (fd < 0) {
 		pw_error_set(&w->err, PW_EIO, "cannot create a temporary file in '%.*s': %s",
 		             (int)(dirlen ? dirlen : 1), dirlen ? base_name : ".", strerror(errno));
 		free(p);
 		return PW_EIO;
 	}
-	fchmod(fd, 0444);
 	*path = p;
 	return fd;
 }

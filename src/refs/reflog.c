@@ -1,4 +1,4 @@
-/* Reflog writing (see reflog.h). */
+/* Reflog writing and reading (see reflog.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -142,4 +142,63 @@ void pw_reflog_delete(struct pw_repo *repo, const char *name)
 				break;
 		}
 	pw_buf_free(&path);
+}
+
+int pw_reflog_parse_entry(const struct pw_hash_algo *algo, const char *p, size_t len,
+                          struct pw_reflog_entry *e)
+{
+	size_t hex = algo->hexsz, i;
+	const char *gt, *end = p + len;
+	int64_t t = 0;
+
+	if (len < 2 * hex + 2 || p[hex] != ' ' || p[2 * hex + 1] != ' ' ||
+	    pw_oid_from_hex(&e->old_oid, p, hex, algo) ||
+	    pw_oid_from_hex(&e->new_oid, p + hex + 1, hex, algo))
+		return -1;
+	gt = memchr(p + 2 * hex + 2, '>', (size_t)(end - (p + 2 * hex + 2)));
+	if (!gt || end - gt < 3 || gt[1] != ' ')
+		return -1;
+	for (i = 0, p = gt + 2; p < end && *p >= '0' && *p <= '9'; p++, i++) {
+		if (t > (INT64_MAX - 9) / 10)
+			return -1;
+		t = t * 10 + (*p - '0');
+	}
+	if (!i || (p < end && *p != ' '))
+		return -1;
+	e->timestamp = t;
+	return 0;
+}
+
+int pw_reflog_foreach_reverse(struct pw_repo *repo, const char *name,
+                              int (*fn)(const struct pw_reflog_entry *e, void *data), void *data,
+                              struct pw_error *err)
+{
+	struct pw_buf path = PW_BUF_INIT, log = PW_BUF_INIT;
+	struct pw_reflog_entry e;
+	size_t end;
+	int rc;
+
+	if (pw_buf_addf(&path, "%s/logs/%s", pw_repo_git_dir(repo), name))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	rc = pw_fs_read_file(path.data, &log, PW_REFLOG_MAX_BYTES, err);
+	if (rc == PW_ENOTFOUND)
+		rc = 0;
+	else if (!rc)
+		for (end = log.len; end > 0 && !rc;) {
+			size_t start = end;
+
+			/* the line before end (end may sit on a newline) */
+			if (log.data[end - 1] == '\n')
+				start--;
+			while (start > 0 && log.data[start - 1] != '\n')
+				start--;
+			if (!pw_reflog_parse_entry(
+			            pw_repo_algo(repo), log.data + start,
+			            (log.data[end - 1] == '\n' ? end - 1 : end) - start, &e))
+				rc = fn(&e, data);
+			end = start;
+		}
+	pw_buf_free(&path);
+	pw_buf_free(&log);
+	return rc;
 }

@@ -4,6 +4,8 @@
 #ifndef PW_REFS_REFLOG_H
 #define PW_REFS_REFLOG_H
 
+#include <stdint.h>
+
 #include "packwire/error.h"
 #include "packwire/hash.h"
 
@@ -25,6 +27,29 @@ struct pw_reflog_ident {
 int pw_reflog_append(struct pw_repo *repo, const char *name, const struct pw_oid *old_oid,
                      const struct pw_oid *new_oid, const char *msg,
                      const struct pw_reflog_ident *who, struct pw_error *err);
+
+/* One entry of a log: its values and time (seconds since the epoch). */
+struct pw_reflog_entry {
+	struct pw_oid old_oid, new_oid;
+	int64_t timestamp;
+};
+
+/* One line of a log (without its newline), "<old> <new> <name> <<email>>
+ * <seconds> <zone>\t<message>" with ids of algo: 0 with e filled, -1 when
+ * the line is not one. Pure; fuzzed (fuzz-reflog-entry). */
+int pw_reflog_parse_entry(const struct pw_hash_algo *algo, const char *line, size_t len,
+                          struct pw_reflog_entry *e);
+
+/* A log is read whole up to this size (PW_ETOOBIG past it). */
+#define PW_REFLOG_MAX_BYTES ((size_t)256 << 20)
+
+/* Call fn for every entry of the log of `name`, newest first, until it
+ * returns non-zero (which is returned); lines that do not parse are skipped,
+ * as Git does. 0 when there is no log. PW_ETOOBIG, PW_EIO, PW_ENOMEM with err
+ * set. */
+int pw_reflog_foreach_reverse(struct pw_repo *repo, const char *name,
+                              int (*fn)(const struct pw_reflog_entry *e, void *data), void *data,
+                              struct pw_error *err);
 
 /* Remove the log of a deleted ref (and its now empty directories). */
 void pw_reflog_delete(struct pw_repo *repo, const char *name);

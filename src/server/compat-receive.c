@@ -658,7 +658,7 @@ static int write_pack_file(struct pw_rp_compat *c, struct writer *w, struct pw_o
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	w->tmp_path = pw_buf_detach(&tmp, NULL);
-	if ((w->fd = mkstemp(w->tmp_path)) < 0)
+	if ((w->fd = pw_fs_mkstemp_mode(w->tmp_path, 0444)) < 0)
 		return pw_error_set(err, PW_EIO, "unable to create %s: %s", w->tmp_path,
 		                    strerror(errno));
 	pw_hash_init_checksum(&w->hash, c->storage); /* the pack's trailer */
@@ -678,7 +678,7 @@ static int write_pack_file(struct pw_rp_compat *c, struct writer *w, struct pw_o
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	if ((rc = w_flush(w, err)))
 		return rc;
-	if (fsync(w->fd) || fchmod(w->fd, 0444))
+	if (fsync(w->fd))
 		return pw_error_set(err, PW_EIO, "unable to write %s: %s", w->tmp_path,
 		                    strerror(errno));
 	return 0;
@@ -709,7 +709,7 @@ static int write_idx_file(struct pw_rp_compat *c, struct writer *w, uint32_t cou
 		}
 	if (!rc && pw_buf_addf(idx_tmp, "%s/tmp_idx_XXXXXX", pack_dir))
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-	if (!rc && (fd = mkstemp(idx_tmp->data)) < 0) {
+	if (!rc && (fd = pw_fs_mkstemp_mode(idx_tmp->data, 0444)) < 0) {
 		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", idx_tmp->data,
 		                  strerror(errno));
 		pw_buf_reset(idx_tmp);
@@ -717,7 +717,7 @@ static int write_idx_file(struct pw_rp_compat *c, struct writer *w, uint32_t cou
 	if (!rc)
 		rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
 		                     sum, NULL, fd, NULL, err);
-	if (!rc && (fsync(fd) || fchmod(fd, 0444) || close(fd))) {
+	if (!rc && (fsync(fd) || close(fd))) {
 		fd = -1;
 		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp->data,
 		                  strerror(errno));

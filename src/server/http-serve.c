@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,17 +23,25 @@
 
 #include "packwire/buf.h"
 #include "packwire/http.h"
+#include "packwire/pack-cache.h"
 #include "packwire/serve.h"
+#include "packwire/server.h"
 #include "packwire/version.h"
+#include "server/browse.h"
+#include "server/http-priv.h"
+#include "server/metrics.h"
 #include "server/mhd-load.h"
 
 #define SPOOL_MEM   (4u << 20)   /* body bytes kept in memory before a file */
 #define OUT_MAX     (256u << 10) /* response bytes buffered ahead of the socket */
 #define MAX_HEADERS 32
+#define METRICS_MAX (1u << 20) /* bytes of one /metrics answer */
 
 struct user {
 	char *name, *hash;
 };
+
+struct req;
 
 struct pw_serve {
 	struct MHD_Daemon *d;
@@ -45,9 +54,18 @@ struct pw_serve {
 	pthread_cond_t cond;
 	unsigned inflight; /* requests between their first call and completion */
 	unsigned workers;  /* handler threads alive */
-	unsigned jobs;     /* handlers past their turn: serving (at most max_jobs) */
+	unsigned jobs;     /* job slots held: handlers serving (at most max_jobs) */
 	unsigned max_jobs;
-	int cancel; /* handler threads stop writing: the grace is over */
+	/* Requests with their body in, waiting for a slot, oldest first: a
+	 * slot freed goes to the head (so none is overtaken). */
+	struct req *q_head, *q_tail;
+	unsigned waiting, max_queue;
+	unsigned retry_after;
+	int cancel;   /* handler threads stop writing: the grace is over */
+	int draining; /* SIGTERM came: /healthz answers 503 */
+	int metrics, browse;
+	char *url, *daemon_url;
+	struct pw_metrics m;
 };
 
 struct req {
@@ -57,9 +75,15 @@ struct req {
 	pthread_cond_t cond;
 	int refs; /* the connection's, and the handler thread's while it runs */
 
-	char *method, *url, *query, *version, *ctype, *cenc, *gitproto, *user, *ua;
+	char *method, *url, *query, *version, *ctype, *cenc, *gitproto, *user, *ua, *host;
 	char addr[64];
 	struct timespec t0;
+	int svc, proto; /* what it is counted as (metrics.h) */
+
+	/* admission: a job slot held, or a place in the queue */
+	int slot, in_queue;
+	struct req *q_next, *q_prev;
+	struct pw_http_result result;
 
 	/* the body spool */
 	char *mem;
@@ -108,7 +132,7 @@ int pw_serve_check_password(const char *hash, const char *password, struct pw_er
 
 static int load_users(struct pw_serve *s, const char *path, struct pw_error *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	char line[1024];
 	unsigned lineno = 0;
 	int rc = 0;
@@ -164,7 +188,7 @@ static int read_file(char **out, const char *path, struct pw_error *err)
 {
 	struct pw_buf b;
 	char chunk[4096];
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	size_t n;
 
 	*out = NULL;
@@ -207,6 +231,7 @@ static void req_unref(struct req *r)
 	free(r->gitproto);
 	free(r->user);
 	free(r->ua);
+	free(r->host);
 	free(r->mem);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -427,6 +452,205 @@ static void error_log(struct pw_serve *s, const char *fmt, ...)
 	s->o.error_log(s->o.log_ctx, msg);
 }
 
+/* ---- the pack cache's numbers -------------------------------------------- */
+
+/* The pack cache (issue 28, item 1) is built in another branch; until it
+ * is merged there is no cache and its numbers are zero. When it lands,
+ * fill `out` here from its statistics (pw_pack_cache_get_stats() into a
+ * struct pw_pack_cache_stats): lookups by result (hit, miss, shared,
+ * bypass), bytes generated, bytes served from the cache, evictions, corrupt
+ * entries, and the entries and bytes on disk. /metrics calls this for
+ * every scrape, on an MHD thread. */
+static void serve_pack_cache_stats(struct pw_serve *s, struct pw_metrics_cache *out)
+{
+	struct pw_pack_cache_stats st;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->o.pack_cache)
+		return;
+	pw_pack_cache_get_stats(s->o.pack_cache, &st);
+	out->hits = st.hits;
+	out->misses = st.misses;
+	out->shared = st.shared;
+	out->bypass = st.bypass;
+	out->bytes_generated = st.bytes_generated;
+	out->bytes_served = st.bytes_served;
+	out->evictions = st.evictions;
+	out->corrupt = st.corrupt;
+	out->entries = st.entries;
+	out->disk_bytes = st.bytes;
+}
+
+/* ---- admission ---------------------------------------------------------- */
+
+static void queue_append(struct pw_serve *s, struct req *r)
+{
+	r->q_next = NULL;
+	r->q_prev = s->q_tail;
+	if (s->q_tail)
+		s->q_tail->q_next = r;
+	else
+		s->q_head = r;
+	s->q_tail = r;
+	r->in_queue = 1;
+	s->waiting++;
+}
+
+static void queue_remove(struct pw_serve *s, struct req *r)
+{
+	if (!r->in_queue)
+		return;
+	if (r->q_prev)
+		r->q_prev->q_next = r->q_next;
+	else
+		s->q_head = r->q_next;
+	if (r->q_next)
+		r->q_next->q_prev = r->q_prev;
+	else
+		s->q_tail = r->q_prev;
+	r->q_next = r->q_prev = NULL;
+	r->in_queue = 0;
+	s->waiting--;
+}
+
+/* A slot is free (s->lock held): it goes to the oldest waiting request,
+ * else back to the pool. */
+static void slot_release(struct pw_serve *s)
+{
+	struct req *next = s->q_head;
+
+	if (next) {
+		queue_remove(s, next);
+		next->slot = 1;
+	} else {
+		s->jobs--;
+	}
+	pthread_cond_broadcast(&s->cond);
+}
+
+/* A slot now, a place in the queue, or neither (s->lock held): 1, 0, -1. */
+static int slot_take(struct pw_serve *s, struct req *r)
+{
+	if (s->jobs < s->max_jobs && !s->q_head) {
+		s->jobs++;
+		r->slot = 1;
+		return 1;
+	}
+	if (s->waiting < s->max_queue) {
+		queue_append(s, r);
+		return 0;
+	}
+	return -1;
+}
+
+/* Has the client of a waiting request closed its connection? (A
+ * suspended connection is not polled by MHD, so nobody else would see it
+ * before the request's turn.) */
+static int client_gone(struct req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pollfd p;
+
+	if (!ci)
+		return 0;
+	p.fd = ci->connect_fd;
+	p.events = POLLRDHUP;
+	p.revents = 0;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The one-line reason a refused request gets (git shows a text/plain body
+ * of an error as "remote: <line>"). */
+static void busy_text(struct pw_serve *s, char *out, size_t cap, enum pw_metrics_refusal why)
+{
+	if (why == PW_REFUSED_QUEUE_TIMEOUT)
+		snprintf(out, cap,
+		         "The server is busy: no job became free for this request in %u seconds. "
+		         "Try again in %u seconds.\n",
+		         s->o.timeout, s->retry_after);
+	else if (why == PW_REFUSED_STOPPING)
+		snprintf(out, cap, "The server is shutting down. Try again in %u seconds.\n",
+		         s->retry_after);
+	else
+		snprintf(out, cap,
+		         "The server is busy: all its jobs are running%s. Try again in %u "
+		         "seconds.\n",
+		         s->max_queue ? " and its queue is full" : "", s->retry_after);
+}
+
+/* A 503 from the handler's thread (the request waited, then was refused). */
+static void answer_busy(struct req *r, enum pw_metrics_refusal why)
+{
+	struct pw_serve *s = r->s;
+	char text[256], after[16];
+	struct pw_http_header h[3] = {{"Content-Type", "text/plain; charset=utf-8"},
+	                              {"Retry-After", after},
+	                              {"Cache-Control", "no-cache, max-age=0, must-revalidate"}};
+
+	busy_text(s, text, sizeof(text), why);
+	snprintf(after, sizeof(after), "%u", s->retry_after);
+	pw_metrics_refused(&s->m, why);
+	error_log(s, "%s %s %s: refused: %.*s", r->addr, r->method, r->url, (int)strlen(text) - 1,
+	          text);
+	if (!sink_start(r, 503, "Service Unavailable", h, 3) && strcmp(r->method, "HEAD"))
+		sink_write(r, text, strlen(text));
+}
+
+/* Wait for a slot, at most --timeout seconds: 0 with one, else the
+ * refusal (answered, or the client is gone: -1). */
+static int wait_for_slot(struct req *r)
+{
+	struct pw_serve *s = r->s;
+	struct timespec deadline, next;
+	enum pw_metrics_refusal why;
+	int gone = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += s->o.timeout;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		if (r->slot) {
+			pthread_mutex_unlock(&s->lock);
+			return 0;
+		}
+		if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
+			why = PW_REFUSED_STOPPING;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &next);
+		if (next.tv_sec > deadline.tv_sec ||
+		    (next.tv_sec == deadline.tv_sec && next.tv_nsec >= deadline.tv_nsec)) {
+			why = PW_REFUSED_QUEUE_TIMEOUT;
+			break;
+		}
+		/* a look at the client every second */
+		next.tv_sec++;
+		if (next.tv_sec > deadline.tv_sec ||
+		    (next.tv_sec == deadline.tv_sec && next.tv_nsec > deadline.tv_nsec))
+			next = deadline;
+		pthread_cond_timedwait(&s->cond, &s->lock, &next);
+		if (!r->slot && client_gone(r)) {
+			gone = 1;
+			break;
+		}
+	}
+	queue_remove(s, r);
+	pthread_mutex_unlock(&s->lock);
+	if (gone) {
+		pw_metrics_abandoned(&s->m);
+		pthread_mutex_lock(&r->lock);
+		r->status = 503;
+		r->started = 1;
+		r->size = 0;
+		r->failed = 1;
+		pthread_mutex_unlock(&r->lock);
+		return -1;
+	}
+	answer_busy(r, why);
+	return -1;
+}
+
 static void *worker_main(void *arg)
 {
 	struct req *r = arg;
@@ -434,40 +658,60 @@ static void *worker_main(void *arg)
 	struct pw_http_request hr;
 	struct pw_http_sink sink = {sink_start, sink_write, r};
 	struct pw_error err;
-	int rc, was;
+	char base_url[320];
+	int rc = 0, was, served = 0;
 
 	pw_error_clear(&err);
-	/* wait for a turn: every handler holds an object walk and a pack in the
-	 * making, so how many run at once bounds the server's memory (the
-	 * connections waiting meanwhile cost a thread each, not a walk) */
-	pthread_mutex_lock(&s->lock);
-	while (s->jobs >= s->max_jobs && !__atomic_load_n(&s->cancel, __ATOMIC_RELAXED))
-		pthread_cond_wait(&s->cond, &s->lock);
-	s->jobs++;
-	pthread_mutex_unlock(&s->lock);
-	if (r->fd >= 0)
-		lseek(r->fd, 0, SEEK_SET);
-	pw_http_request_init(&hr);
-	hr.method = r->method;
-	hr.path_info = r->url;
-	hr.query = r->query;
-	hr.server_protocol = r->version;
-	hr.content_type = r->ctype;
-	hr.content_encoding = r->cenc;
-	hr.git_protocol = r->gitproto;
-	hr.remote_user = r->user;
-	hr.remote_addr = r->addr;
-	hr.content_length = (long long)r->body_len;
-	hr.read_body = body_read;
-	hr.body_ctx = r;
-	hr.project_root = s->base;
-	hr.export_all = 1;
-	hr.max_request_buffer = s->o.max_request_buffer;
-	hr.err_fd = -1;
-	hr.agent = s->agent;
-	rc = pw_http_serve(&hr, &sink, &err);
-	if (rc)
-		error_log(s, "%s %s: %s", r->method, r->url, err.msg);
+	/* wait for a turn: every handler holds an object walk and a pack in
+	 * the making, so how many run at once bounds the server's memory;
+	 * the queue bounds the threads and spools waiting */
+	if (!wait_for_slot(r)) { /* at once when it already has one */
+		served = 1;
+		if (r->fd >= 0)
+			lseek(r->fd, 0, SEEK_SET);
+		pw_http_request_init(&hr);
+		hr.method = r->method;
+		hr.path_info = r->url;
+		hr.query = r->query;
+		hr.server_protocol = r->version;
+		hr.content_type = r->ctype;
+		hr.content_encoding = r->cenc;
+		hr.git_protocol = r->gitproto;
+		hr.remote_user = r->user;
+		hr.remote_addr = r->addr;
+		hr.content_length = (long long)r->body_len;
+		hr.read_body = body_read;
+		hr.body_ctx = r;
+		hr.project_root = s->base;
+		hr.export_all = 1;
+		hr.max_request_buffer = s->o.max_request_buffer;
+		hr.err_fd = -1;
+		hr.agent = s->agent;
+		hr.browse = s->browse;
+		hr.daemon_url = s->daemon_url;
+		hr.result = &r->result;
+		hr.pack_cache = s->o.pack_cache;
+		if (s->browse && r->svc == PW_SVC_BROWSE) {
+			/* the clone URLs: --url, else what the client asked for */
+			if (s->url)
+				hr.clone_url = s->url;
+			else if (r->host) {
+				snprintf(base_url, sizeof(base_url), "%s://%s",
+				         s->cert ? "https" : "http", r->host);
+				hr.clone_url = base_url;
+			}
+		}
+		rc = pw_http_serve(&hr, &sink, &err);
+		if (rc)
+			error_log(s, "%s %s: %s", r->method, r->url, err.msg);
+		if (r->result.push)
+			pw_metrics_push(&s->m, r->result.push > 0);
+		/* the work is done: the slot is free before the client sees
+		 * the end of the answer (its next request must find it free) */
+		pthread_mutex_lock(&s->lock);
+		slot_release(s);
+		pthread_mutex_unlock(&s->lock);
+	}
 
 	pthread_mutex_lock(&r->lock);
 	if (!r->started) {
@@ -478,8 +722,9 @@ static void *worker_main(void *arg)
 	}
 	r->done = 1;
 	/* a refusal was answered in full; anything else cut the response */
-	r->failed = rc && rc != PW_ENOTFOUND && rc != PW_EUNSUPPORTED && rc != PW_EINVAL &&
-	            rc != PW_ETOOBIG;
+	if (served)
+		r->failed = rc && rc != PW_ENOTFOUND && rc != PW_EUNSUPPORTED && rc != PW_EINVAL &&
+		            rc != PW_ETOOBIG;
 	was = r->suspended;
 	r->suspended = 0;
 	pthread_mutex_unlock(&r->lock);
@@ -487,7 +732,6 @@ static void *worker_main(void *arg)
 	req_unref(r);
 
 	pthread_mutex_lock(&s->lock);
-	s->jobs--;
 	s->workers--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
@@ -523,23 +767,55 @@ static ssize_t content_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return n;
 }
 
-static enum MHD_Result queue_plain(struct req *r, unsigned status, const char *text)
+/* A short answer of the front itself (text copied). A 503 says when to
+ * come back; a 405 which methods the path takes. */
+static enum MHD_Result queue_text(struct req *r, unsigned status, const char *type,
+                                  const char *text, size_t len)
 {
 	struct MHD_Response *resp =
-	        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+	MHD_add_response_header(resp, "Content-Type", type);
+	if (status == 503) {
+		char after[16];
+
+		snprintf(after, sizeof(after), "%u", r->s->retry_after);
+		MHD_add_response_header(resp, "Retry-After", after);
+	}
+	if (status == 405)
+		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	if (status >= 300 || r->svc == PW_SVC_METRICS || r->svc == PW_SVC_HEALTHZ)
+		MHD_add_response_header(resp, "Cache-Control",
+		                        "no-cache, max-age=0, must-revalidate");
 	r->status = (int)status;
 	r->queued = 1;
+	r->sent = strcmp(r->method, "HEAD") ? len : 0;
 	if (status == 401)
 		ret = MHD_queue_basic_auth_fail_response(r->conn, r->s->realm, resp);
 	else
 		ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+static enum MHD_Result queue_plain(struct req *r, unsigned status, const char *text)
+{
+	return queue_text(r, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+/* Every job busy and the queue full (or the server stopping): 503 now. */
+static enum MHD_Result queue_busy(struct req *r, enum pw_metrics_refusal why)
+{
+	char text[256];
+
+	busy_text(r->s, text, sizeof(text), why);
+	pw_metrics_refused(&r->s->m, why);
+	error_log(r->s, "%s %s %s: refused: %.*s", r->addr, r->method, r->url,
+	          (int)strlen(text) - 1, text);
+	return queue_plain(r, 503, text);
 }
 
 static enum MHD_Result queue_handler_response(struct req *r)
@@ -621,6 +897,26 @@ static struct req *req_new(struct pw_serve *s, struct MHD_Connection *c, const c
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &q);
 	r->query = strdup(q.data);
 	pw_buf_free(&q);
+	r->proto = pw_protocol_version_from_env(r->gitproto);
+	if (!strcmp(url, "/metrics") && s->metrics)
+		r->svc = PW_SVC_METRICS;
+	else if (!strcmp(url, "/healthz"))
+		r->svc = PW_SVC_HEALTHZ;
+	else if (s->browse && pw_browse_is_page(url))
+		r->svc = PW_SVC_BROWSE;
+	else
+		r->svc = pw_http__service(url, r->query);
+	if (r->svc == PW_SVC_BROWSE) {
+		/* the clone URLs name the host the client asked for, when it
+		 * is one (shown escaped anyway) */
+		const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+
+		if (h && *h && strlen(h) < 256 &&
+		    strspn(h,
+		           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") ==
+		            strlen(h))
+			r->host = strdup(h);
+	}
 	strcpy(r->addr, "-");
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr) {
@@ -729,6 +1025,46 @@ static int admit(struct req *r, int again)
 	return 1;
 }
 
+/* GET /healthz and /metrics: answered on MHD's thread, without a job (they
+ * read no repository and their work and size are fixed), so they answer
+ * while every job is busy. */
+static enum MHD_Result own_endpoint(struct req *r)
+{
+	struct pw_serve *s = r->s;
+
+	if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD"))
+		return queue_plain(r, 405, "Method Not Allowed\n");
+	if (r->svc == PW_SVC_HEALTHZ) {
+		if (__atomic_load_n(&s->draining, __ATOMIC_RELAXED))
+			return queue_plain(r, 503, "shutting down\n");
+		return queue_plain(r, 200, "ok\n");
+	} else {
+		struct pw_metrics_now now;
+		struct pw_buf b;
+		enum MHD_Result ret;
+
+		memset(&now, 0, sizeof(now));
+		pthread_mutex_lock(&s->lock);
+		now.jobs_running = s->jobs;
+		now.jobs_queued = s->waiting;
+		pthread_mutex_unlock(&s->lock);
+		now.max_jobs = s->max_jobs;
+		now.max_queue = s->max_queue;
+		now.draining = __atomic_load_n(&s->draining, __ATOMIC_RELAXED);
+		serve_pack_cache_stats(s, &now.cache);
+		pw_buf_init(&b, METRICS_MAX);
+		if (pw_metrics_render(&b, &s->m, &now)) {
+			pw_buf_free(&b);
+			error_log(s, "GET /metrics: the answer would be larger than %u bytes",
+			          METRICS_MAX);
+			return queue_plain(r, 500, "Internal Server Error\n");
+		}
+		ret = queue_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
+		pw_buf_free(&b);
+		return ret;
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -737,7 +1073,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct req *r = *con_cls;
 	pthread_t th;
 	pthread_attr_t attr;
-	int err;
+	int err, full, got;
 
 	if (!r) {
 		if (!(r = req_new(s, c, url, method, version)))
@@ -751,8 +1087,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		/* before any body byte: its framing and its declared length */
 		if (admit(r, 0))
 			return queue_handler_response(r);
+		if (r->svc == PW_SVC_METRICS || r->svc == PW_SVC_HEALTHZ)
+			return MHD_YES; /* answered after the (dropped) body: kept alive */
 		if (s->nr_users && is_push(r) && !authenticate(r))
 			return queue_plain(r, 401, "Authentication required to push\n");
+		/* no job and no room to wait: refused before a body is sent */
+		pthread_mutex_lock(&s->lock);
+		full = s->jobs >= s->max_jobs && s->waiting >= s->max_queue;
+		pthread_mutex_unlock(&s->lock);
+		if (full)
+			return queue_busy(r, PW_REFUSED_QUEUE_FULL);
 		return MHD_YES;
 	}
 	if (r->queued) {
@@ -785,6 +1129,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		return MHD_YES;
 	}
+	if (r->svc == PW_SVC_METRICS || r->svc == PW_SVC_HEALTHZ)
+		return own_endpoint(r);
 	if (r->limit && r->body_len > r->limit && admit(r, 1))
 		return queue_handler_response(r); /* a chunked body over the bound */
 	if (!r->worker) {
@@ -792,7 +1138,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (s->cancel) {
 			/* stopping: no new handler may hold a suspended connection */
 			pthread_mutex_unlock(&s->lock);
-			return queue_plain(r, 503, "Service Unavailable: the server is stopping\n");
+			return queue_busy(r, PW_REFUSED_STOPPING);
+		}
+		if ((got = slot_take(s, r)) < 0) {
+			pthread_mutex_unlock(&s->lock);
+			return queue_busy(r, PW_REFUSED_QUEUE_FULL);
 		}
 		s->workers++;
 		pthread_mutex_unlock(&s->lock);
@@ -808,6 +1158,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			req_unref(r); /* the thread's reference; the connection's remains */
 			pthread_mutex_lock(&s->lock);
 			s->workers--;
+			if (r->slot)
+				slot_release(s); /* taken, or handed over meanwhile */
+			else
+				queue_remove(s, r);
 			pthread_mutex_unlock(&s->lock);
 			error_log(s, "cannot start a thread: %s", strerror(err));
 			return queue_plain(r, 503, "Service Unavailable\n");
@@ -840,8 +1194,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	*con_cls = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pw_metrics_request(&s->m, r->svc, r->proto, r->queued ? r->status : 0,
+	                   (double)(t1.tv_sec - r->t0.tv_sec) + (t1.tv_nsec - r->t0.tv_nsec) / 1e9,
+	                   r->sent, r->body_len);
 	if (s->o.log) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		localtime_r(&now, &tm);
 		strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S %z", &tm);
 		if (r->queued)
@@ -899,9 +1256,25 @@ static void serve_free(struct pw_serve *s)
 	free(s->agent);
 	free(s->cert);
 	free(s->key);
+	free(s->url);
+	free(s->daemon_url);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
+}
+
+/* A base URL without its trailing slashes (malloc'd; NULL for NULL). */
+static char *trimmed_url(const char *u)
+{
+	char *d;
+	size_t n;
+
+	if (!u || !(d = strdup(u)))
+		return NULL;
+	n = strlen(d);
+	while (n && d[n - 1] == '/')
+		d[--n] = 0;
+	return d;
 }
 
 int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, struct pw_error *err)
@@ -944,6 +1317,12 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 	}
 	if (!s->o.timeout)
 		s->o.timeout = 60;
+	s->max_queue = s->o.max_queue == PW_SERVE_NO_QUEUE ? 0
+	               : s->o.max_queue                    ? s->o.max_queue
+	                                                   : 64;
+	s->retry_after = s->o.retry_after ? s->o.retry_after : 5;
+	s->metrics = !s->o.no_metrics;
+	s->browse = !s->o.no_browse;
 	if (!s->o.max_body)
 		s->o.max_body = (uint64_t)4 << 30;
 	if (!s->o.max_header)
@@ -951,12 +1330,16 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 	s->base = realpath(opts->base_path, NULL);
 	s->realm = strdup(opts->realm ? opts->realm : "packwire");
 	s->agent = opts->agent ? strdup(opts->agent) : NULL;
-	if (!s->base || !s->realm || (opts->agent && !s->agent)) {
+	s->url = trimmed_url(opts->url);
+	s->daemon_url = trimmed_url(opts->daemon_url);
+	if (!s->base || !s->realm || (opts->agent && !s->agent) || (opts->url && !s->url) ||
+	    (opts->daemon_url && !s->daemon_url)) {
 		serve_free(s);
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
 	s->o.base_path = s->base;
 	s->o.listen = NULL;
+	s->o.url = s->o.daemon_url = NULL;
 	s->o.cert_file = s->o.key_file = s->o.auth_file = NULL;
 	if (opts->auth_file && (rc = load_users(s, opts->auth_file, err))) {
 		serve_free(s);
@@ -1028,6 +1411,12 @@ unsigned pw_serve_port(const struct pw_serve *s)
 	return s->port;
 }
 
+void pw_serve_drain(struct pw_serve *s)
+{
+	if (s)
+		__atomic_store_n(&s->draining, 1, __ATOMIC_RELAXED);
+}
+
 void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds)
 {
 	struct timespec until;
@@ -1035,6 +1424,7 @@ void pw_serve_stop(struct pw_serve *s, unsigned grace_seconds)
 
 	if (!s)
 		return;
+	pw_serve_drain(s);
 	ls = MHD_quiesce_daemon(s->d);
 	/* MHD no longer accepts, but the kernel would still queue connections
 	 * on the open socket: refuse them now (closed only after the stop) */

@@ -28,6 +28,8 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/server.h"
+#include "server/browse.h"
+#include "server/http-priv.h"
 #include "server/paths.h"
 #include "transport/dumb.h"
 
@@ -267,6 +269,23 @@ static int query_param(const char *q, const char *name, char *out, size_t cap)
 		q = end ? end + 1 : NULL;
 	}
 	return -1;
+}
+
+int pw_http__service(const char *path, const char *query)
+{
+	enum route route;
+	const char *method;
+	char service[16];
+	size_t at;
+
+	if (!path || !match_route(path, strlen(path), &route, &method, &at))
+		return PW_SVC_OTHER;
+	if (route == R_RPC)
+		return !strcmp(path + at + 1, "git-receive-pack") ? PW_SVC_RECEIVE_PACK
+		                                                  : PW_SVC_UPLOAD_PACK;
+	if (route == R_INFO_REFS && !query_param(query, "service", service, sizeof(service)))
+		return PW_SVC_INFO_REFS;
+	return PW_SVC_DUMB;
 }
 
 /* ---- the dumb files ----------------------------------------------------- */
@@ -770,6 +789,7 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	j->up.version = pw_protocol_version_from_env(req->git_protocol);
 	j->up.agent = req->agent;
 	j->up.ref_namespace = req->ref_namespace;
+	j->up.pack_cache = req->pack_cache;
 	pw_receive_opts_init(&j->rp);
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
@@ -827,6 +847,7 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 	const char *ct = req->content_type ? req->content_type : "";
 	char want[64], body[256];
 	struct pw_buf full = PW_BUF_INIT;
+	struct pw_receive_result pushed;
 	unsigned char *chunk = NULL;
 	struct body b;
 	struct job j;
@@ -888,9 +909,15 @@ static int service_rpc(struct resp *r, const struct pw_http_request *req, struct
 		b.mem = full.data;
 		b.mem_len = full.len;
 	}
+	memset(&pushed, 0, sizeof(pushed));
+	if (s->receive)
+		j.rp.result = &pushed;
 	rc = run_job(r, &j, &b, err);
 	body_free(&b);
 	pw_buf_free(&full);
+	if (s->receive && req->result && (pushed.commands || pushed.failed || rc))
+		req->result->push =
+		        !rc && pushed.commands && !pushed.refused && !pushed.failed ? 1 : -1;
 	return rc;
 }
 
@@ -1288,6 +1315,45 @@ int pw_http_admit(const struct pw_http_request *req, const struct pw_http_sink *
 	return rc;
 }
 
+/* A browse page (req->browse): GET or HEAD only, never cached, and a
+ * policy that runs no script even if an escape were missed. */
+static int serve_browse(struct resp *r, const struct pw_http_request *req, const char *method,
+                        struct pw_error *err)
+{
+	struct pw_buf page;
+	int rc;
+
+	if (strcmp(method, "GET")) {
+		r->nr = 0;
+		hdr(r, "Allow", "GET, HEAD");
+		hdr_nocache(r);
+		resp_start(r, 405, "Method Not Allowed");
+		return pw_error_set(err, PW_EUNSUPPORTED, "%s not allowed for '%s'", req->method,
+		                    req->path_info);
+	}
+	pw_buf_init(&page, PW_BROWSE_MAX_PAGE);
+	rc = pw_browse_page(&page, req, err);
+	if (rc == PW_ENOTFOUND || rc == PW_EINVAL) {
+		pw_buf_free(&page);
+		return refuse(r, 404, "Not Found", "Not Found\n", PW_ENOTFOUND, err, "%s",
+		              err->msg);
+	}
+	if (rc) {
+		pw_buf_free(&page);
+		return refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s", err->msg);
+	}
+	hdr_nocache(r);
+	hdr(r, "Content-Type", "text/html; charset=utf-8");
+	hdr(r, "Content-Security-Policy",
+	    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+	hdr(r, "X-Content-Type-Options", "nosniff");
+	hdr(r, "Content-Length", "%zu", page.len);
+	if (!resp_start(r, 200, "OK"))
+		resp_write(r, page.data, page.len);
+	pw_buf_free(&page);
+	return 0;
+}
+
 int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *sink,
                   struct pw_error *err)
 {
@@ -1304,6 +1370,8 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 	if (!err)
 		err = &local;
 	pw_error_clear(err);
+	if (req->result)
+		memset(req->result, 0, sizeof(*req->result));
 	memset(&r, 0, sizeof(r));
 	memset(&t, 0, sizeof(t));
 	r.sink = sink;
@@ -1315,6 +1383,10 @@ int pw_http_serve(const struct pw_http_request *req, const struct pw_http_sink *
 	if (!strcmp(method, "HEAD")) {
 		method = "GET";
 		r.head_only = 1;
+	}
+	if (req->browse && pw_browse_is_page(req->path_info)) {
+		rc = serve_browse(&r, req, method, err);
+		goto out;
 	}
 	if ((rc = resolve(&r, req, method, &t, err)) ||
 	    (rc = admit_endpoint(&r, &t, method, declared, &limit, err)))

@@ -36,6 +36,11 @@ struct gen {
 	struct timespec last;
 	int last_pct;
 	const char *last_title;
+	/* where the pack and its progress lines go: the client (direct) or a
+	 * pack-cache entry being written (pw_srv_generate_pack) */
+	const struct pw_srv_pack_sink *sink;
+	void *sink_ctx;
+	int started; /* pack bytes went to the sink */
 };
 
 static int nomem(struct pw_upload_session *s)
@@ -506,14 +511,12 @@ static int send_band(struct pw_upload_session *s, int band, const void *data, si
 	return 0;
 }
 
-static int out_fn(void *ctx, const void *data, size_t len, struct pw_error *err)
+/* The direct sink: the pack to the client, side-band or raw. */
+static int client_data(void *ctx, const void *data, size_t len, struct pw_error *err)
 {
-	struct gen *g = ctx;
-	struct pw_upload_session *s = g->s;
+	struct pw_upload_session *s = ctx;
 	int rc;
 
-	if (!len)
-		return 0;
 	if (s->sideband) {
 		if (!s->pack_started && s->out.len && (rc = pw_srv_flush_out(s)))
 			return pw_error_copy(err, &s->err);
@@ -528,6 +531,23 @@ static int out_fn(void *ctx, const void *data, size_t len, struct pw_error *err)
 	if (rc)
 		s->err_sent = 1;
 	return rc;
+}
+
+static int client_progress(void *ctx, const char *line, size_t len)
+{
+	return send_band(ctx, PW_BAND_PROGRESS, line, len);
+}
+
+static const struct pw_srv_pack_sink client_sink = {client_data, client_progress};
+
+static int out_fn(void *ctx, const void *data, size_t len, struct pw_error *err)
+{
+	struct gen *g = ctx;
+
+	if (!len)
+		return 0;
+	g->started = 1;
+	return g->sink->data(g->sink_ctx, data, len, err);
 }
 
 static void progress_fn(void *data, const char *title, uint64_t n, uint64_t total, int done)
@@ -555,7 +575,7 @@ static void progress_fn(void *data, const char *title, uint64_t n, uint64_t tota
 		len = snprintf(line, sizeof(line), "%s: %llu%s", title, (unsigned long long)n,
 		               done ? ", done.\n" : "\r");
 	if (len > 0 && (size_t)len < sizeof(line))
-		g->rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len);
+		g->rc = g->sink->progress(g->sink_ctx, line, (size_t)len);
 }
 
 /* ---- packfile-uris ---------------------------------------------------------------- */
@@ -729,7 +749,7 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 	wo.progress_data = g;
 	wo.trust_reused = 1; /* the client checks every object, as with git */
 	rc = pw_bitmap_walk_write(bw, &wo, out_fn, g, NULL, st);
-	if (rc && !s->pack_started) {
+	if (rc && !g->started) {
 		/* a damaged entry found before any byte went out */
 		pw_bitmap_walk_free(bw);
 		return rc == PW_ENOMEM ? nomem(s) : PW_ENOTFOUND;
@@ -740,26 +760,20 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
 	return rc;
 }
 
-int pw_srv_send_pack(struct pw_upload_session *s)
+int pw_srv_generate_pack(struct pw_upload_session *s, const struct pw_srv_pack_sink *sink,
+                         void *sink_ctx, struct pw_pack_write_stats *st, uint32_t *pack_reused)
 {
 	struct pw_pack_write_opts opts;
-	struct pw_pack_write_stats st;
 	struct gen g;
 	size_t i;
-	uint32_t pack_reused = 0;
 	int rc, created, shallow;
 
-	const char *hook = pw_srv_pack_objects_hook(s);
-
 	memset(&g, 0, sizeof(g));
+	memset(st, 0, sizeof(*st));
+	*pack_reused = 0;
 	g.s = s;
-	if (hook && !s->compat) {
-		/* the hook's pack-objects is not told of packfile URIs */
-		if ((rc = packfile_header(&g)))
-			return rc;
-		return pw_srv_send_pack_hook(s, hook);
-	}
-	pw_srv_trace_pack(s);
+	g.sink = sink;
+	g.sink_ctx = sink_ctx;
 	if ((rc = load_exclusions(&g)) || (!g.nexcl && (rc = packfile_header(&g)))) {
 		free_exclusions(&g);
 		return rc;
@@ -784,9 +798,9 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 	 * walk knows it, rev-list and the bitmap do not */
 	shallow = shallow || s->srv_shallow.nr;
 	if (!shallow && !g.nexcl && !s->compat) { /* the bitmap does not leave objects out */
-		rc = send_bitmap(&g, &st);
+		rc = send_bitmap(&g, st);
 		if (!rc) {
-			pack_reused = st.reused; /* copied from the bitmapped pack */
+			*pack_reused = st->reused; /* copied from the bitmapped pack */
 			goto sent;
 		}
 		if (rc != PW_ENOTFOUND)
@@ -827,36 +841,62 @@ int pw_srv_send_pack(struct pw_upload_session *s)
 			pw_error_copy(&s->err, pw_pack_writer_error(g.w));
 		goto out;
 	}
-	if (g.rc) {
-		rc = g.rc;
-		goto out;
-	}
-	pw_pack_writer_stats(g.w, &st);
+	pw_pack_writer_stats(g.w, st);
 sent:
-	if (g.rc) {
-		rc = g.rc;
-		goto out;
-	}
-	s->stats.objects = st.written;
-	s->stats.bytes = st.bytes;
-	if (s->sideband && !s->args.no_progress) {
-		char line[200];
-		int len = snprintf(line, sizeof(line),
-		                   "Total %u (delta %u), reused %u (delta %u), pack-reused %u\n",
-		                   st.written, st.deltas, st.reused, st.reused_deltas, pack_reused);
-
-		if ((rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len)))
-			goto out;
-	}
-	if (!s->v2 && s->sideband && (rc = pw_pkt_flush(&s->out))) {
-		rc = nomem(s);
-		goto out;
-	}
-	rc = pw_srv_flush_out(s);
+	rc = g.rc;
 out:
 	pw_pack_writer_free(g.w);
 	pw_oidmap_free(&g.wants);
 	pw_srv_filter_free(&g.filter);
 	free_exclusions(&g);
 	return rc;
+}
+
+int pw_srv_pack_done(struct pw_upload_session *s, const struct pw_pack_write_stats *st,
+                     uint32_t pack_reused)
+{
+	int rc;
+
+	s->stats.objects = st->written;
+	s->stats.bytes = st->bytes;
+	if (s->sideband && !s->args.no_progress) {
+		char line[200];
+		int len = snprintf(line, sizeof(line),
+		                   "Total %u (delta %u), reused %u (delta %u), pack-reused %u\n",
+		                   st->written, st->deltas, st->reused, st->reused_deltas,
+		                   pack_reused);
+
+		if ((rc = send_band(s, PW_BAND_PROGRESS, line, (size_t)len)))
+			return rc;
+	}
+	if (!s->v2 && s->sideband && pw_pkt_flush(&s->out))
+		return nomem(s);
+	return pw_srv_flush_out(s);
+}
+
+int pw_srv_send_pack(struct pw_upload_session *s)
+{
+	struct pw_pack_write_stats st;
+	uint32_t pack_reused;
+	const char *hook = pw_srv_pack_objects_hook(s);
+	int rc;
+
+	if (hook && !s->compat) {
+		struct gen g;
+
+		memset(&g, 0, sizeof(g));
+		g.s = s;
+		if (s->opts.pack_cache)
+			pw_srv_pack_cache_bypass(s, "uploadpack.packObjectsHook");
+		/* the hook's pack-objects is not told of packfile URIs */
+		if ((rc = packfile_header(&g)))
+			return rc;
+		return pw_srv_send_pack_hook(s, hook);
+	}
+	pw_srv_trace_pack(s);
+	if (s->opts.pack_cache && (rc = pw_srv_send_pack_cached(s)) != PW_SRV_CACHE_BYPASS)
+		return rc;
+	if ((rc = pw_srv_generate_pack(s, &client_sink, s, &st, &pack_reused)))
+		return rc;
+	return pw_srv_pack_done(s, &st, pack_reused);
 }

@@ -8,6 +8,7 @@
 
 #include "repo/hook.h"
 #include "server/pushcert.h"
+#include "util/fs.h"
 #include "util/spawn.h"
 
 const char pw_nonce_unsolicited[] = "UNSOLICITED", pw_nonce_bad[] = "BAD",
@@ -506,7 +507,7 @@ int pw_push_cert_verify(struct pw_sigcheck *s, const struct pw_config *cfg, cons
 	if (!kind)
 		return 0;
 	/* the signature goes in a file, the payload on stdin (Git's way) */
-	fd = mkstemp(tmpl);
+	fd = pw_fs_mkstemp_mode(tmpl, 0600);
 	if (fd < 0)
 		return 0;
 	while (off < slen) {

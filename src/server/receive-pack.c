@@ -1136,6 +1136,15 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	else if (s.unpack_error)
 		pw_error_set(err, 0, "unpack failed: %s", s.unpack_error);
 out:
+	if (opts->result) {
+		size_t i;
+
+		memset(opts->result, 0, sizeof(*opts->result));
+		opts->result->commands = s.cmds.nr;
+		for (i = 0; i < s.cmds.nr; i++)
+			opts->result->refused += s.cmds.v[i].error != NULL;
+		opts->result->failed = rc != 0 || s.unpack_error != NULL;
+	}
 	session_free(&s);
 	return rc;
 }

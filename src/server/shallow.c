@@ -149,26 +149,20 @@ out:
 	return rc;
 }
 
-/* deepen-not names: a full ref name, or a short one found as refs/<x>,
- * refs/tags/<x>, refs/heads/<x>. */
+/* deepen-not names: exactly one of Git's expansions of the name ("<x>",
+ * refs/<x>, refs/tags/<x>, refs/heads/<x>, refs/remotes/<x>[/HEAD]) must
+ * be a ref, as git upload-pack's expand_ref wants it; the message is its. */
 static int resolve_not(struct pw_upload_session *s, const char *name, struct pw_oid *out)
 {
-	static const char *const fmts[] = {"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s"};
-	char buf[1024];
-	size_t i;
+	unsigned found = 0;
+	int rc = strcmp(name, "@") ? pw_refs_dwim(s->repo, name, out, NULL, &found) : PW_ENOTFOUND;
 
-	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		int rc;
-
-		if ((size_t)snprintf(buf, sizeof(buf), fmts[i], name) >= sizeof(buf))
-			break;
-		if (!pw_refname_is_storable(buf))
-			continue;
-		rc = pw_refs_resolve(s->repo, buf, out, NULL);
-		if (!rc)
-			return pw_srv_peel(s, out, out) < 0 ? s->err.code : 0;
-	}
-	return pw_srv_fail(s, PW_EPROTO, "git upload-pack: deepen-not is not a ref: %s", name);
+	if (rc == PW_ENOMEM)
+		return pw_error_set(&s->err, rc, "out of memory");
+	if (rc || found != 1)
+		return pw_srv_fail(s, PW_EPROTO,
+		                   "git upload-pack: ambiguous deepen-not: deepen-not %s", name);
+	return pw_srv_peel(s, out, out) < 0 ? s->err.code : 0;
 }
 
 /* Mark everything reachable from the deepen-not refs G_EXCL (no further back

@@ -4,9 +4,14 @@
 #ifndef PW_SERVER_UPLOAD_PARTS_H
 #define PW_SERVER_UPLOAD_PARTS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packwire/error.h"
 #include "packwire/hash.h"
 
 struct pw_upload_session;
+struct pw_pack_write_stats;
 
 /* Record a have: 1 when we have it (now in have_objs), 0 when not, <0 on error. */
 int pw_srv_got_have(struct pw_upload_session *s, const struct pw_oid *oid);
@@ -20,6 +25,31 @@ int pw_srv_compute_shallow(struct pw_upload_session *s);
 
 /* pack generation (packgen.c): wants, haves, shallows of s->args */
 int pw_srv_send_pack(struct pw_upload_session *s);
+
+/* Where a pack being made goes: its bytes (data; an error stops the
+ * writer) and its progress lines (progress; sent only for a client that
+ * has side-band and wants progress). */
+struct pw_srv_pack_sink {
+	int (*data)(void *ctx, const void *data, size_t len, struct pw_error *err);
+	int (*progress)(void *ctx, const char *line, size_t len);
+};
+/* Make the pack of the request in s->args (the session's graph, refs and
+ * shallow state as negotiation left them) into sink; errors in s->err.
+ * Only the session's pack state is touched, never its output: this runs
+ * on a thread of its own when the pack cache writes an entry. */
+int pw_srv_generate_pack(struct pw_upload_session *s, const struct pw_srv_pack_sink *sink,
+                         void *sink_ctx, struct pw_pack_write_stats *st, uint32_t *pack_reused);
+/* After the pack: the "Total" progress line, v0's closing flush, and out. */
+int pw_srv_pack_done(struct pw_upload_session *s, const struct pw_pack_write_stats *st,
+                     uint32_t pack_reused);
+
+/* The pack through s->opts.pack_cache (pack-cache-serve.c): 0 when sent,
+ * PW_SRV_CACHE_BYPASS when the request is not for the cache (nothing was
+ * sent: the caller makes the pack itself), else an error in s->err. */
+#define PW_SRV_CACHE_BYPASS 1
+int pw_srv_send_pack_cached(struct pw_upload_session *s);
+/* Count (and trace) a request served without the cache. */
+void pw_srv_pack_cache_bypass(struct pw_upload_session *s, const char *why);
 
 /* uploadpack.packObjectsHook from trusted configuration, or NULL; the pack
  * made by that hook instead of ours (packhook.c). */

@@ -313,8 +313,11 @@ static int v0_receive_wants(struct pw_upload_session *s)
 enum { ACK_NONE, ACK_MULTI, ACK_DETAILED };
 
 /* Rounds of haves until "done" (or "ready" with no-done). 1 when a pack is
- * to be sent, 0 when this (stateless) request ends without one. */
-static int v0_negotiate(struct pw_upload_session *s)
+ * to be sent, 0 when this (stateless) request ends without one. may_end:
+ * the request may end here, before any have (a stateless client that
+ * deepens asks for the shallow list alone first, as git upload-pack
+ * allows). */
+static int v0_negotiate(struct pw_upload_session *s, int may_end)
 {
 	int mode = s->args.multi_ack_detailed ? ACK_DETAILED
 	           : s->args.multi_ack        ? ACK_MULTI
@@ -323,9 +326,11 @@ static int v0_negotiate(struct pw_upload_session *s)
 	char last_hex[PW_MAX_HEXSZ + 1] = "";
 	struct pw_pkt pkt;
 
-	for (;;) {
+	for (;; may_end = 0) {
 		if ((rc = read_pkt(s, &pkt)))
 			return rc;
+		if (pkt.kind == PW_PKT_EOF && may_end)
+			return 0;
 		/* a request ends with a flush or "done", stateless or not */
 		if (pkt.kind == PW_PKT_EOF)
 			return hung_up(s);
@@ -431,7 +436,7 @@ static int v0_negotiate(struct pw_upload_session *s)
 
 static int serve_v0(struct pw_upload_session *s)
 {
-	int rc;
+	int rc, deepened;
 
 	if (!s->opts.stateless_rpc || s->opts.advertise_refs) {
 		if ((rc = v0_advertise(s)))
@@ -447,7 +452,7 @@ static int serve_v0(struct pw_upload_session *s)
 		return rc;
 	if ((rc = pw_srv_compat_in(s)) || (rc = pw_srv_check_wants(s)))
 		return rc;
-	rc = pw_srv_compute_shallow(s);
+	rc = deepened = pw_srv_compute_shallow(s);
 	if (rc < 0)
 		return rc;
 	if (rc) {
@@ -456,7 +461,7 @@ static int serve_v0(struct pw_upload_session *s)
 			return rc < 0 && !s->err.code ? pw_error_set(&s->err, rc, "out of memory")
 			                              : rc;
 	}
-	rc = v0_negotiate(s);
+	rc = v0_negotiate(s, deepened && s->opts.stateless_rpc);
 	if (rc <= 0)
 		return rc;
 	if (s->args.side_band_64k)

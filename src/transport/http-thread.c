@@ -317,6 +317,13 @@ static void do_post(struct http *h, struct pw_buf *req, int eof)
 	cc = perform_post(h, &p, url, hl, body, eof, &code);
 	if (!p.checked) {
 		check_post(&p, cc);
+		/* not a byte: upload-pack died before it said anything (a stateless
+		 * v0 reader would wait for the rest for ever; git hangs up) */
+		if (!p.failed && !strcmp(h->service, "git-upload-pack")) {
+			pw_error_set(&h->resp_err, PW_EPROTO,
+			             "the remote end hung up unexpectedly");
+			p.failed = 1;
+		}
 	} else if (p.failed) {
 		/* the answer's framing was wrong: resp_err says how */
 	} else if (!p.failed && cc != CURLE_OK) {

@@ -74,6 +74,28 @@ for algo in sha1 sha256; do
 		(cd "$d/mode-git-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-git-$um"
 		(cd "$d/mode-pw-$um.git/objects/pack" && stat -c '%n %a' *) >"$d/mode-pw-$um"
 		same_file "$algo: pack and idx modes as git's under umask $um" "$d/mode-git-$um" "$d/mode-pw-$um"
+		# the pack writer (repack) and loose objects (a small push,
+		# unpacked) too: 0444 less the umask, as git writes them
+		for who in git pw; do
+			git clone -q --bare "$T/r-$algo" "$d/rp-$who-$um.git"
+			git init -q --bare --object-format=$algo "$d/lo-$who-$um.git"
+		done
+		(umask $um && git -C "$d/rp-git-$um.git" repack -q -a -d &&
+			"$PACKWIRE" -C "$d/rp-pw-$um.git" repack -q -a -d)
+		(umask $um && git -C "$T/r-$algo" push -q "$d/lo-git-$um.git" HEAD:refs/heads/main &&
+			git -C "$T/r-$algo" push -q --receive-pack="'$PACKWIRE' receive-pack" \
+				"$d/lo-pw-$um.git" HEAD:refs/heads/main)
+		for who in git pw; do
+			(cd "$d/rp-$who-$um.git/objects/pack" && stat -c '%a' *.pack *.idx | sort -u)
+		done >"$d/rp-modes-$um"
+		check "$algo: repack's pack and idx modes as git's under umask $um" \
+			[ "$(sed -n 1p "$d/rp-modes-$um")" = "$(sed -n 2p "$d/rp-modes-$um")" ]
+		for who in git pw; do
+			find "$d/lo-$who-$um.git/objects" -type f -path '*/objects/??/*' \
+				-printf '%m\n' | sort -u
+		done >"$d/lo-modes-$um"
+		check "$algo: loose object modes as git's under umask $um" \
+			[ "$(sort -u "$d/lo-modes-$um" | wc -l)" = 1 ]
 	done
 	same_file "$algo: --stdin stored idx identical" "$d/git-v2.idx" \
 		"$d/recv.git/objects/pack/pack-$hex.idx"

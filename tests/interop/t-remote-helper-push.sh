@@ -29,6 +29,7 @@ while read -r cmd arg rest; do
 		push-option)
 			if [ -n "${PWPUSH_NO_PUSH_OPTION:-}" ]; then echo unsupported; else flags+=("--push-option=$rest"); echo ok; fi ;;
 		force) echo ok ;;
+		cas) flags+=("--force-with-lease=$rest"); echo ok ;;
 		depth | deepen-since | deepen-not)
 			if [ -n "${PWPUSH_NO_DEEPEN:-}" ]; then echo unsupported; else
 				case $arg in
@@ -157,6 +158,27 @@ for algo in sha1 sha256; do
 		not_ok "$t: forced push"
 		cat "p3-$algo.err"
 	fi
+	# --force-with-lease: decided here, and the lease goes to the helper
+	# as "option cas <ref>:<oid>" for it to hold the server to
+	cur=$(git -C "$srv" rev-parse copy)
+	: >"$PWPUSH_LOG"
+	if pw -C "$c" push --force-with-lease=copy:"$cur" origin rewound~1:refs/heads/copy 2>"p4-$algo.err"; then
+		contains "$t: the lease reaches the helper" "$PWPUSH_LOG" "option cas refs/heads/copy:$cur"
+		check "$t: the lease held" test "$(git -C "$srv" rev-parse copy)" = "$(git -C "$c" rev-parse rewound~1)"
+	else
+		not_ok "$t: push with a lease that holds"
+		cat "p4-$algo.err"
+	fi
+	state "$srv" >before
+	: >"$PWPUSH_LOG"
+	if pw -C "$c" push --force-with-lease=copy:"$cur" origin rewound:refs/heads/copy 2>"p5-$algo.err"; then
+		not_ok "$t: a stale lease pushed"
+	else
+		contains "$t: a stale lease is refused" "p5-$algo.err" "! [rejected]        rewound -> copy (stale info)"
+	fi
+	check_fails "$t: stale lease: no push batch sent" grep -q '^push ' "$PWPUSH_LOG"
+	state "$srv" >after
+	same_file "$t: stale lease changed nothing on the server" before after
 	# push options, to the server's pre-receive hook
 	mkdir -p "$srv/hooks"
 	cat >"$srv/hooks/pre-receive" <<-'HOOK'
@@ -252,7 +274,7 @@ for algo in sha1 sha256; do
 		contains "$t: a helper without deepen-since: Git's error" "sh3-$algo.err" "does not support 'deepen-since'"
 	state "$sh" >after-local
 	same_file "$t: refused deepen-since left the repository as it was" before-local after-local
-	check_fails "$t: refused over a transport that cannot pass it yet" \
+	check "$t: the smart protocol takes it too (a path)" \
 		pw -C "$sh" fetch -q --shallow-since=2000-01-01 "$srv" main
 	if pw -C "$sh" fetch -q --depth=1 origin later 2>"sh4-$algo.err"; then
 		contains "$t: option depth sent" "$PWPUSH_LOG" "option depth 1"

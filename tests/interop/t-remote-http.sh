@@ -104,6 +104,21 @@ for algo in sha1 sha256; do
 			not_ok "$t: shallow clone"
 			cat "sh-$c.err"
 		fi
+		# --shallow-since / --shallow-exclude reach the server through the
+		# helper ("option deepen-since", "option deepen-not"), as through git's
+		for a in --shallow-exclude=v0.1 --shallow-since=1700000000; do
+			n=${a%%=*}
+			n=sx${n#--shallow-}-$c
+			if pgit -c protocol.version=$v clone -q "$a" "$U/git-open/$r" "$n" 2>"$n.err"; then
+				git -c protocol.version=$v clone -q "$a" "$U/git-open/$r" "$n-git" 2>/dev/null
+				check "$t: clone $a as git's own helper's" diff -q \
+					<(cat "$n/.git/shallow" 2>/dev/null; git -C "$n" rev-list --all) \
+					<(cat "$n-git/.git/shallow" 2>/dev/null; git -C "$n-git" rev-list --all)
+			else
+				not_ok "$t: clone $a"
+				cat "$n.err"
+			fi
+		done
 		# push behind basic auth
 		git -C "$c" pull -q --ff-only origin main
 		(cd "$c" && echo "pushed $v" >>a.txt && git commit -q -am "pushed $v")

@@ -8,6 +8,8 @@
 # lengths that disagree, a length with Transfer-Encoding and codings other
 # than a final chunked are 400 (501 for one we do not know). Connections past --max-connections wait. Each gets a clear status (or is dropped), nothing is
 # written into the repositories, and a normal clone still works after each.
+# /metrics, /healthz and the browse pages (issue 28) go through the same first
+# look: a wrong method is 405, bad framing 400, a body over --max-body 413.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 
@@ -111,6 +113,22 @@ elif case == "unknown-rpc":
     post("/sha1.git/git-frobnicate", b"0000")
 elif case == "no-repo":
     req("GET /nothing.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: x\r\n\r\n")
+elif case.startswith(("metrics-", "healthz-", "browse-")):
+    # issue 28: the server's own pages under the same first look
+    path = {"metrics": "/metrics", "healthz": "/healthz", "browse": "/"}[case.split("-")[0]]
+    what = case.split("-", 1)[1]
+    if what == "post":
+        req("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd" % path)
+    elif what == "two-lengths":
+        req("GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\n0000" % path)
+    elif what == "over-max-body":
+        req("GET %s HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (path, 5 << 20))
+    elif what == "with-body":
+        req("GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc" % path)
+    elif what == "traversal":
+        req("GET /sha1.git/../../ HTTP/1.1\r\nHost: x\r\n\r\n")
+    elif what == "dot":
+        req("GET /./sha1.git/ HTTP/1.1\r\nHost: x\r\n\r\n")
 data = b""
 try:
     while b"\r\n" not in data:
@@ -166,6 +184,15 @@ hostile identity 400
 hostile http10-chunked 400
 hostile two-hosts 400
 hostile get-with-body 200
+# issue 28: /metrics, /healthz and the browse pages go through the same first look
+for p in metrics healthz browse; do
+	hostile $p-post 405
+	hostile $p-two-lengths 400
+	hostile $p-over-max-body 413
+	hostile $p-with-body 200
+done
+hostile browse-traversal 400 404
+hostile browse-dot 400 404
 check "declared-over-buffer: the endpoint's refusal, logged" \
 	grep -q "git-upload-pack: request was larger than our maximum size (1048576)" hostile.log
 check "unknown-size: logged" grep -q "Content-Length 18446744073709551615 is too large" hostile.log

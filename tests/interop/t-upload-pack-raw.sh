@@ -207,6 +207,12 @@ for algo in sha1 sha256; do
 	expect_hangup eof-$algo
 	{ pkt_nl "want $head multi_ack_detailed"; } | run_pw eofw-$algo "" "$R"
 	expect_hangup eofw-$algo
+	# a stateless client ends its first request of a shallow fetch after
+	# the wants (git's remote-curl does): the shallow list, and exit 0
+	{ pkt_nl "want $head multi_ack_detailed"; pkt_nl "deepen 1"; flush; } |
+		run_both sdeep-$algo "" "$R" --stateless-rpc
+	same_file "$algo: stateless wants with deepen, then EOF: git's answer" "$T/sdeep-$algo.git" "$T/sdeep-$algo.pw"
+	check "$algo: ... and exit 0, as git" test "$(cat "$T/sdeep-$algo.rc-pw") $(cat "$T/sdeep-$algo.rc-git")" = "0 0"
 	{ pkt_nl "want $head multi_ack_detailed"; flush; pkt_nl "bogus"; } | run_pw bogus-$algo "" "$R"
 	expect_fail bogus-$algo "git upload-pack: expected SHA1 list, got 'bogus'"
 	{ pkt_nl "want $head multi_ack_detailed"; pkt_nl "deepen 1"; pkt_nl "deepen-since 12345"; flush; } |

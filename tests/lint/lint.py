@@ -52,7 +52,7 @@ PUBLIC = {
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
-    "serve": "server",
+    "serve": "server", "pack-cache": "server",
 }
 CALLS = [
     ("fprintf-stderr", re.compile(r"\bv?fprintf\s*\(\s*std(err|out)\b")),

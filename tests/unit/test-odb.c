@@ -341,13 +341,13 @@ static void test_parse(const struct pw_hash_algo *algo)
 
 static void test_cache(void)
 {
-	struct pw_pack_cache *c;
-	struct pw_pack_cache_hit hit;
+	struct pw_base_cache *c;
+	struct pw_base_cache_hit hit;
 	struct pw_buf b = PW_BUF_INIT;
 	uint64_t i, hits, misses;
 	size_t bytes;
 
-	CHECK_EQ_INT(pw_pack_cache_new(&c, 4096), 0);
+	CHECK_EQ_INT(pw_base_cache_new(&c, 4096), 0);
 	if (!c)
 		return;
 	for (i = 0; i < 100; i++) {
@@ -355,23 +355,23 @@ static void test_cache(void)
 		pw_buf_addf(&b, "object %03llu.......", (unsigned long long)i);
 		pw_buf_grow(&b, 100);
 		pw_buf_setlen(&b, 100);
-		CHECK_EQ_INT(pw_pack_cache_put(c, 1, i, PW_OBJ_BLOB, &b), 1);
-		CHECK_EQ_INT(pw_pack_cache_get(c, 1, 0, &hit), 1); /* keep 0 hot */
+		CHECK_EQ_INT(pw_base_cache_put(c, 1, i, PW_OBJ_BLOB, &b), 1);
+		CHECK_EQ_INT(pw_base_cache_get(c, 1, 0, &hit), 1); /* keep 0 hot */
 	}
-	pw_pack_cache_stats(c, &hits, &misses, &bytes);
+	pw_base_cache_stats(c, &hits, &misses, &bytes);
 	CHECK(bytes <= 4096);
-	CHECK_EQ_INT(pw_pack_cache_get(c, 1, 0, &hit), 1);
+	CHECK_EQ_INT(pw_base_cache_get(c, 1, 0, &hit), 1);
 	CHECK(!memcmp(hit.data, "object 000", 10));
-	CHECK_EQ_INT(pw_pack_cache_get(c, 1, 99, &hit), 1);
-	CHECK_EQ_INT(pw_pack_cache_get(c, 1, 5, &hit), 0);  /* evicted */
-	CHECK_EQ_INT(pw_pack_cache_get(c, 2, 99, &hit), 0); /* other pack */
+	CHECK_EQ_INT(pw_base_cache_get(c, 1, 99, &hit), 1);
+	CHECK_EQ_INT(pw_base_cache_get(c, 1, 5, &hit), 0);  /* evicted */
+	CHECK_EQ_INT(pw_base_cache_get(c, 2, 99, &hit), 0); /* other pack */
 	pw_buf_reset(&b);
 	pw_buf_grow(&b, 2000);
 	pw_buf_setlen(&b, 2000); /* over a quarter of the limit */
-	CHECK_EQ_INT(pw_pack_cache_put(c, 1, 1000, PW_OBJ_BLOB, &b), 0);
-	pw_pack_cache_drop_pack(c, 1);
-	CHECK_EQ_INT(pw_pack_cache_get(c, 1, 99, &hit), 0);
-	pw_pack_cache_free(c);
+	CHECK_EQ_INT(pw_base_cache_put(c, 1, 1000, PW_OBJ_BLOB, &b), 0);
+	pw_base_cache_drop_pack(c, 1);
+	CHECK_EQ_INT(pw_base_cache_get(c, 1, 99, &hit), 0);
+	pw_base_cache_free(c);
 	pw_buf_free(&b);
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "packwire/packwire.h"
+#include "refs/reflog.h"
 #include "test.h"
 #include "util/fs.h"
 
@@ -444,6 +445,71 @@ static void test_initial(const struct pw_hash_algo *algo)
 	pw_repo_free(repo);
 }
 
+struct seen {
+	int64_t t[8];
+	int n, stop_at;
+};
+
+static int seen_one(const struct pw_reflog_entry *e, void *data)
+{
+	struct seen *s = data;
+
+	if (s->n < 8)
+		s->t[s->n] = e->timestamp;
+	return ++s->n == s->stop_at ? 7 : 0;
+}
+
+/* A log read newest first; lines that do not parse (short ids, no '>', no
+ * time, a time that overflows, no newline at the end) are passed over. */
+static void test_reflog_read(const struct pw_hash_algo *algo)
+{
+	char dir[256], a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1], log[2048];
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	struct pw_oid x, y;
+	struct seen s = {{0}, 0, 0};
+	struct pw_reflog_entry e;
+	char *logs;
+
+	snprintf(dir, sizeof(dir), "%s/reflog-%s", tmp, algo->name);
+	CHECK_EQ_INT(pw_repo_init(&repo, dir, 1, algo, &err), 0);
+	if (!repo)
+		return;
+	fake_oid(algo, "x", &x);
+	fake_oid(algo, "y", &y);
+	pw_oid_to_hex(&x, a);
+	pw_oid_to_hex(&y, b);
+	snprintf(log, sizeof(log),
+	         "%s %s T <t@e> 100 +0000\tone\n"
+	         "%.10s %s T <t@e> 150 +0000\tshort id\n"
+	         "%s %s T t@e 160 +0000\tno email\n"
+	         "%s %s T <t@e> +0000\tno time\n"
+	         "%s %s T <t@e> 99999999999999999999999 +0000\toverflow\n"
+	         "\n"
+	         "%s %s T <t@e> 200 +0000\ttwo\n"
+	         "%s %s T <t@e> 300 -0100",
+	         a, b, a, b, a, b, a, b, a, b, b, a, a, b);
+	logs = pw_path_join(dir, "logs/refs/heads");
+	CHECK_EQ_INT(pw_fs_mkdir_p(logs, &err), 0);
+	free(logs);
+	write_file(dir, "logs/refs/heads/x", log);
+	CHECK_EQ_INT(pw_reflog_foreach_reverse(repo, "refs/heads/x", seen_one, &s, &err), 0);
+	CHECK_EQ_INT(s.n, 3);
+	CHECK(s.t[0] == 300 && s.t[1] == 200 && s.t[2] == 100);
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 2;
+	CHECK_EQ_INT(pw_reflog_foreach_reverse(repo, "refs/heads/x", seen_one, &s, &err), 7);
+	CHECK_EQ_INT(s.n, 2);
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ_INT(pw_reflog_foreach_reverse(repo, "refs/heads/none", seen_one, &s, &err), 0);
+	CHECK_EQ_INT(s.n, 0);
+	snprintf(log, sizeof(log), "%s %s T <t@e> 42 +0000\tm", b, a);
+	CHECK_EQ_INT(pw_reflog_parse_entry(algo, log, strlen(log), &e), 0);
+	CHECK(pw_oid_equal(&e.old_oid, &y) && pw_oid_equal(&e.new_oid, &x) && e.timestamp == 42);
+	CHECK_EQ_INT(pw_reflog_parse_entry(algo, log, 2 * algo->hexsz + 1, &e), -1);
+	pw_repo_free(repo);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -460,6 +526,8 @@ int main(void)
 	test_initial(&pw_hash_sha1);
 	test_initial(&pw_hash_sha256);
 	test_format();
+	test_reflog_read(&pw_hash_sha1);
+	test_reflog_read(&pw_hash_sha256);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))
 		fprintf(stderr, "could not clean %s\n", tmp);
