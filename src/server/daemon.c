@@ -25,7 +25,7 @@
 #include "packwire/receive.h"
 #include "packwire/repo.h"
 #include "packwire/server.h"
-#include "server/hook.h"
+#include "repo/hook.h"
 #include "server/paths.h"
 
 static const char *const service_names[PW_DAEMON_NR_SERVICES] = {
