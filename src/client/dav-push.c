@@ -862,10 +862,12 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 		goto out;
 	if (!rc && (rc = mkcol(d, "objects/info/", err)))
 		goto out;
-	rc = 0;
-	if (strstr(packs.data, name))
+	rc = pw_dumb_info_packs_add(packs.data, packs.len, name, &body);
+	if (rc == 1) {
+		rc = 0;
 		goto out; /* the same objects pushed before */
-	if (pw_buf_addf(&body, "P %s\n", name) || pw_buf_add(&body, packs.data, packs.len)) {
+	}
+	if (rc) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}

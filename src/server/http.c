@@ -384,27 +384,15 @@ static int get_text_refs(struct resp *r, struct pw_repo *repo, const char *ns, s
  * namespace, as Git's head_ref_namespaced shows it. */
 static int get_head(struct resp *r, struct pw_repo *repo, const char *ns)
 {
-	struct pw_buf out = PW_BUF_INIT, head = PW_BUF_INIT;
-	struct pw_oid oid;
-	char *target = NULL, hex[PW_MAX_HEXSZ + 1];
-	size_t ns_len;
+	struct pw_buf out = PW_BUF_INIT, prefix = PW_BUF_INIT;
 
-	if (ns_prefix(&head, ns))
+	if (ns_prefix(&prefix, ns) || pw_dumb_head(repo, prefix.data ? prefix.data : "", &out)) {
+		pw_buf_free(&prefix);
+		pw_buf_free(&out);
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, NULL,
 		              "out of memory");
-	ns_len = head.len;
-	/* Git prints HEAD only when it resolves (an unborn HEAD gives "") */
-	if (!pw_buf_addf(&head, "HEAD") && !pw_refs_read(repo, head.data, &oid, &target)) {
-		struct pw_oid tip;
-
-		if (target && !pw_refs_resolve(repo, head.data, &tip, NULL))
-			pw_buf_addf(&out, "ref: %s\n",
-			            strncmp(target, head.data, ns_len) ? target : target + ns_len);
-		else if (!target)
-			pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&oid, hex));
 	}
-	pw_buf_free(&head);
-	free(target);
+	pw_buf_free(&prefix);
 	send_buf(r, "text/plain", &out);
 	pw_buf_free(&out);
 	return 0;

@@ -3,9 +3,10 @@
  * ref under refs/, sorted, with "<peeled>\t<name>^{}" after an annotated
  * tag) and objects/info/packs ("P <pack>" for each local pack, then an
  * empty line). A file whose content would not change is left alone unless
- * forced, as Git does. http-backend serves the same files from the same
- * writers (server/http.c), and the WebDAV push rewrites info/refs with
- * pw_dumb_info_refs_line (client/dav-push.c). */
+ * forced, as Git does. http-backend serves the same files (and HEAD) from
+ * the same writers (server/http.c), and the WebDAV push rewrites info/refs
+ * with pw_dumb_info_refs_line and objects/info/packs with
+ * pw_dumb_info_packs_add (client/dav-push.c). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,30 @@ int pw_dumb_info_refs_line(struct pw_buf *out, const struct pw_oid *oid, const c
 	if (peeled && pw_buf_addf(out, "%s\t%s^{}\n", pw_oid_to_hex(peeled, hex), name))
 		return PW_ENOMEM;
 	return 0;
+}
+
+int pw_dumb_head(struct pw_repo *repo, const char *ns_prefix, struct pw_buf *out)
+{
+	struct pw_buf head = PW_BUF_INIT;
+	struct pw_oid oid, tip;
+	char *target = NULL, hex[PW_MAX_HEXSZ + 1];
+	size_t ns_len = strlen(ns_prefix);
+	int rc = 0;
+
+	if (pw_buf_addf(&head, "%sHEAD", ns_prefix))
+		return PW_ENOMEM;
+	/* Git writes HEAD only when it resolves (an unborn HEAD gives "") */
+	if (!pw_refs_read(repo, head.data, &oid, &target)) {
+		if (target && !pw_refs_resolve(repo, head.data, &tip, NULL))
+			rc = pw_buf_addf(out, "ref: %s\n",
+			                 strncmp(target, ns_prefix, ns_len) ? target
+			                                                    : target + ns_len);
+		else if (!target)
+			rc = pw_buf_addf(out, "%s\n", pw_oid_to_hex(&oid, hex));
+	}
+	pw_buf_free(&head);
+	free(target);
+	return rc ? PW_ENOMEM : 0;
 }
 
 struct info_refs {
@@ -212,6 +237,17 @@ int pw_dumb_info_packs(const char *objects_dir, struct pw_buf *out)
 	rc = format_packs(v, nr, out);
 	free_packs(v, nr);
 	return rc;
+}
+
+int pw_dumb_info_packs_add(const char *old, size_t len, const char *name, struct pw_buf *out)
+{
+	size_t n = strlen(name);
+
+	if (old && n && memmem(old, len, name, n))
+		return 1;
+	if (pw_buf_addf(out, "P %s\n", name) || pw_buf_add(out, old, len))
+		return PW_ENOMEM;
+	return 0;
 }
 
 /* The old objects/info/packs: sets old_num of the packs it names; 1 when it

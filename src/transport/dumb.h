@@ -1,8 +1,10 @@
 /* Dumb HTTP's files: what a server that runs no Git program offers
  * (info/refs, HEAD, objects/info/packs, the alternates files), read by the
- * client's walker (client/dumb.c) and written for it by update-server-info
- * and the WebDAV push (dumb-info.c). The parsers are pure and fuzzed
- * (fuzz-dumb-info-refs, fuzz-dumb-info-packs). */
+ * client's walker (client/dumb.c) and written for it by update-server-info,
+ * http-backend (server/http.c) and the WebDAV push (client/dav-push.c), all
+ * through the writers of dumb-info.c. The formats live here and nowhere
+ * else. The parsers are pure and fuzzed (fuzz-dumb-info-refs,
+ * fuzz-dumb-info-packs). */
 #ifndef PW_TRANSPORT_DUMB_H
 #define PW_TRANSPORT_DUMB_H
 
@@ -64,10 +66,20 @@ int pw_dumb_info_refs_line(struct pw_buf *out, const struct pw_oid *oid, const c
  * (http-backend's). 0 or an error with err set. */
 int pw_dumb_info_refs(struct pw_repo *repo, struct pw_odb *odb, const char *prefix, size_t strip,
                       int skip_missing, struct pw_buf *out, struct pw_error *err);
+/* HEAD as a dumb client reads it, appended to out: "ref: <target>\n" or
+ * "<hex>\n" for a detached HEAD, nothing when HEAD does not resolve. The
+ * HEAD is ns_prefix's ("refs/namespaces/<ns>/", or "" for none), its target
+ * named without ns_prefix (Git's head_ref_namespaced). 0 or PW_ENOMEM. */
+int pw_dumb_head(struct pw_repo *repo, const char *ns_prefix, struct pw_buf *out);
 /* objects/info/packs as http-backend makes it, appended to out: "P <pack>"
  * for each local pack with its .idx, newest first, then an empty line
  * (update-server-info keeps the order of the file it rewrites instead).
  * 0 or PW_ENOMEM. */
 int pw_dumb_info_packs(const char *objects_dir, struct pw_buf *out);
+/* objects/info/packs with a pack pushed over WebDAV, in out: "P <name>"
+ * first, then the old file's len bytes (old may be NULL when len is 0).
+ * 1, out untouched, when old already names it (the same objects pushed
+ * before); 0, or PW_ENOMEM. */
+int pw_dumb_info_packs_add(const char *old, size_t len, const char *name, struct pw_buf *out);
 
 #endif

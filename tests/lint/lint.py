@@ -12,6 +12,9 @@ Fails when, under src/:
     the library runs inside servers with many threads;
   - a file includes a header of a higher layer, or of a sibling layer
     (client/server, odb/refs);
+  - a file is over MAX_FILE_LINES lines, or a function's body (the lines
+    between its opening and its closing brace) over MAX_FUNCTION_LINES: the
+    message names file:line and the count;
 and when a public header (include/packwire/*.h) includes a header of a
 higher layer, a public header has no layer in the map below, or a file under
 cli/ includes a private library header. With --objects DIR (the library's
@@ -22,7 +25,8 @@ would otherwise check nothing). No C file under SOURCE_ROOT/src fails too.
 Exceptions live in tests/lint/allowed.txt, one per line:
     <path> <rule> <reason...>
 where rule is the name printed with the violation (e.g. getenv,
-include:packwire/refs.h, call:src/refs). An exception that no longer
+include:packwire/refs.h, call:src/refs, file-length,
+function-length:pw_foo). An exception that no longer
 matches anything is an error too, so the list stays honest.
 
 Usage: lint.py [--objects DIR] [--allowed FILE] SOURCE_ROOT
@@ -70,6 +74,9 @@ CALLS = [
     ("umask", re.compile(r"(?<![\w.>])umask\s*\(")),
     ("signal", re.compile(r"(?<![\w.>])(signal|sigaction|sigset|bsd_signal|sysv_signal)\s*\(")),
 ]
+# Sizes (issue 27): a file of src/ says one thing, a function does one job.
+MAX_FILE_LINES = 1500
+MAX_FUNCTION_LINES = 120
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -100,6 +107,56 @@ def strip_comments_and_strings(text):
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def function_bodies(code):
+    """(name, line of the name, body lines) of every function
+    defined in code (comments and strings already blanked): a brace at file
+    scope that follows a closing parenthesis opens a function body."""
+    lines = code.split("\n")
+    cont = False
+    for i, line in enumerate(lines):  # blank preprocessor lines (and macros')
+        directive = cont or line.lstrip().startswith("#")
+        cont = directive and line.rstrip().endswith("\\")
+        if directive:
+            lines[i] = ""
+    code = "\n".join(lines)
+    depth, lineno, start = 0, 1, None
+    for i, c in enumerate(code):
+        if c == "\n":
+            lineno += 1
+        elif c == "{":
+            if depth == 0:
+                head = code[:i].rstrip()
+                start = None
+                if head.endswith(")"):
+                    j, d = len(head) - 1, 0
+                    while j >= 0:  # the parameter list's opening parenthesis
+                        d += {")": 1, "(": -1}.get(head[j], 0)
+                        if d == 0:
+                            break
+                        j -= 1
+                    m = re.search(r"(\w+)\s*$", head[:max(j, 0)])
+                    name_line = code.count("\n", 0, m.start()) + 1 if m else lineno
+                    start = (m.group(1) if m else "?", lineno, name_line)
+            depth += 1
+        elif c == "}" and depth > 0:
+            depth -= 1
+            if depth == 0 and start:
+                yield start[0], start[2], lineno - start[1] - 1
+                start = None
+
+
+def lint_sizes(rel, text, code):
+    """Yield (path, rule, message, line) for a file or function too long."""
+    n = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if n > MAX_FILE_LINES:
+        yield (rel, "file-length", "%d lines (at most %d: split it by responsibility)"
+               % (n, MAX_FILE_LINES), n)
+    for name, line, body in function_bodies(code):
+        if body > MAX_FUNCTION_LINES:
+            yield (rel, "function-length:" + name, "function %s has a body of %d lines (at "
+                   "most %d: cut it in pieces)" % (name, body, MAX_FUNCTION_LINES), line)
 
 
 def header_layer(inc):
@@ -144,6 +201,8 @@ def lint_tree(root):
                 elif not allowed_in(layer, t):
                     yield rel, "include:" + inc, "%s layer includes %s (layer %s)" % (layer, inc, t)
             code = strip_comments_and_strings(text)
+            for v in lint_sizes(rel, text, code):
+                yield v
             for lineno, line in enumerate(code.split("\n"), 1):
                 for rule, rx in CALLS:
                     if rx.search(line):
@@ -261,12 +320,14 @@ def main(argv):
                   "the --objects path" % objdir)
             failed = 1
         found += list(lint_objects(root, objdir))
-    for rel, rule, msg in found:
+    for v in found:
+        rel, rule, msg = v[:3]
         key = (rel, rule)
         if key in allowed:
             allowed[key][1] += 1
             continue
-        print("%s: %s [%s]" % (rel, msg, rule))
+        where = "%s:%d" % (rel, v[3]) if len(v) > 3 else rel
+        print("%s: %s [%s]" % (where, msg, rule))
         failed = 1
     for (rel, rule), (n, used) in sorted(allowed.items(), key=lambda kv: kv[1][0]):
         if not used:
