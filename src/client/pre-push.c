@@ -30,18 +30,16 @@ static const char *hook_cwd(struct pw_repo *repo)
 	return pw_repo_work_tree(repo) ? pw_repo_work_tree(repo) : pw_repo_git_dir(repo);
 }
 
-/* core.hooksPath (absolute, "~/"-relative, or relative to where hooks
- * run), else $GIT_DIR/hooks. malloc'd. */
+/* core.hooksPath (absolute, or relative to where hooks run; the library
+ * reads no environment, so no "~/"), else $GIT_DIR/hooks. malloc'd. */
 static char *hooks_dir(struct pw_repo *repo)
 {
-	const char *hp = NULL, *home = getenv("HOME");
+	const char *hp = NULL;
 
 	if (pw_config_get_string(pw_repo_config(repo), "core.hooksPath", &hp, NULL) || !hp || !*hp)
 		return pw_path_join(pw_repo_git_dir(repo), "hooks");
 	if (hp[0] == '/')
 		return strdup(hp);
-	if (hp[0] == '~' && hp[1] == '/' && home)
-		return pw_path_join(home, hp + 2);
 	return pw_path_join(hook_cwd(repo), hp);
 }
 
