@@ -15,8 +15,9 @@ Fails when, under src/:
   - a file is over MAX_FILE_LINES lines, or a function's body (the lines
     between its opening and its closing brace) over MAX_FUNCTION_LINES: the
     message names file:line and the count;
-and when a public header (include/packwire/*.h) includes a header of a
-higher layer, a public header has no layer in the map below, or a file under
+and when docs/architecture.md's table of layers ("| <rank> | `<layer>` |"
+rows) and RANK disagree (checked in a tree that has docs/), when a public
+header (include/packwire/*.h) includes a header of a higher layer, a public header has no layer in the map below, or a file under
 cli/ includes a private library header. With --objects DIR (the library's
 object files) it also fails when a function of one layer calls into a higher
 or sibling layer, and when DIR holds no object file at all (a wrong path
@@ -39,6 +40,7 @@ import sys
 # Layers, lowest first. Directories of src/ and the public headers map onto
 # them; a file may include (and call) its own layer and strictly lower ranks.
 # compat sits above pack: it writes translated packs through the pack writer.
+# docs/architecture.md explains each layer; its table must match this map.
 RANK = {
     "util": 0, "hash": 1, "repo": 2, "odb": 3, "refs": 3, "pack": 4, "compat": 5, "proto": 5,
     "transport": 6, "client": 7, "server": 7, "cli": 8, "umbrella": 9,
@@ -236,6 +238,37 @@ def lint_tree(root):
                 yield rel, "include:" + inc, "the CLI uses private header %s" % inc
 
 
+DOC_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*`(\w+)`\s*\|")
+
+
+def lint_doc(root):
+    """Yield (path, rule, message, line) where docs/architecture.md's table
+    of layers and RANK disagree."""
+    if not os.path.isdir(os.path.join(root, "docs")):
+        return
+    rel = os.path.join("docs", "architecture.md")
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        yield rel, "doc-rank", "missing: it describes the layers of RANK in lint.py", 0
+        return
+    seen = {}
+    for lineno, line in enumerate(text.split("\n"), 1):
+        m = DOC_ROW.match(line)
+        if not m:
+            continue
+        rank, layer = int(m.group(1)), m.group(2)
+        seen[layer] = lineno
+        if layer not in RANK:
+            yield rel, "doc-rank", "layer %s is not in lint.py's RANK" % layer, lineno
+        elif RANK[layer] != rank:
+            yield (rel, "doc-rank", "layer %s has rank %d here, %d in lint.py's RANK"
+                   % (layer, rank, RANK[layer]), lineno)
+    for layer in sorted(set(RANK) - set(seen)):
+        yield rel, "doc-rank", "layer %s of lint.py's RANK has no row in the table" % layer, 0
+
+
 def count_objects(objdir):
     n = 0
     for _, _, files in os.walk(objdir):
@@ -309,7 +342,7 @@ def main(argv):
                     sys.stderr.write("%s:%d: an exception needs a reason\n" % (allowed_path, n))
                     return 1
                 allowed[(p[0], p[1])] = [n, 0]
-    found = list(lint_tree(root))
+    found = list(lint_tree(root)) + list(lint_doc(root))
     failed = 0
     if not any(f.endswith(".c") for _, _, fs in os.walk(os.path.join(root, "src")) for f in fs):
         print("%s: no source files under src/: is this the packwire tree?" % root)
@@ -326,7 +359,7 @@ def main(argv):
         if key in allowed:
             allowed[key][1] += 1
             continue
-        where = "%s:%d" % (rel, v[3]) if len(v) > 3 else rel
+        where = "%s:%d" % (rel, v[3]) if len(v) > 3 and v[3] else rel
         print("%s: %s [%s]" % (where, msg, rule))
         failed = 1
     for (rel, rule), (n, used) in sorted(allowed.items(), key=lambda kv: kv[1][0]):
