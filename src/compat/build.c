@@ -379,6 +379,25 @@ static void builder_free(struct builder *b)
 	pw_compat_map_free(b->old);
 }
 
+/* The pairs of loose-object-idx that are no object of the repository:
+ * the submodule commits of its gitlinks, recorded when they were mapped (a
+ * tree the map knew was not translated again, so its gitlinks were not
+ * met). */
+static int add_old_links(struct pw_compat_pairs *out, const char *objects_dir,
+                         const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                         struct pw_error *err)
+{
+	struct pw_compat_pairs old = {0};
+	int rc = pw_compat_loose_idx_load(&old, objects_dir, storage, compat, NULL, err);
+
+	for (size_t i = 0; i < old.nr && !rc; i++)
+		if (!pw_compat_pairs_by_storage(out, &old.pairs[i].storage) &&
+		    pw_compat_pairs_add(out, &old.pairs[i].storage, &old.pairs[i].compat))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	pw_compat_pairs_free(&old);
+	return rc;
+}
+
 int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
                                  const struct pw_hash_algo *storage,
                                  const struct pw_hash_algo *compat,
@@ -400,6 +419,8 @@ int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *object
 			if (pw_compat_pairs_add(out, &links->pairs[i].storage,
 			                        &links->pairs[i].compat))
 				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		if (!rc)
+			rc = add_old_links(out, objects_dir, storage, compat, err);
 		b.opts->gitlinks = out->nr - nobj;
 	}
 	builder_free(&b);

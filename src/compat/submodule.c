@@ -623,6 +623,7 @@ static int not_found(struct pw_compat_submodules *s, const struct pw_compat_gitl
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	const char *from = pw_hash_by_id(g->commit->algo)->name;
+	struct pw_buf tried = PW_BUF_INIT;
 
 	pw_oid_to_hex(g->commit, hex);
 	if (own >= 0)
@@ -637,12 +638,19 @@ static int not_found(struct pw_compat_submodules *s, const struct pw_compat_gitl
 		        "gitlink %s (%s submodule commit %s) has no %s id: its URL '%.200s' "
 		        "in .gitmodules names no repository under the base path",
 		        path, from, hex, g->to->name, own_url);
-	return pw_error_set(err, PW_ENOTFOUND,
-	                    "gitlink %s (%s submodule commit %s) has no %s id: no repository "
-	                    "that maps it is known for the submodule (name it with "
-	                    "--submodule=%s=<repository> or compat.submodule.%s.repository; "
-	                    "its compat map must know the commit)",
-	                    path, from, hex, g->to->name, path, path);
+	/* what the repositories tried said (a moved submodule's is among them) */
+	for (size_t i = 0, n = 0; i < s->nr_open && n < 3; i++)
+		if (!s->open[i].alias)
+			pw_buf_addf(&tried, "%s '%s': %s", n++ ? ";" : "; tried", s->open[i].arg,
+			            s->open[i].why.msg[0] ? s->open[i].why.msg : "unusable");
+	pw_error_set(err, PW_ENOTFOUND,
+	             "gitlink %s (%s submodule commit %s) has no %s id: no repository that maps "
+	             "it is known for the submodule (name it with --submodule=%s=<repository> "
+	             "or compat.submodule.%s.repository; its compat map must know the "
+	             "commit)%s",
+	             path, from, hex, g->to->name, path, path, tried.data);
+	pw_buf_free(&tried);
+	return PW_ENOTFOUND;
 }
 
 int pw_compat_submodules_gitlink(void *data, const struct pw_compat_gitlink *g, struct pw_oid *out,

@@ -123,4 +123,59 @@ same_history "stock git: the round trip gives the sha1 history back" want1.git s
 check "stock git's sha256 copy has gitlinks in sha256" \
 	[ "$(git --git-dir=want256.git rev-parse v1:libs/a)" = "$A2_256" ]
 
+# ---- packwire convert ------------------------------------------------------
+# sha1 -> sha256, the submodules named on the command line: a through its
+# own map (stored sha1), b through its map (stored sha256); moved/a has no
+# option of its own: a's repository knows its commits
+check "convert sha1 -> sha256 --submodule" "$PACKWIRE" convert -q --to=sha256 \
+	--submodule=libs/a=am.git --submodule=b=bm.git s1 c256
+git_view c256
+same_history "convert sha1 -> sha256 = stock git with the submodules mapped" "$T/view" want256.git
+check "convert: the gitlinks' pairs are in the new map" \
+	[ "$("$PACKWIRE" -C c256 compat lookup "$B2")" = "$B2_1" ]
+# the same through compat.submodule.<path>.repository, a through its
+# converted copy (stored sha256)
+git -C s1 config compat.submodule.libs/a.repository "$T/a256"
+git -C s1 config compat.submodule.b.repository ../../bm.git
+check "convert sha1 -> sha256, compat.submodule.*.repository" "$PACKWIRE" convert -q --to=sha256 s1 c256b
+git_view c256b
+same_history "convert by config = stock git" "$T/view" want256.git
+git -C s1 config --remove-section compat.submodule.libs/a
+git -C s1 config --remove-section compat.submodule.b
+# and back: the converted copy's map has the gitlinks' pairs
+check "convert c256 back to sha1 (its map knows the gitlinks)" "$PACKWIRE" convert -q --to=sha1 c256 c1
+git_view c1
+same_history "round trip = the sha1 superproject" "$T/view" s1/.git
+# stock git's sha256 history (no map) to sha1, through the submodules
+check "convert stock sha256 -> sha1 --submodule" "$PACKWIRE" convert -q --to=sha1 \
+	--submodule=libs/a=a256 --submodule=moved/a=am.git --submodule=b=bm.git want256.git c1b.git
+git_view c1b.git
+same_history "convert sha256 -> sha1 = stock git with the submodules mapped" "$T/view" want1.git
+
+# errors: the path and the commit named, what to do said, nothing written
+conv_fails() { # DESC EXPECT... -- ARGS
+	local desc=$1 e
+	shift
+	local want=()
+	while [ "$1" != -- ]; do want+=("$1"); shift; done
+	shift
+	rm -rf "$T/bad"
+	check_fails "$desc: refused" "$PACKWIRE" convert -q "$@" "$T/bad" 2>"$T/err"
+	for e in "${want[@]}"; do contains "$desc: says '$e'" "$T/err" "$e"; done
+	check "$desc: nothing written" [ ! -e "$T/bad" ]
+}
+# (the first gitlink met is the newest: moved/a or libs/a, b)
+conv_fails "no submodule repository" "/a (sha1 submodule commit" "--submodule=" "/a=<repository>" \
+	-- --to=sha256 --submodule=b=bm.git s1
+conv_fails "the submodule without a map" "/a (sha1 submodule commit" "has no compat map" \
+	"compat build --object-format=sha256" -- --to=sha256 --submodule=libs/a=a --submodule=b=bm.git s1
+conv_fails "a map without the commit" "/a (sha1 submodule commit" "does not know the commit" \
+	-- --to=sha256 --submodule=libs/a=bm.git --submodule=moved/a=bm.git --submodule=b=bm.git s1
+conv_fails "b's commit unknown" "gitlink b (sha1 submodule commit $B2_1)" "--submodule=b=<repository>" \
+	-- --to=sha256 --submodule=libs/a=am.git s1
+conv_fails "not a repository" "/a (sha1 submodule commit" "no-such-repo" \
+	-- --to=sha256 --submodule=libs/a=no-such-repo --submodule=moved/a=no-such-repo --submodule=b=bm.git s1
+# without any submodule: today's error, naming the path
+conv_fails "no --submodule at all" "gitlink " "submodule commit" "has no sha256 id" -- --to=sha256 s1
+
 finish
