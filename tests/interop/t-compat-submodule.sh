@@ -178,4 +178,192 @@ conv_fails "not a repository" "/a (sha1 submodule commit" "no-such-repo" \
 # without any submodule: today's error, naming the path
 conv_fails "no --submodule at all" "gitlink " "submodule commit" "has no sha256 id" -- --to=sha256 s1
 
+# ---- compat build and the views ---------------------------------------------
+# srv/super.git: the sha1 superproject with its sha256 map (the submodules
+# named by --submodule); srv/super256.git: stock git's sha256 copy with its
+# sha1 map (named by compat.submodule.*.repository). srv/a.git and
+# srv/b.git, which the .gitmodules URLs (../a.git, ../b.git) name: the
+# submodules with their maps.
+mkdir srv
+git clone -q --bare s1 srv/super.git
+cp -R want256.git srv/super256.git
+cp -R am.git srv/a.git
+cp -R bm.git srv/b.git
+touch srv/super.git/git-daemon-export-ok srv/super256.git/git-daemon-export-ok \
+	srv/a.git/git-daemon-export-ok srv/b.git/git-daemon-export-ok
+for r in super super256 a b; do git config --file srv/$r.git/config http.receivepack true; done
+check_fails "compat build without the submodules: refused" \
+	"$PACKWIRE" -C srv/super.git compat build -q --object-format=sha256 2>err
+contains "... naming the path" err "gitlink "
+check "... nothing written" [ ! -e srv/super.git/objects/loose-object-idx ]
+check "compat build --submodule (sha1 storage)" "$PACKWIRE" -C srv/super.git compat build \
+	--object-format=sha256 --submodule=libs/a="$T/srv/a.git" --submodule=b="$T/srv/b.git" 2>err
+contains "... counts the submodule commits" err "5 submodule commits mapped"
+git config --file srv/super256.git/config compat.submodule.libs/a.repository ../a.git
+git config --file srv/super256.git/config compat.submodule.moved/a.repository ../a.git
+git config --file srv/super256.git/config compat.submodule.b.repository "$T/srv/b.git"
+check "compat build, compat.submodule.* (sha256 storage)" \
+	"$PACKWIRE" -C srv/super256.git compat build -q --object-format=sha1
+# from here on the servers find the submodules through .gitmodules only
+git config --file srv/super256.git/config --remove-section compat.submodule.libs/a
+git config --file srv/super256.git/config --remove-section compat.submodule.moved/a
+git config --file srv/super256.git/config --remove-section compat.submodule.b
+check "compat verify" "$PACKWIRE" -C srv/super.git compat verify
+check "the map has the gitlinks" [ "$("$PACKWIRE" -C srv/super256.git compat lookup "$B1")" = "$B1_1" ]
+
+# clone_view DESC URL WANT VERSION [GIT OPTIONS]: a mirror clone of the view
+# by stock git is WANT
+clone_view() {
+	local desc=$1 url=$2 want=$3 v=$4
+	shift 4
+	rm -rf clone.git
+	if git -c protocol.version="$v" clone -q --mirror "$@" "$url" clone.git 2>err; then
+		same_history "$desc" clone.git "$want"
+	else
+		not_ok "$desc: clone"
+		sed 's/^/    /' err | head -20
+	fi
+}
+use_fake_ssh
+DP=$(free_port)
+start_daemon pwd pw "$DP" --base-path="$T/srv" --enable=receive-pack
+start_serve pws "$T/srv" --quiet
+SP=$SERVE_PORT
+have_httpd=
+if need_httpd; then
+	start_httpd "$T/srv"
+	have_httpd=1
+else
+	skip "http-backend behind Apache: no httpd"
+fi
+for pair in "super sha256 want256.git" "super256 sha1 want1.git"; do
+	set -- $pair
+	R=$1 W=$2 WANT=$T/$3
+	UP="$PACKWIRE upload-pack --object-format=$W"
+	for v in 0 2; do
+		w="$R.git as $W, v$v"
+		clone_view "file://, $w" "file://$T/srv/$R.git" "$WANT" $v --upload-pack="$UP"
+		clone_view "ssh, $w" "ssh://pw-test-host$T/srv/$R.git" "$WANT" $v --upload-pack="$UP"
+		clone_view "daemon, $w" "git://127.0.0.1:$DP/$R.git@$W" "$WANT" $v
+		clone_view "serve, $w" "http://127.0.0.1:$SP/$R.git@$W" "$WANT" $v
+		[ -z "$have_httpd" ] ||
+			clone_view "http-backend, $w" "http://127.0.0.1:$HTTPD_PORT/pw-open/$R.git@$W" "$WANT" $v
+	done
+done
+
+# ---- compat pushes through the views ------------------------------------------
+# A client of the view commits a gitlink to a submodule commit the server's
+# map has never seen, made in the submodule and pushed there first; the
+# server finds the submodule through the .gitmodules URL (../b.git,
+# ../a.git) under its base path, maps the gitlink through its map, and
+# keeps the pair for the view.
+# push_case DESC SUPER W SUBREPO SUBDIR PATH URL: one push of each transport
+push_case() {
+	local desc=$1 R=$2 W=$3 sub=$4 subdir=$5 path=$6 rp n=0 t url new want_sub st
+	rm -rf client
+	git clone -q "git://127.0.0.1:$DP/$R.git@$W" client
+	for t in file daemon serve http-backend; do
+		[ $t != http-backend ] || [ -n "$have_httpd" ] || continue
+		n=$((n + 1))
+		# a new commit of the submodule, pushed natively into srv/SUB.git
+		new=$(sub_commit "$subdir" "$desc $t")
+		check "$desc, $t: the submodule's commit pushed into srv/$sub.git" \
+			git -C "$subdir" push -q --receive-pack="$PACKWIRE receive-pack" "$T/srv/$sub.git" HEAD:main
+		# the superproject's commit on top
+		if [ ! -f client/.gitmodules ] || ! grep -q "path = $path" client/.gitmodules; then
+			printf '[submodule "%s"]\n\tpath = %s\n\turl = ../%s.git\n' "$sub" "$path" "$sub" >>client/.gitmodules
+			git -C client add .gitmodules
+		fi
+		git -C client update-index --add --cacheinfo "160000,$new,$path"
+		tick
+		git -C client commit -q -m "$desc over $t"
+		case $t in
+		file) url=$T/srv/$R.git rp="--receive-pack=$PACKWIRE receive-pack --object-format=$W" ;;
+		daemon) url=git://127.0.0.1:$DP/$R.git@$W rp= ;;
+		serve) url=http://127.0.0.1:$SP/$R.git@$W rp= ;;
+		http-backend) url=http://127.0.0.1:$HTTPD_PORT/pw-open/$R.git@$W rp= ;;
+		esac
+		if git -C client push -q ${rp:+"$rp"} "$url" main 2>err; then
+			ok "$desc, $t: compat push of gitlink $path"
+		else
+			not_ok "$desc, $t: compat push of gitlink $path"
+			sed 's/^/    /' err | head -10
+			continue
+		fi
+		# the view gives the client's commit back
+		rm -rf back.git
+		git clone -q --bare "git://127.0.0.1:$DP/$R.git@$W" back.git
+		check "$desc, $t: the view's main is the client's" \
+			[ "$(git --git-dir=back.git rev-parse main)" = "$(git -C client rev-parse main)" ]
+	done
+	# the storage side is what stock git writes with the submodule mapped
+	git_view "srv/$R.git"
+	check "$desc: the stored history is fsck --strict clean" git --git-dir="$T/view" fsck --strict --no-progress
+}
+sub_map() { # SUBREPO(srv) ID: the other algorithm's id in srv/SUB.git's map
+	"$PACKWIRE" -C "srv/$1.git" compat lookup "$2" 2>/dev/null || "$PACKWIRE" -C "srv/$1.git" compat lookup --reverse "$2"
+}
+# stored sha1, the client sha256, b (stored sha256 upstream) updated
+push_case "sha256 client of super.git" super sha256 b b b
+# the whole history back through stock git: the client's main, mapped
+git -C client fast-export --reencode=no --signed-tags=verbatim main >stream
+sed -n 's/^M 160000 \([0-9a-f]*\) .*/\1/p' stream | sort -u >ids
+map=
+while read -r id; do map="${map}s/$id/$(sub_map b "$id" 2>/dev/null || sub_map a "$id")/;"; done <ids
+rm -rf want-push.git
+git init -q --bare --object-format=sha1 want-push.git
+sed -E "/^M 160000 /{$map}" stream | git --git-dir=want-push.git fast-import --quiet
+git_view srv/super.git
+check "sha1 storage after the pushes = stock git's fast-import of the client's main" \
+	[ "$(git --git-dir="$T/view" rev-list --objects main | LC_ALL=C sort | sha1sum)" = \
+		"$(git --git-dir=want-push.git rev-list --objects main | LC_ALL=C sort | sha1sum)" ]
+
+# stored sha256, the client sha1: submodule a (sha1) added back at libs/a
+push_case "sha1 client of super256.git" super256 sha1 a a libs/a
+git -C client fast-export --reencode=no --signed-tags=verbatim main >stream
+sed -n 's/^M 160000 \([0-9a-f]*\) .*/\1/p' stream | sort -u >ids
+map=
+while read -r id; do map="${map}s/$id/$(sub_map a "$id" 2>/dev/null || sub_map b "$id")/;"; done <ids
+rm -rf want-push.git
+git init -q --bare --object-format=sha256 want-push.git
+sed -E "/^M 160000 /{$map}" stream | git --git-dir=want-push.git fast-import --quiet
+git_view srv/super256.git
+check "sha256 storage after the pushes = stock git's fast-import of the client's main" \
+	[ "$(git --git-dir="$T/view" rev-list --objects main | LC_ALL=C sort | sha1sum)" = \
+		"$(git --git-dir=want-push.git rev-list --objects main | LC_ALL=C sort | sha1sum)" ]
+
+# ---- a native push keeps the map current through the submodule's map ---------
+rm -rf native
+git clone -q --upload-pack="$PACKWIRE upload-pack" "file://$T/srv/super.git" native
+new=$(sub_commit b "native push")
+git -C b push -q --receive-pack="$PACKWIRE receive-pack" "$T/srv/b.git" HEAD:main
+new1=$(sub_map b "$new")
+git -C native update-index --cacheinfo "160000,$new1,b"
+tick
+git -C native commit -q -m "b updated by a sha1 client"
+check "native push of a gitlink into super.git" \
+	git -C native push -q --receive-pack="$PACKWIRE receive-pack" origin main 2>err
+check "... no warning" [ ! -s err ]
+rm -rf back.git
+git clone -q --bare "git://127.0.0.1:$DP/super.git@sha256" back.git
+check "... the view maps it through b's map" [ "$(git --git-dir=back.git rev-parse main:b)" = "$new" ]
+
+# ---- a gitlink no repository maps: the push is refused, nothing changes -------
+rm -rf bad
+git clone -q "git://127.0.0.1:$DP/super.git@sha256" bad
+stray=$(sub_commit b "never pushed to srv/b.git")
+git -C bad update-index --cacheinfo "160000,$stray,b"
+tick
+git -C bad commit -q -m "gitlink to a commit the server's b lacks"
+before=$("$PACKWIRE" -C srv/super.git rev-parse main)
+packs=$(ls srv/super.git/objects/pack | wc -l)
+check_fails "compat push of an unmappable gitlink: refused" \
+	git -C bad push -q "git://127.0.0.1:$DP/super.git@sha256" main 2>err
+contains "... naming the path" err "gitlink b (sha256 submodule commit $stray)"
+contains "... and the repository" err "$T/srv/b.git"
+check "... main unchanged" [ "$("$PACKWIRE" -C srv/super.git rev-parse main)" = "$before" ]
+check "... no pack added" [ "$(ls srv/super.git/objects/pack | wc -l)" = "$packs" ]
+daemon_logs_clean
+serve_logs_clean pws
+
 finish
