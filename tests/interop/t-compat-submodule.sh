@@ -363,6 +363,28 @@ contains "... naming the path" err "gitlink b (sha256 submodule commit $stray)"
 contains "... and the repository" err "$T/srv/b.git"
 check "... main unchanged" [ "$("$PACKWIRE" -C srv/super.git rev-parse main)" = "$before" ]
 check "... no pack added" [ "$(ls srv/super.git/objects/pack | wc -l)" = "$packs" ]
+
+# hostile .gitmodules URLs: a repository that maps the commit but lies
+# outside the base path (by "..", by an absolute path, by a symlink) is
+# never opened
+cp -R srv/b.git outside.git
+git -C b push -q --receive-pack="$PACKWIRE receive-pack" "$T/outside.git" HEAD:main
+ln -s "$T/outside.git" srv/link.git
+good=$(git -C bad rev-parse HEAD~1)
+for url in ../../outside.git "$T/outside.git" "file://$T/outside.git" ../link.git \
+	"git://evil.example/../../outside.git" "ssh://host/~root/outside.git"; do
+	git -C bad reset -q --hard "$good"
+	printf '[submodule "b"]\n\tpath = b\n\turl = %s\n' "$url" >bad/.gitmodules
+	git -C bad add .gitmodules
+	git -C bad update-index --cacheinfo "160000,$stray,b"
+	tick
+	git -C bad commit -q -m "url $url"
+	check_fails "url $url: refused" git -C bad push -q "git://127.0.0.1:$DP/super.git@sha256" main 2>err
+	contains "... names the path" err "gitlink b (sha256 submodule commit $stray)"
+	contains "... outside.git is never opened" err "names no repository under the base path"
+done
+check "... main unchanged" [ "$("$PACKWIRE" -C srv/super.git rev-parse main)" = "$before" ]
+rm srv/link.git
 daemon_logs_clean
 serve_logs_clean pws
 
