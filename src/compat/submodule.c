@@ -86,7 +86,7 @@ int pw_compat__gitmodules_parse(struct pw_gitmodules *out, const char *data, siz
 		return pw_error_set(err, PW_ECORRUPT, ".gitmodules: larger than %zu bytes",
 		                    PW_GITMODULES_MAX);
 	if ((rc = pw_config_parse(&cfg, data, len, ".gitmodules", err)))
-		return rc;
+		return rc == PW_ENOMEM ? rc : (err->code = PW_ECORRUPT);
 	for (size_t i = 0; i < pw_config_count(cfg) && !rc; i++) {
 		const struct pw_config_entry *e = pw_config_at(cfg, i);
 		const char *k = e->key, *dot;
@@ -175,17 +175,23 @@ static int url_path(struct pw_buf *out, const char *p, size_t n, int kind)
 {
 	int rc;
 
-	if (kind == PW_SUBURL_ABS && pw_buf_addch(out, '/'))
-		return PW_ENOMEM;
 	if (n && p[0] == '~')
 		return PW_SUBURL_NONE; /* a user's home: not under the base */
 	rc = add_components(out, p, n);
 	if (rc == PW_ENOMEM)
 		return rc;
 	/* ".." above the top, or nothing left */
-	if (rc || out->len == (kind == PW_SUBURL_ABS ? 1u : 0u))
+	if (rc || !out->len)
 		return PW_SUBURL_NONE;
 	drop_view_suffix(out);
+	if (kind == PW_SUBURL_ABS) {
+		if (pw_buf_grow(out, 1))
+			return PW_ENOMEM;
+		memmove(out->data + 1, out->data, out->len);
+		out->data[0] = '/';
+		if (pw_buf_setlen(out, out->len + 1))
+			return PW_ENOMEM;
+	}
 	return kind;
 }
 
