@@ -383,6 +383,21 @@ for url in ../../outside.git "$T/outside.git" "file://$T/outside.git" ../link.gi
 	contains "... names the path" err "gitlink b (sha256 submodule commit $stray)"
 	contains "... outside.git is never opened" err "names no repository under the base path"
 done
+# a .gitmodules that is not config syntax, or far too large: nothing to follow
+for kind in malformed huge; do
+	git -C bad reset -q --hard "$good"
+	if [ $kind = malformed ]; then
+		printf '[submodule "b"\n\tpath = b\n\turl = ../b.git\n' >bad/.gitmodules
+	else
+		{ printf '[submodule "b"]\n\tpath = b\n\turl = ../b.git\n'; head -c 1100000 /dev/zero | tr '\0' '#'; } >bad/.gitmodules
+	fi
+	git -C bad add .gitmodules
+	git -C bad update-index --cacheinfo "160000,$stray,b"
+	tick
+	git -C bad commit -q -m "$kind .gitmodules"
+	check_fails "$kind .gitmodules: refused" git -C bad push -q "git://127.0.0.1:$DP/super.git@sha256" main 2>err
+	contains "... names the path and says what to do" err "gitlink b (sha256 submodule commit $stray) has no sha1 id: no repository"
+done
 check "... main unchanged" [ "$("$PACKWIRE" -C srv/super.git rev-parse main)" = "$before" ]
 rm srv/link.git
 daemon_logs_clean
