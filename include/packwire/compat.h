@@ -137,8 +137,8 @@ PW_API int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *s
 struct pw_compat_gitlink {
 	const char *path; /* in the superproject's tree, "dir/sub" (not NUL-ended) */
 	size_t path_len;
-	int path_complete; /* 0: the tree was reached without its commit (the
-	                    * path starts at that tree) */
+	/* 0: the tree was reached without its commit (the path starts there) */
+	int path_complete;
 	const struct pw_oid *commit;   /* the submodule commit, in `from` */
 	const struct pw_hash_algo *to; /* the id wanted */
 	/* The .gitmodules of the tree at the path's root: its content when
@@ -188,8 +188,7 @@ PW_API int pw_compat_submodules_gitlink(void *s, const struct pw_compat_gitlink 
                                         struct pw_oid *out, struct pw_error *err);
 /* The map's updates (pw_compat_map_add_pack, _add_objects) map gitlinks
  * through s (borrowed; NULL: none). */
-PW_API void pw_compat_map_set_submodules(struct pw_compat_map *map,
-                                         struct pw_compat_submodules *s);
+PW_API void pw_compat_map_set_submodules(struct pw_compat_map *map, struct pw_compat_submodules *s);
 
 /* ---- translating objects, each after what it references -------------- */
 

@@ -58,8 +58,9 @@ struct pw_compat_submodules *pw_compat__map_submodules(const struct pw_compat_ma
 const struct pw_compat_pairs *pw_compat__xlate_links(const struct pw_compat_xlate *x);
 /* The gitlinks' pairs as loose-object-idx lines ("<storage> <compat>\n"),
  * appended to add: those mapped from storage to compat as they are, the
- * others (a push of the other algorithm) turned around; those skip(data,
- * storage id) says the map has are left out (skip may be NULL). */
+ * others (a push of the other algorithm) turned around; those for which
+ * has(has_data, storage id) says the map has them are left out (has may
+ * be NULL). */
 int pw_compat__links_lines(const struct pw_compat_xlate *x, const struct pw_hash_algo *storage,
                            int (*has)(void *, const struct pw_oid *), void *has_data,
                            struct pw_buf *add);

@@ -88,7 +88,7 @@ void pw_rp_compat_set_submodules(struct pw_rp_compat *c, struct pw_compat_submod
  * compat.submodule.<path>.repository of its config, then the .gitmodules
  * URLs that resolve to repositories under base (NULL: the directory that
  * holds the repository), checked by pw_srv_path_inside. */
-int pw_rp_submodules_new(struct pw_compat_submodules **out, struct pw_repo *repo,
-                         const char *base, struct pw_error *err);
+int pw_rp_submodules_new(struct pw_compat_submodules **out, struct pw_repo *repo, const char *base,
+                         struct pw_error *err);
 
 #endif
