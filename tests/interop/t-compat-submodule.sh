@@ -402,5 +402,9 @@ check "... main unchanged" [ "$("$PACKWIRE" -C srv/super.git rev-parse main)" = 
 rm srv/link.git
 daemon_logs_clean
 serve_logs_clean pws
+if [ -n "$have_httpd" ]; then
+	check_fails "http-backend: no sanitizer report in Apache's error log" \
+		grep -q Sanitizer "$HTTPD_DIR/error.log"
+fi
 
 finish
