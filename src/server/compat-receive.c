@@ -36,9 +36,48 @@ struct pw_rp_compat {
 	struct pw_odb *odb;          /* the repository's, for thin-pack bases */
 	struct pw_compat_xlate *imp; /* the pushed objects, wire -> storage */
 	struct pw_buf conv;
-	struct pw_oidmap shallow; /* the client's shallow commits (wire ids) */
-	struct pw_oidmap cut;     /* pushed objects left out: built on a shallow root */
+	struct pw_oidmap shallow;          /* the client's shallow commits (wire ids) */
+	struct pw_oidmap cut;              /* pushed objects left out: built on a shallow root */
+	struct pw_compat_submodules *subs; /* borrowed: where gitlinks are mapped */
 };
+
+void pw_rp_compat_set_submodules(struct pw_rp_compat *c, struct pw_compat_submodules *subs)
+{
+	c->subs = subs;
+}
+
+static int storage_known(void *data, const struct pw_oid *storage)
+{
+	struct pw_oid w;
+
+	return !pw_compat_from_storage(data, storage, &w);
+}
+
+/* The submodule commits the pushed trees name, mapped through their
+ * repositories: their pairs go into the repository's loose-object-idx
+ * (storage id first), so that the view translates those trees back. */
+static int publish_links(struct pw_rp_compat *c, pw_rp_publish_fn before, void *before_data,
+                         struct pw_error *err)
+{
+	const struct pw_compat_pairs *links = pw_compat__xlate_links(c->imp);
+	struct pw_buf add = PW_BUF_INIT;
+	int rc = 0;
+
+	if (!links->nr)
+		return 0;
+	if (pw_compat__links_lines(c->imp, c->storage, storage_known, c->map, &add))
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (!rc && add.len)
+		rc = pw_compat__loose_idx_publish(pw_repo_objects_dir(c->repo), &add, before,
+		                                  before_data, NULL, err);
+	/* wire -> storage pairs: the map's are storage -> wire */
+	for (size_t i = 0; !rc && i < links->nr; i++)
+		if (pw_compat__map_remember(c->map, &links->pairs[i].compat,
+		                            &links->pairs[i].storage))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	pw_buf_free(&add);
+	return rc;
+}
 
 int pw_rp_compat_open(struct pw_rp_compat **out, struct pw_repo *repo, const char *object_format,
                       struct pw_error *err)
@@ -617,6 +656,10 @@ static int translate_all(struct pw_rp_compat *c, struct pw_odb *wodb,
 	xo.known = known_cb;
 	xo.known_data = c;
 	xo.max_depth = 2 * all->nr + 64;
+	if (c->subs) {
+		xo.gitlink = pw_compat_submodules_gitlink;
+		xo.gitlink_data = c->subs;
+	}
 	if ((rc = pw_compat_xlate_new(&c->imp, &xo)) ||
 	    (rc = pw_compat_xlate_reserve(c->imp, all->nr)))
 		return pw_error_set(err, rc, "out of memory");
@@ -785,7 +828,8 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		goto out;
 	}
 	if ((rc = find_cut(c, wodb, &all, err)) || (rc = find_new(c, &all, &isnew, &count, err)) ||
-	    (rc = translate_all(c, wodb, &all, count, err)) || !count)
+	    (rc = translate_all(c, wodb, &all, count, err)) ||
+	    (rc = publish_links(c, before, before_data, err)) || !count)
 		goto out; /* !count: nothing new, the ids are all known */
 	if ((rc = write_pack_file(c, &w, wodb, wire_dir, pack_dir, &isnew, &all, count, sum,
 	                          err)) ||
@@ -858,7 +902,8 @@ const char *pw_rp_compat_cmd(struct pw_rp_compat *c, struct pw_receive_cmd *cmd,
 /* ---- native pushes into a repository with a compat map ------------------- */
 
 int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, const char *pack_dir,
-                                 pw_rp_publish_fn before, void *before_data, struct pw_error *err)
+                                 struct pw_compat_submodules *subs, pw_rp_publish_fn before,
+                                 void *before_data, struct pw_error *err)
 {
 	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
 	struct pw_compat_map *map = NULL;
@@ -873,6 +918,7 @@ int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, con
 		closedir(d);
 		return rc;
 	}
+	pw_compat_map_set_submodules(map, subs);
 	while (!rc && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		char *p;

@@ -782,6 +782,8 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
 	j->rp.service_path = "."; /* git http-backend runs `receive-pack --stateless-rpc .` */
+	/* submodules under the same root (NULL: beside the repository) */
+	j->rp.submodule_base = req->project_root && *req->project_root ? req->project_root : NULL;
 	/* a push's reflog names the web user, as git http-backend sets
 	 * GIT_COMMITTER_NAME/EMAIL when the environment has none */
 	j->rp.committer_name = req->committer_name                     ? req->committer_name

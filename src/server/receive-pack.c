@@ -1016,6 +1016,7 @@ static void session_free(struct rp *s)
 	pw_oidmap_free(&s->theirs);
 	free(s->new_shallow.v);
 	pw_rp_compat_free(s->compat);
+	pw_compat_submodules_free(s->subs);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
 	pw_proc_refs_free(&s->proc_refs);

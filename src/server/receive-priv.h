@@ -32,6 +32,7 @@ enum deny { DENY_UNSET = -1, DENY_IGNORE = 0, DENY_WARN, DENY_REFUSE, DENY_UPDAT
 
 struct rp {
 	struct pw_repo *repo;
+	struct pw_compat_submodules *subs; /* rp_submodules */
 	const struct pw_hash_algo *algo;
 	const struct pw_receive_opts *opts;
 	struct pw_error *err;

@@ -161,6 +161,17 @@ int pw_rp__compat_shallow(struct rp *s)
 	return 0;
 }
 
+/* Where the submodules of the repository are, for the gitlinks of pushed
+ * trees (made on first use; NULL, with a warning, when it cannot be). */
+static struct pw_compat_submodules *rp_submodules(struct rp *s)
+{
+	struct pw_error e = {0};
+
+	if (!s->subs && pw_rp_submodules_new(&s->subs, s->repo, s->opts->submodule_base, &e))
+		rp_warning(s, "submodules: %s", e.msg);
+	return s->subs;
+}
+
 /* A client of the other algorithm: its pack is indexed in its algorithm
  * in <quarantine>/wire (never migrated), then translated into a storage
  * pack in <quarantine>/pack with its side file; hex gets that pack's name
@@ -200,6 +211,7 @@ static int receive_compat_pack(struct rp *s, const char *pack_dir, char *hex, st
 		set_unpack_error(s, "out of memory");
 		goto out;
 	}
+	pw_rp_compat_set_submodules(s->compat, rp_submodules(s));
 	rc = pw_rp_compat_import(s->compat, wire_dir, pack_dir, s->opts->before_map_publish,
 	                         s->opts->before_map_publish_data, hex, &s->pack_nr, e);
 	if (rc) {
@@ -352,7 +364,7 @@ int pw_rp__receive_pack_data(struct rp *s)
 	if (pw_repo_compat_algo(s->repo) && pw_fs_exists(idx)) {
 		/* the map follows the objects in: their side file migrates with
 		 * the pack (a repository with a compat map keeps pushes packed) */
-		if (pw_rp_compat_note_quarantine(s->repo, s->qdir, pack_dir,
+		if (pw_rp_compat_note_quarantine(s->repo, s->qdir, pack_dir, rp_submodules(s),
 		                                 s->opts->before_map_publish,
 		                                 s->opts->before_map_publish_data, &e))
 			rp_warning(s, "compat map not updated (run 'packwire compat build'): %s",
