@@ -194,11 +194,18 @@ static void warning(void *data, const char *msg)
 	fprintf(stderr, "warning: %s\n", msg);
 }
 
+static void error_line(void *data, const char *msg)
+{
+	(void)data;
+	fprintf(stderr, "error: %s\n", msg);
+}
+
 void pw_cli_report(struct pw_report *r, pw_progress_fn progress)
 {
 	memset(r, 0, sizeof(*r));
 	r->progress = progress ? progress : fetch_progress;
 	r->warning = warning;
+	r->error = error_line;
 	r->remote = remote_text;
 }
 

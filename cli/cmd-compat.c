@@ -13,7 +13,8 @@
 #include "cmds.h"
 #include "packwire/packwire.h"
 
-static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] [-q]\n"
+static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] "
+                                "[--submodule=<path>=<repo>...] [-q]\n"
                                 "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
                                 "   or: packwire compat verify\n"
                                 "   or: packwire compat pack-objects --stdout < <oid list>";
@@ -65,13 +66,17 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	struct pw_compat_build_opts o = {0};
 	struct kill_hook k = {env ? atol(env) : 0, 0};
 	struct pw_error err = {0};
+	struct pw_compat_submodules *subs = NULL;
 	struct timespec t0, t1;
 	int quiet = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--object-format=", 16))
 			opt = argv[i] + 16;
-		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+		else if (!strncmp(argv[i], "--submodule=", 12)) {
+			if ((rc = pw_cli_submodule_opt(&subs, argv[i] + 12)))
+				return rc;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = 1;
 		else
 			return pw_cli_usage(usage_str);
@@ -86,8 +91,13 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	o.progress_data = &quiet;
 	o.before_publish = before_publish;
 	o.before_publish_data = &k;
+	if ((rc = pw_cli_submodules_config(&subs, repo)))
+		return rc;
+	o.submodules = subs;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((rc = pw_compat_build(pw_repo_objects_dir(repo), storage, compat, &o, &err)))
+	rc = pw_compat_build(pw_repo_objects_dir(repo), storage, compat, &o, &err);
+	pw_compat_submodules_free(subs);
+	if (rc)
 		return pw_cli_fatal("compat build: %s", err.msg);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (opt) {
@@ -107,10 +117,12 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr,
 		        "compat build: %llu objects (%llu translated) %s -> %s, %llu pack maps and "
-		        "%llu loose entries written (%llu bytes) in %.2f s\n",
+		        "%llu loose entries written (%llu bytes), %llu submodule commits mapped "
+		        "in %.2f s\n",
 		        (unsigned long long)o.objects, (unsigned long long)o.translated,
 		        storage->name, compat->name, (unsigned long long)o.packs_written,
 		        (unsigned long long)o.loose_written, (unsigned long long)o.bytes,
+		        (unsigned long long)o.gitlinks,
 		        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
 }

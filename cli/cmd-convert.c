@@ -137,21 +137,39 @@ static int run_child(const char *src, const char *dst, const struct pw_hash_algo
 	return WIFEXITED(st) ? WEXITSTATUS(st) : PW_EXIT_FATAL;
 }
 
+/* compat.submodule.<path>.repository of the source's config (a source
+ * that cannot be opened is left to the conversion to report). */
+static int submodules_config(struct pw_compat_submodules **subs, const char *src)
+{
+	struct pw_repo *repo = NULL;
+	struct pw_error err = {0};
+	int rc = 0;
+
+	if (!pw_repo_open(&repo, src, &err))
+		rc = pw_cli_submodules_config(subs, repo);
+	pw_repo_free(repo);
+	return rc;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	const char *usage = "packwire convert --to=(sha1|sha256) [-q | --quiet] [--progress] "
-	                    "<source> <destination>";
+	                    "[--submodule=<path>=<repo>...] <source> <destination>";
 	const char *to_name = NULL, *src = NULL, *dst = NULL;
 	const struct pw_hash_algo *to;
 	struct pw_convert_opts opts;
-	int quiet = 0, progress = -1;
+	struct pw_compat_submodules *subs = NULL;
+	int quiet = 0, progress = -1, rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 			quiet = 1;
-		else if (!strcmp(a, "--progress"))
+		else if (!strncmp(a, "--submodule=", 12)) {
+			if ((rc = pw_cli_submodule_opt(&subs, a + 12)))
+				return rc;
+		} else if (!strcmp(a, "--progress"))
 			progress = 1;
 		else if (!strcmp(a, "--no-progress"))
 			progress = 0;
@@ -178,5 +196,10 @@ int cmd_convert(int argc, char **argv)
 	kill_at = getenv("PACKWIRE_TEST_CONVERT_KILL");
 	if (shown || kill_at)
 		opts.progress = report;
-	return run_child(src, dst, to, &opts, quiet);
+	if ((rc = submodules_config(&subs, src)))
+		return rc;
+	opts.submodules = subs;
+	rc = run_child(src, dst, to, &opts, quiet);
+	pw_compat_submodules_free(subs);
+	return rc;
 }

@@ -1,7 +1,8 @@
 /* packwire push [--force] [--force-with-lease[=<ref>[:<expect>]]]
  * [--force-if-includes] [--delete] [--atomic] [--tags] [--all] [--mirror]
- * [--dry-run] [--porcelain] [--push-option=<o>] [--receive-pack=<cmd>] [-q]
- * [-v] [<remote> [<refspec>...]]: send-pack over every transport, printing
+ * [--dry-run] [--porcelain] [--no-verify] [--push-option=<o>]
+ * [--receive-pack=<cmd>] [-q] [-v] [<remote> [<refspec>...]]: the pre-push
+ * hook (unless --no-verify), then send-pack over every transport, printing
  * git push's summary on stderr ("To <url>", one line per ref), or with
  * --porcelain git's machine-readable lines on stdout. Git's "hint:"
  * paragraphs after a rejection are not printed; object ids are abbreviated
@@ -23,7 +24,8 @@
 static const char usage_str[] =
         "packwire push [--force] [--force-with-lease[=<refname>[:<expect>]]] "
         "[--force-if-includes] [--delete] [--atomic] [--tags] [--all] [--mirror] "
-        "[--dry-run] [--porcelain] [--push-option=<o>] [--receive-pack=<cmd>] [-q] [-v] "
+        "[--dry-run] [--porcelain] [--no-verify] [--push-option=<o>] [--receive-pack=<cmd>] "
+        "[-q] [-v] "
         "[<remote> [<refspec>...]]";
 
 /* --porcelain: the lines go to stdout in git's tab-separated form */
@@ -377,6 +379,10 @@ int cmd_push(int argc, char **argv)
 			o.quiet = 1;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			verbose = 1;
+		} else if (!strcmp(a, "--no-verify")) {
+			o.no_verify = 1;
+		} else if (!strcmp(a, "--verify")) {
+			o.no_verify = 0;
 		} else if (!strcmp(a, "--progress")) {
 			o.progress = 1;
 		} else if (!strncmp(a, "--push-option=", 14)) {
@@ -427,7 +433,11 @@ int cmd_push(int argc, char **argv)
 	}
 	o.force_if_includes = if_includes && (o.lease_all || nleases);
 	rc = pw_push(repo, remote, specs, nspecs, &o, &res, &err);
-	if (rc) {
+	if (rc && res.pre_push_refused) {
+		/* the hook said why, as git push leaves it to say */
+		fprintf(stderr, "error: failed to push some refs to '%s'\n", res.url);
+		rc = 1;
+	} else if (rc) {
 		if (rc == PW_ENOTFOUND && strstr(err.msg, "src refspec"))
 			fprintf(stderr, "error: %s\n", err.msg);
 		else

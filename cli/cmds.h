@@ -62,6 +62,12 @@ struct pw_buf;
 struct pw_hash_algo;
 const struct pw_hash_algo *pw_cli_compat_algo(struct pw_repo *repo);
 int pw_cli_compat_resolve(struct pw_repo *repo, const char *arg, struct pw_oid *out);
+/* --submodule=<path>=<repo> into *s (made on first use); the
+ * compat.submodule.<path>.repository entries of repo's config. 0, or the
+ * exit code after the message. */
+struct pw_compat_submodules;
+int pw_cli_submodule_opt(struct pw_compat_submodules **s, const char *arg);
+int pw_cli_submodules_config(struct pw_compat_submodules **s, struct pw_repo *repo);
 int pw_cli_compat_map_oid(struct pw_repo *repo, const struct pw_oid *storage, struct pw_oid *out);
 int pw_cli_compat_convert(struct pw_repo *repo, int type, const struct pw_buf *in,
                           struct pw_buf *out, struct pw_error *err);

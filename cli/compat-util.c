@@ -1,6 +1,7 @@
 /* The CLI's side of compatObjectFormat: ids given in the compat algorithm
  * (rev-parse, cat-file) and output in it (docs/compat-map.md). One map
  * handle per process, opened on first use. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
@@ -63,4 +64,33 @@ int pw_cli_compat_convert(struct pw_repo *repo, int type, const struct pw_buf *i
 {
 	return pw_compat_convert(out, type, in->data, in->len, pw_repo_algo(repo),
 	                         pw_cli_compat_algo(repo), lookup, repo, err);
+}
+
+int pw_cli_submodule_opt(struct pw_compat_submodules **s, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct pw_error err = {0};
+	char *path;
+	int rc;
+
+	if (!eq || eq == arg || !eq[1])
+		return pw_cli_fatal("--submodule=%s: expected <path>=<repository>", arg);
+	if (!*s && pw_compat_submodules_new(s))
+		return pw_cli_fatal("out of memory");
+	if (!(path = strndup(arg, (size_t)(eq - arg))))
+		return pw_cli_fatal("out of memory");
+	rc = pw_compat_submodules_add(*s, path, eq + 1, &err);
+	free(path);
+	return rc ? pw_cli_fatal("--submodule=%s: %s", arg, err.msg) : 0;
+}
+
+int pw_cli_submodules_config(struct pw_compat_submodules **s, struct pw_repo *repo)
+{
+	struct pw_error err = {0};
+
+	if (!*s && pw_compat_submodules_new(s))
+		return pw_cli_fatal("out of memory");
+	if (pw_compat_submodules_add_config(*s, pw_repo_config(repo), pw_repo_git_dir(repo), &err))
+		return pw_cli_fatal("%s", err.msg);
+	return 0;
 }

@@ -98,6 +98,8 @@ PW_API int pw_compat_pack_map_check(const uint8_t *data, size_t len,
 
 /* ---- building it --------------------------------------------------- */
 
+struct pw_compat_submodules;
+
 struct pw_compat_build_opts {
 	/* Called after each step with what was done ("translated", "wrote");
 	 * a non-zero return stops the build and is returned. May be NULL. */
@@ -112,6 +114,11 @@ struct pw_compat_build_opts {
 	uint64_t translated; /* of which translated now (the others were mapped) */
 	uint64_t packs_written, loose_written;
 	uint64_t bytes; /* size of the side files and loose-object-idx */
+	/* Where the submodules' repositories are (borrowed; NULL: none, a
+	 * gitlink then stops the build). */
+	struct pw_compat_submodules *submodules;
+	uint64_t gitlinks; /* out: submodule commits mapped (their pairs are
+	                    * written to loose-object-idx) */
 };
 
 /* Translate every object of the objects directory (alternates excluded)
@@ -124,10 +131,70 @@ PW_API int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *s
                            const struct pw_hash_algo *compat, struct pw_compat_build_opts *opts,
                            struct pw_error *err);
 
+/* ---- submodules: a gitlink through the submodule's own map ----------- */
+
+/* A gitlink the translator does not know, as the gitlink callback sees it. */
+struct pw_compat_gitlink {
+	const char *path; /* in the superproject's tree, "dir/sub" (not NUL-ended) */
+	size_t path_len;
+	/* 0: the tree was reached without its commit (the path starts there) */
+	int path_complete;
+	const struct pw_oid *commit;   /* the submodule commit, in `from` */
+	const struct pw_hash_algo *to; /* the id wanted */
+	/* The .gitmodules of the tree at the path's root: its content when
+	 * the translator could read it (else NULL), and its id (NULL: none). */
+	const char *gitmodules;
+	size_t gitmodules_len;
+	const struct pw_oid *gitmodules_oid;
+};
+
+/* Where the repositories of a superproject's submodules are. A gitlink's
+ * commit is mapped through the map of a submodule repository that is
+ * stored in one algorithm with the other as extensions.compatObjectFormat
+ * (a repository after `compat build`, or the copy `packwire convert`
+ * made): the repository named for the gitlink's path first, then the
+ * others known (a commit id names that commit wherever it is). One thread
+ * at a time; freed with pw_compat_submodules_free (NULL is fine). */
+struct pw_compat_submodules;
+struct pw_config;
+PW_API int pw_compat_submodules_new(struct pw_compat_submodules **out);
+PW_API void pw_compat_submodules_free(struct pw_compat_submodules *s);
+/* The repository (git dir or work tree) of the submodule at `path`
+ * (--submodule=<path>=<repo>): PW_EINVAL for an empty path or repo. */
+PW_API int pw_compat_submodules_add(struct pw_compat_submodules *s, const char *path,
+                                    const char *repo, struct pw_error *err);
+/* Every compat.submodule.<path>.repository of cfg (a relative repository
+ * is relative to dir, the superproject's git directory). */
+PW_API int pw_compat_submodules_add_config(struct pw_compat_submodules *s,
+                                           const struct pw_config *cfg, const char *dir,
+                                           struct pw_error *err);
+/* For servers: also the repositories that the URLs of the superproject's
+ * .gitmodules name under base (relative URLs against super_dir's place
+ * under base; absolute ones by their path), each checked with
+ * inside(base, dir) (every symlink resolved) before it is opened. */
+PW_API int pw_compat_submodules_discover(struct pw_compat_submodules *s, const char *base,
+                                         const char *super_dir,
+                                         int (*inside)(const char *base, const char *dir),
+                                         struct pw_error *err);
+/* The superproject's objects (storage algorithm and compat algorithm): a
+ * .gitmodules the translation's own objects lack is read there. */
+PW_API int pw_compat_submodules_set_super(struct pw_compat_submodules *s, const char *objects_dir,
+                                          const struct pw_hash_algo *storage,
+                                          const struct pw_hash_algo *compat, struct pw_error *err);
+/* The gitlink callback of pw_compat_xlate_opts (data = s): PW_ENOTFOUND
+ * with a message naming the path, the commit, the repository and what to
+ * do when no submodule repository maps the commit. */
+PW_API int pw_compat_submodules_gitlink(void *s, const struct pw_compat_gitlink *g,
+                                        struct pw_oid *out, struct pw_error *err);
+/* The map's updates (pw_compat_map_add_pack, _add_objects) map gitlinks
+ * through s (borrowed; NULL: none). */
+PW_API void pw_compat_map_set_submodules(struct pw_compat_map *map, struct pw_compat_submodules *s);
+
 /* ---- translating objects, each after what it references -------------- */
 
 struct pw_odb;
 struct pw_compat_xlate;
+struct pw_compat_gitlink;
 
 struct pw_compat_xlate_opts {
 	const struct pw_hash_algo *from, *to;
@@ -141,6 +208,14 @@ struct pw_compat_xlate_opts {
 	            const void *content, size_t len, struct pw_error *err);
 	void *emit_data;
 	size_t max_depth; /* references deeper than this are a cycle; 0 = 4M */
+	/* The id in `to` of a gitlink's commit (a submodule's: not an object
+	 * of odb), asked once per commit the translator does not know, or
+	 * NULL (then a gitlink not known is an error naming its path). 0 with
+	 * *out set, else an error code with the message in err (it stops the
+	 * translation). pw_compat_submodules_gitlink is one. */
+	int (*gitlink)(void *data, const struct pw_compat_gitlink *g, struct pw_oid *out,
+	               struct pw_error *err);
+	void *gitlink_data;
 };
 
 /* 0, PW_EINVAL (bad options) or PW_ENOMEM. One thread at a time. */

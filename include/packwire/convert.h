@@ -22,6 +22,10 @@ struct pw_convert_opts {
 	 * "Writing objects", "Converting refs"; may be NULL. */
 	pw_progress_fn progress;
 	void *progress_data;
+	/* Where the submodules' repositories are (borrowed; NULL: none): a
+	 * gitlink's commit is mapped through the map of its submodule's
+	 * repository or of that repository's converted copy. */
+	struct pw_compat_submodules *submodules;
 	/* out */
 	uint64_t objects, refs, reflogs;
 	uint64_t pack_bytes;

@@ -94,6 +94,11 @@ struct pw_push_opts {
 	 * ref before anything was sent (pw_push_result.atomic_failed_by), before
 	 * the connection is dropped: where git push says so. */
 	void (*atomic_failed)(void *data, const struct pw_push_ref *ref);
+	/* --no-verify: do not run the pre-push hook. Without it, the hook
+	 * ($GIT_DIR/hooks/pre-push, or under core.hooksPath) runs as Git runs
+	 * it, once the updates are decided and before anything is sent; its
+	 * stdout goes to our stderr. A hook that fails stops the push. */
+	int no_verify;
 };
 
 enum pw_push_status {
@@ -153,6 +158,9 @@ struct pw_push_result {
 	 * does. 0 otherwise, and always for helpers and smart HTTP, where Git
 	 * says nothing of it. */
 	size_t atomic_failed_by;
+	/* the pre-push hook's exit status when it refused the push (nothing
+	 * was sent; pw_push failed with PW_ERROR), else 0 */
+	int pre_push_refused;
 };
 
 /*

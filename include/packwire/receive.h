@@ -93,6 +93,14 @@ struct pw_receive_opts {
 	 * algorithm (with their map entries) before anything else looks at
 	 * them, and hooks see storage ids. */
 	const char *object_format;
+	/* Where the repositories of submodules may be found when a pushed
+	 * tree's gitlink needs its id in the other algorithm (a push of the
+	 * other algorithm, or a native push into a repository with a compat
+	 * map): besides compat.submodule.<path>.repository, the .gitmodules
+	 * URLs that resolve to repositories under this directory (the
+	 * daemon's base path, GIT_PROJECT_ROOT). NULL: the directory that
+	 * holds the repository. */
+	const char *submodule_base;
 	/* Called before each compat map file is renamed into place (tests kill
 	 * the process there); NULL = none. */
 	void (*before_map_publish)(void *data, const char *tmp_path, const char *final_path);

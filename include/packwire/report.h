@@ -31,6 +31,11 @@ struct pw_report {
 	 * library thread while the calling thread reports progress. */
 	void (*remote)(void *data, const char *text, size_t len);
 	void *data; /* passed to every callback */
+	/* An error the library met before the call fails with its own
+	 * message, where Git prints an "error: " line before its fatal one
+	 * (fetch.fsckObjects: "object <id>: badEmail: ..."); one line without
+	 * the prefix or newline. */
+	void (*error)(void *data, const char *msg);
 };
 
 #endif

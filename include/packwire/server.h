@@ -9,6 +9,7 @@
 
 #include "packwire/export.h"
 
+#include "packwire/dumb.h" /* pw_update_server_info, declared here before */
 #include "packwire/error.h"
 #include "packwire/repo.h"
 
@@ -106,11 +107,5 @@ PW_API void pw_upload_session_stats(const struct pw_upload_session *s, struct pw
  * process ignores SIGPIPE, which is the caller's to set. */
 PW_API int pw_upload_pack(struct pw_repo *repo, int in_fd, int out_fd,
                           const struct pw_upload_pack_opts *opts, struct pw_error *err);
-
-/* git update-server-info: write $GIT_DIR/info/refs and objects/info/packs
- * for dumb HTTP clients, byte for byte as Git writes them. A file whose
- * content is unchanged is left alone unless force. Uses repo: one thread at a
- * time per handle. */
-PW_API int pw_update_server_info(struct pw_repo *repo, int force, struct pw_error *err);
 
 #endif

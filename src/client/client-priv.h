@@ -69,6 +69,13 @@ int pw_client__helper_push_list(struct pw_helper *h, struct pw_repo *repo,
  * tracking refs), NULL for a URL. */
 int pw_push__lease(struct pw_repo *repo, const struct pw_push_opts *o, const char *remote,
                    struct pw_push_ref *r, enum pw_push_status *verdict, struct pw_error *err);
+/* pre-push.c: run the pre-push hook, when there is one, on res's updates
+ * (their verdicts given). 0 when it agrees; when it exits non-zero (or
+ * cannot run), res->pre_push_refused gets its status and the call fails
+ * (PW_ERROR). pw_push__pre_push_input writes its stdin lines into out. */
+int pw_push__pre_push(struct pw_repo *repo, const struct pw_push_opts *o,
+                      struct pw_push_result *res, struct pw_error *err);
+int pw_push__pre_push_input(const struct pw_push_result *res, struct pw_buf *out);
 int pw_client__helper_push(struct pw_helper *h, struct pw_repo *repo, const struct pw_push_opts *o,
                            struct pw_push_result *res, struct pw_error *err);
 void pw_client__helper_end(struct pw_helper *h);

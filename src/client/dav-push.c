@@ -26,6 +26,7 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
+#include "transport/dumb.h"
 #include "transport/transport-priv.h"
 
 /* Up to this many objects go loose (one PUT and one MOVE each, as Git's
@@ -861,10 +862,12 @@ static int send_pack(struct pw_dav *d, struct pw_repo *repo, struct pw_odb *odb,
 		goto out;
 	if (!rc && (rc = mkcol(d, "objects/info/", err)))
 		goto out;
-	rc = 0;
-	if (strstr(packs.data, name))
+	rc = pw_dumb_info_packs_add(packs.data, packs.len, name, &body);
+	if (rc == 1) {
+		rc = 0;
 		goto out; /* the same objects pushed before */
-	if (pw_buf_addf(&body, "P %s\n", name) || pw_buf_add(&body, packs.data, packs.len)) {
+	}
+	if (rc) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -999,7 +1002,6 @@ static int write_info_refs(struct pw_dav *d, struct pw_odb *odb, const struct pw
 {
 	struct pw_remote_ref *v;
 	struct pw_buf b = PW_BUF_INIT;
-	char hex[PW_MAX_HEXSZ + 1];
 	size_t i, j, nr = 0;
 	int rc = 0;
 
@@ -1033,9 +1035,7 @@ static int write_info_refs(struct pw_dav *d, struct pw_odb *odb, const struct pw
 		                   ? pw_odb_peel(odb, &v[i].oid, &peeled, NULL, &e)
 		                   : old_peeled(d, v[i].name, &v[i].oid, &peeled);
 
-		rc = pw_buf_addf(&b, "%s\t%s\n", pw_oid_to_hex(&v[i].oid, hex), v[i].name);
-		if (!rc && tags > 0)
-			rc = pw_buf_addf(&b, "%s\t%s^{}\n", pw_oid_to_hex(&peeled, hex), v[i].name);
+		rc = pw_dumb_info_refs_line(&b, &v[i].oid, v[i].name, tags > 0 ? &peeled : NULL);
 	}
 	free(v);
 	rc = rc ? pw_error_set(err, PW_ENOMEM, "out of memory")

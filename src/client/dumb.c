@@ -19,6 +19,7 @@
 #include "client/client-priv.h"
 #include "client/dumb.h"
 #include "hash/oidmap.h"
+#include "odb/idx.h"
 #include "odb/loose.h"
 #include "packwire/buf.h"
 #include "packwire/fs.h"
@@ -96,6 +97,42 @@ int pw_dumb_is(struct pw_conn *conn)
 	size_t n;
 
 	return pw_http__dumb_refs(conn, &p, &n);
+}
+
+struct adv_refs {
+	struct pw_adv *a;
+	struct pw_error *err;
+};
+
+static int adv_ref(void *ctx, const char *name, size_t len, const struct pw_oid *oid, int peeled)
+{
+	struct adv_refs *t = ctx;
+	struct pw_remote_ref *r = NULL;
+	int rc;
+
+	if (peeled) { /* the parser saw its ref just before */
+		t->a->refs[t->a->nr - 1].peeled = *oid;
+		t->a->refs[t->a->nr - 1].has_peeled = 1;
+		return 0;
+	}
+	if ((rc = pw_adv__add_ref(t->a, name, len, &r, t->err)))
+		return rc;
+	r->oid = *oid;
+	return 0;
+}
+
+int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
+                            const struct pw_hash_algo **algo, struct pw_error *err)
+{
+	struct adv_refs t = {a, err};
+	int rc = pw_dumb_parse_refs(p, n, adv_ref, &t, algo, err);
+
+	if (rc)
+		return rc;
+	a->algo = *algo ? *algo : &pw_hash_sha1;
+	a->empty = a->nr == 0;
+	a->state = PW_ADV_DONE;
+	return 0;
 }
 
 int pw_dumb_open(struct pw_dumb_remote **out, struct pw_conn *conn,
@@ -488,23 +525,10 @@ static int load_idx(struct walk *w, struct store *s, size_t j)
 
 static int idx_has(const struct pw_idx *ix, const struct pw_oid *oid)
 {
-	uint32_t lo = 0, hi = pw_idx_count(ix);
+	uint32_t pos;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		struct pw_oid o;
-		int c;
-
-		pw_idx_nth_oid(ix, mid, &o);
-		c = pw_oid_cmp(&o, oid);
-		if (!c)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	/* the index of the algorithm of the refs (load_idx), as oid's */
+	return pw_idx_find(ix, oid->id, &pos);
 }
 
 struct filesink {

@@ -1,7 +1,7 @@
 /* Dumb HTTP, the client side: a server whose info/refs has no "# service="
  * line is read as plain files (info/refs, HEAD, objects/info/packs, packs
  * and their .idx, loose objects, alternates). The session hands itself over
- * here (struct pw_session.dumb); the parsers are pure and fuzzed. */
+ * here (struct pw_session.dumb); the files' parsers are transport/dumb.h's. */
 #ifndef PW_CLIENT_DUMB_H
 #define PW_CLIENT_DUMB_H
 
@@ -9,16 +9,14 @@
 #include <stdint.h>
 
 #include "packwire/client.h"
+#include "transport/dumb.h"
 
 /* Bounds on what a dumb server may make us hold (docs/limits.md). */
-#define PW_DUMB_MAX_REFS       (1u << 22)
-#define PW_DUMB_MAX_PACKS      10000
-#define PW_DUMB_MAX_SMALL      (1u << 20)        /* HEAD, info/packs, alternates files */
-#define PW_DUMB_MAX_IDX        ((size_t)1 << 31) /* one .idx, held in memory */
-#define PW_DUMB_MAX_LOOSE      ((size_t)1 << 30) /* one loose object, compressed */
-#define PW_DUMB_MAX_PACK       ((uint64_t)1 << 40)
-#define PW_DUMB_MAX_ALT_DEPTH  5  /* alternates of alternates, as Git's walker */
-#define PW_DUMB_MAX_ALTERNATES 64 /* object stores in all */
+#define PW_DUMB_MAX_SMALL     (1u << 20)        /* HEAD, info/packs, alternates files */
+#define PW_DUMB_MAX_IDX       ((size_t)1 << 31) /* one .idx, held in memory */
+#define PW_DUMB_MAX_LOOSE     ((size_t)1 << 30) /* one loose object, compressed */
+#define PW_DUMB_MAX_PACK      ((uint64_t)1 << 40)
+#define PW_DUMB_MAX_ALT_DEPTH 5 /* alternates of alternates, as Git's walker */
 
 struct pw_dumb_remote;
 
@@ -42,30 +40,8 @@ int pw_dumb_fetch(struct pw_dumb_remote *d, struct pw_repo *repo,
                   const struct pw_fetch_request *req, struct pw_fetch_result *res,
                   struct pw_error *err);
 
-/* ---- pure parsers (dumb-parse.c) ---------------------------------------- */
-
-/* info/refs: "<hex>\t<name>\n" lines, "<name>^{}" lines peeling the ref
- * before them. The algorithm is guessed from the first id's length (40 or
- * 64 hex digits; anything else is refused) and *algo set (NULL for an empty
- * body); every id must have that length. Refs are added to a (pw_adv_init'd
- * by the caller, freed by pw_adv_free). */
+/* info/refs into an advertisement: transport/dumb.h's pw_dumb_parse_refs. */
 int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
                             const struct pw_hash_algo **algo, struct pw_error *err);
-/* HEAD: "ref: <name>" (*symref malloc'd) or a detached id of algo (when
- * algo is NULL, guessed from its length; *oid then carries it). */
-int pw_dumb_parse_head(const uint8_t *p, size_t n, const struct pw_hash_algo *algo, char **symref,
-                       struct pw_oid *oid, struct pw_error *err);
-/* objects/info/packs: "P pack-<hex>.pack" lines (others ignored, as Git
- * does). *names gets the malloc'd array of malloc'd names. */
-int pw_dumb_parse_packs(const uint8_t *p, size_t n, const struct pw_hash_algo *algo, char ***names,
-                        size_t *nr, struct pw_error *err);
-void pw_dumb_free_names(char **names, size_t nr);
-/* objects/info/http-alternates or objects/info/alternates of the object
- * store at objects_url ("http://h/r.git/objects"): absolute http(s) URLs,
- * server-absolute paths and paths relative to objects_url, each resolved
- * to an object store URL (no trailing '/', "." and ".." removed). Lines of
- * other protocols are skipped and counted in *skipped. */
-int pw_dumb_parse_alternates(const uint8_t *p, size_t n, const char *objects_url, char ***urls,
-                             size_t *nr, size_t *skipped, struct pw_error *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "client/bundle-priv.h"
 #include "client/client-priv.h"
 #include "client/dumb.h"
+#include "client/fetch-fsck.h"
 #include "odb/idx.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
@@ -1279,6 +1280,7 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
                      struct pw_fetch_result *res, struct pw_error *err)
 {
 	struct pw_odb *odb = NULL, *odb2 = NULL;
+	struct pw_fetch_fsck fsck;
 	struct neg n;
 	size_t i;
 	int rc;
@@ -1326,8 +1328,11 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		return rc;
 	if (!req->nr_wants)
 		return 0;
-	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), n.algo, err)))
+	if ((rc = pw_fetch__fsck_setup(&fsck, repo, &s->opts.report, err)) ||
+	    (rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), n.algo, err))) {
+		pw_fetch__fsck_free(&fsck);
 		return rc;
+	}
 	if ((rc = pw_shallow_read(repo, &n.old_shallow, &n.nr_old_shallow, err)))
 		goto out;
 	if (!req->no_haves && (rc = pw_have_walk_new(&n.walk, odb, repo, err)))
@@ -1345,6 +1350,8 @@ int pw_session_fetch(struct pw_session *s, struct pw_repo *repo, const struct pw
 		s->failed = 1;
 		goto rollback;
 	}
+	if ((rc = pw_fetch__fsck_check(&fsck, repo, res, req->no_haves, err)))
+		goto rollback;
 	/* the negotiation's walk and the odb that fed index-pack (with the
 	 * bases of a thin pack in its cache) are done: give their memory back
 	 * before the connectivity walk fills a cache of its own */
@@ -1378,6 +1385,7 @@ rollback:
 	pw_fetch_result_rollback(res);
 	pw_fetch_result_free(res);
 out:
+	pw_fetch__fsck_free(&fsck);
 	pw_odb_free(odb2);
 	pw_have_walk_free(n.walk);
 	pw_odb_free(odb);

@@ -1440,6 +1440,8 @@ int pw_push(struct pw_repo *repo, const char *remote, const char *const *refspec
 	if ((rc = read_caps(&s)) || (rc = build_updates(&s, refspecs, nr_refspecs)) ||
 	    (rc = sort_updates(&s)) || (rc = decide(&s)))
 		goto polite;
+	if (!opts->no_verify && (rc = pw_push__pre_push(repo, opts, res, err)))
+		goto polite;
 	if (s.helper) {
 		if (!(rc = pw_client__helper_push(s.helper, repo, opts, res, err)) &&
 		    !opts->dry_run)

@@ -7,6 +7,7 @@
 
 #include "client/client-priv.h"
 #include "hash/oidmap.h"
+#include "odb/commit-queue.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "packwire/object.h"
@@ -26,8 +27,7 @@ struct node {
 struct pw_have_walk {
 	struct pw_odb *odb;
 	struct pw_oidmap map;
-	struct node **heap;
-	size_t nr, alloc;
+	struct pw_commit_queue queue; /* of struct node * */
 	struct pw_buf buf;
 };
 
@@ -81,62 +81,19 @@ static int parse_node(struct pw_have_walk *w, struct node *n)
 	return 0;
 }
 
-static int newer(const struct node *a, const struct node *b)
-{
-	return a->time > b->time;
-}
-
 static int push(struct pw_have_walk *w, struct node *n)
 {
-	size_t i;
-
 	if (n->seen)
 		return 0;
 	n->seen = 1;
 	if (parse_node(w, n))
 		return 0;
-	if (w->nr == w->alloc) {
-		size_t a = w->alloc ? w->alloc * 2 : 64;
-		void *p = realloc(w->heap, a * sizeof(*w->heap));
-
-		if (!p)
-			return PW_ENOMEM;
-		w->heap = p;
-		w->alloc = a;
-	}
-	i = w->nr++;
-	while (i && newer(n, w->heap[(i - 1) / 2])) {
-		w->heap[i] = w->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	w->heap[i] = n;
-	return 0;
+	return pw_commit_queue_push(&w->queue, (uintptr_t)n, n->time);
 }
 
 static struct node *pop(struct pw_have_walk *w)
 {
-	struct node *top, *last;
-	size_t i = 0;
-
-	if (!w->nr)
-		return NULL;
-	top = w->heap[0];
-	last = w->heap[--w->nr];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= w->nr)
-			break;
-		if (c + 1 < w->nr && newer(w->heap[c + 1], w->heap[c]))
-			c++;
-		if (!newer(w->heap[c], last))
-			break;
-		w->heap[i] = w->heap[c];
-		i = c;
-	}
-	if (w->nr)
-		w->heap[i] = last;
-	return top;
+	return w->queue.nr ? (struct node *)pw_commit_queue_pop(&w->queue, NULL) : NULL;
 }
 
 /* Peel a tag chain to a commit; 0 or -1. */
@@ -273,7 +230,7 @@ void pw_have_walk_free(struct pw_have_walk *w)
 			free(n);
 		}
 	pw_oidmap_free(&w->map);
-	free(w->heap);
+	pw_commit_queue_free(&w->queue);
 	pw_buf_free(&w->buf);
 	free(w);
 }

@@ -570,6 +570,61 @@ oom:
 	return pw_error_set(err, PW_ENOMEM, "out of memory");
 }
 
+/* A repository not in the cluster's care: its own refs, as Git. */
+static int commit_locally(struct pw_repo *repo, struct pw_store_update *u, size_t n)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		struct pw_ref_tx *tx = NULL;
+
+		rc = pw_ref_tx_new(&tx, repo);
+		if (!rc)
+			rc = pw_oid_is_zero(&u[i].new_oid)
+			             ? pw_ref_tx_delete(tx, u[i].name, &u[i].old_oid)
+			             : pw_ref_tx_update(tx, u[i].name, &u[i].new_oid, &u[i].old_oid,
+			                                0);
+		if (!rc)
+			rc = pw_ref_tx_commit(tx);
+		if (rc)
+			u[i].error = "failed to update ref";
+		pw_ref_tx_free(tx);
+	}
+	return 0;
+}
+
+/* After the transaction: what etcd took is applied here, the rest lost a
+ * race. w has room for n. */
+static void apply_results(struct pw_cluster *c, struct pw_repo *repo, const char *name,
+                          struct pw_store_update *u, size_t n, const struct pw_etcd_group *groups,
+                          size_t ng, struct want_ref *w)
+{
+	struct pw_error e;
+	size_t i, nw = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!groups[ng == 1 ? 0 : i].succeeded) {
+			u[i].error = pw_oid_is_zero(&u[i].new_oid) ? "failed to delete"
+			                                           : "failed to update ref";
+			count(&c->lost);
+			continue;
+		}
+		count(&c->commits);
+		w[nw].name = u[i].name;
+		w[nw].oid = u[i].new_oid;
+		w[nw].present = 1;
+		nw++;
+	}
+	if (!nw)
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (apply_local(c, repo, w, nw, 0, &e))
+		/* committed in etcd: the catch-up applies it later */
+		logf_(c, "cluster: %s: %s", name, e.msg);
+	pthread_mutex_unlock(&c->lock);
+}
+
 static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_store_update *u,
                         size_t n, struct pw_error *err)
 {
@@ -582,7 +637,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	struct pw_etcd_group *groups = NULL;
 	struct pw_oid *fresh = NULL;
 	struct want_ref *w = NULL;
-	size_t i, nf = 0, ng, nw = 0;
+	size_t i, nf = 0, ng;
 	int64_t rev = 0;
 	int rc, managed;
 
@@ -591,25 +646,8 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	pthread_mutex_lock(&c->lock);
 	managed = applied_get(c, name, 0) != NULL;
 	pthread_mutex_unlock(&c->lock);
-	if (!managed) {
-		/* not in the cluster's care: the repository's own refs, as Git */
-		for (i = 0; i < n; i++) {
-			struct pw_ref_tx *tx = NULL;
-
-			rc = pw_ref_tx_new(&tx, repo);
-			if (!rc)
-				rc = pw_oid_is_zero(&u[i].new_oid)
-				             ? pw_ref_tx_delete(tx, u[i].name, &u[i].old_oid)
-				             : pw_ref_tx_update(tx, u[i].name, &u[i].new_oid,
-				                                &u[i].old_oid, 0);
-			if (!rc)
-				rc = pw_ref_tx_commit(tx);
-			if (rc)
-				u[i].error = "failed to update ref";
-			pw_ref_tx_free(tx);
-		}
-		return 0;
-	}
+	if (!managed)
+		return commit_locally(repo, u, n);
 	if (n + 1 > PW_ETCD_MAX_TXN_OPS) {
 		rc = pw_error_set(err, PW_ETOOBIG,
 		                  "cluster: a push of %zu refs is more than one etcd transaction "
@@ -683,30 +721,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 		goto fail;
 	}
 	/* 4. apply here what etcd took */
-	for (i = 0; i < n; i++) {
-		int ok = groups[ng == 1 ? 0 : i].succeeded;
-
-		if (!ok) {
-			u[i].error = pw_oid_is_zero(&u[i].new_oid) ? "failed to delete"
-			                                           : "failed to update ref";
-			count(&c->lost);
-			continue;
-		}
-		count(&c->commits);
-		w[nw].name = u[i].name;
-		w[nw].oid = u[i].new_oid;
-		w[nw].present = 1;
-		nw++;
-	}
-	if (nw) {
-		struct pw_error e;
-
-		pthread_mutex_lock(&c->lock);
-		if (apply_local(c, repo, w, nw, 0, &e))
-			/* committed in etcd: the catch-up applies it later */
-			logf_(c, "cluster: %s: %s", name, e.msg);
-		pthread_mutex_unlock(&c->lock);
-	}
+	apply_results(c, repo, name, u, n, groups, ng, w);
 	rc = 0;
 	goto out;
 fail:

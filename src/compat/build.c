@@ -159,6 +159,11 @@ static int write_pack_maps(struct builder *b)
 	return rc;
 }
 
+static int has_pair(void *data, const struct pw_oid *storage)
+{
+	return pw_compat_pairs_by_storage(data, storage) != NULL;
+}
+
 /* loose-object-idx: the lines already there, then one per loose object of
  * our own directory that has none; rewritten under the lock, renamed. */
 static int write_loose_idx(struct builder *b)
@@ -212,6 +217,9 @@ static int write_loose_idx(struct builder *b)
 		}
 		closedir(d);
 	}
+	/* the submodule commits' pairs, for the view and later updates */
+	if (!rc && pw_compat__links_lines(b->x, b->storage, has_pair, &have, &add))
+		rc = pw_error_set(b->err, PW_ENOMEM, "out of memory");
 	if (!rc && add.len) {
 		uint64_t bytes = 0;
 
@@ -321,6 +329,10 @@ static int translate_all(struct builder *b)
 	xo.odb = b->odb;
 	xo.known = old_lookup;
 	xo.known_data = b->old;
+	if (opts->submodules) {
+		xo.gitlink = pw_compat_submodules_gitlink;
+		xo.gitlink_data = opts->submodules;
+	}
 	/* a stack deeper than the number of objects means a cycle */
 	xo.max_depth = 2 * b->nr_all + 64;
 	if ((rc = pw_compat_xlate_new(&b->x, &xo)) ||
@@ -328,7 +340,8 @@ static int translate_all(struct builder *b)
 		return pw_error_set(b->err, rc,
 		                    rc == PW_ENOMEM ? "out of memory"
 		                                    : "compat build: bad algorithms");
-	if ((rc = pw_compat__xlate_blobs_first(b->x, b->err)))
+	if ((rc = pw_compat__xlate_blobs_first(b->x, b->err)) ||
+	    (rc = pw_compat__xlate_packed_commits_first(b->x, b->err)))
 		return rc;
 	for (size_t i = 0; i < b->nr_all; i++) {
 		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))
@@ -339,6 +352,7 @@ static int translate_all(struct builder *b)
 	}
 	opts->translated = pw_compat_xlate_count(b->x);
 	opts->objects = pw_compat_xlate_known_count(b->x);
+	opts->gitlinks = pw_compat__xlate_links(b->x)->nr;
 	return 0;
 }
 
@@ -349,6 +363,7 @@ static void builder_init(struct builder *b, const char *objects_dir,
 	memset(b, 0, sizeof(*b));
 	opts->objects = opts->translated = opts->packs_written = opts->loose_written = 0;
 	opts->bytes = 0;
+	opts->gitlinks = 0;
 	b->objects_dir = objects_dir;
 	b->storage = storage;
 	b->compat = compat;
@@ -364,6 +379,25 @@ static void builder_free(struct builder *b)
 	pw_compat_map_free(b->old);
 }
 
+/* The pairs of loose-object-idx that are no object of the repository:
+ * the submodule commits of its gitlinks, recorded when they were mapped (a
+ * tree the map knew was not translated again, so its gitlinks were not
+ * met). */
+static int add_old_links(struct pw_compat_pairs *out, const char *objects_dir,
+                         const struct pw_hash_algo *storage, const struct pw_hash_algo *compat,
+                         struct pw_error *err)
+{
+	struct pw_compat_pairs old = {0};
+	int rc = pw_compat_loose_idx_load(&old, objects_dir, storage, compat, NULL, err);
+
+	for (size_t i = 0; i < old.nr && !rc; i++)
+		if (!pw_compat_pairs_by_storage(out, &old.pairs[i].storage) &&
+		    pw_compat_pairs_add(out, &old.pairs[i].storage, &old.pairs[i].compat))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	pw_compat_pairs_free(&old);
+	return rc;
+}
+
 int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *objects_dir,
                                  const struct pw_hash_algo *storage,
                                  const struct pw_hash_algo *compat,
@@ -374,8 +408,21 @@ int pw_compat__translate_objects(struct pw_compat_pairs *out, const char *object
 	int rc;
 
 	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
-	if (!(rc = translate_all(&b)))
+	if (!(rc = translate_all(&b))) {
+		const struct pw_compat_pairs *links = pw_compat__xlate_links(b.x);
+		size_t nobj;
+
 		pw_compat__xlate_take_pairs(b.x, out);
+		nobj = out->nr;
+		/* the gitlinks' pairs last (opts->gitlinks of them) */
+		for (size_t i = 0; i < links->nr && !rc; i++)
+			if (pw_compat_pairs_add(out, &links->pairs[i].storage,
+			                        &links->pairs[i].compat))
+				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		if (!rc)
+			rc = add_old_links(out, objects_dir, storage, compat, err);
+		b.opts->gitlinks = out->nr - nobj;
+	}
 	builder_free(&b);
 	return rc;
 }

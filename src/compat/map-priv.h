@@ -51,6 +51,27 @@ int pw_compat__map_remember(struct pw_compat_map *map, const struct pw_oid *stor
 void pw_compat__map_set_reload(struct pw_compat_map *map, int on);
 /* The map's objects directory (borrowed). */
 const char *pw_compat__map_dir(const struct pw_compat_map *map);
+/* What pw_compat_map_set_submodules gave (borrowed, may be NULL). */
+struct pw_compat_submodules *pw_compat__map_submodules(const struct pw_compat_map *map);
+/* The gitlinks the translator mapped through opts.gitlink (from -> to;
+ * borrowed): not objects of its odb, so not among its other pairs. */
+const struct pw_compat_pairs *pw_compat__xlate_links(const struct pw_compat_xlate *x);
+/* The gitlinks' pairs as loose-object-idx lines ("<storage> <compat>\n"),
+ * appended to add: those mapped from storage to compat as they are, the
+ * others (a push of the other algorithm) turned around; those for which
+ * has(has_data, storage id) says the map has them are left out (has may
+ * be NULL). */
+int pw_compat__links_lines(const struct pw_compat_xlate *x, const struct pw_hash_algo *storage,
+                           int (*has)(void *, const struct pw_oid *), void *has_data,
+                           struct pw_buf *add);
+/* Translate the commits and tags among oids first (types from the odb's
+ * headers), so that each tree is reached from its commit: a gitlink's path
+ * is then whole. */
+int pw_compat__xlate_commits_first(struct pw_compat_xlate *x, const struct pw_oid *oids, size_t nr,
+                                   struct pw_error *err);
+/* The same for every packed commit and tag of the translator's odb, in
+ * each pack's file order. */
+int pw_compat__xlate_packed_commits_first(struct pw_compat_xlate *x, struct pw_error *err);
 /* pw_compat_map_add_pack / _add_objects with the hook before the rename. */
 int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, const char *idx_path,
                             void (*before)(void *, const char *, const char *), void *before_data,

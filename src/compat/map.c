@@ -315,7 +315,8 @@ struct pw_compat_map {
 	struct pack_map *packs;
 	size_t nr_packs;
 	struct files_stamp stamp;
-	int no_reload; /* misses are expected (a push being translated) */
+	int no_reload;                     /* misses are expected (a push being translated) */
+	struct pw_compat_submodules *subs; /* borrowed: gitlinks of the updates */
 	struct pw_error err;
 };
 
@@ -594,6 +595,16 @@ void pw_compat__map_set_reload(struct pw_compat_map *m, int on)
 const char *pw_compat__map_dir(const struct pw_compat_map *m)
 {
 	return m->objects_dir;
+}
+
+void pw_compat_map_set_submodules(struct pw_compat_map *m, struct pw_compat_submodules *s)
+{
+	m->subs = s;
+}
+
+struct pw_compat_submodules *pw_compat__map_submodules(const struct pw_compat_map *m)
+{
+	return m->subs;
 }
 
 const struct pw_error *pw_compat_map_error(const struct pw_compat_map *m)

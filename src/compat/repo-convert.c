@@ -80,7 +80,8 @@ struct conv {
 	struct pw_repo *src, *dst;
 	const struct pw_hash_algo *from, *to;
 	struct pw_odb *odb;
-	struct pw_compat_pairs pairs;
+	struct pw_compat_pairs pairs; /* the objects, then the gitlinks */
+	size_t nobj;                  /* how many are objects */
 	struct pw_convert_opts *opts;
 	struct pw_error *err;
 	struct pw_ref_tx *tx;
@@ -189,7 +190,7 @@ static int write_pack(struct conv *c)
 		pw_error_copy(c->err, pw_revlist_error(c->rl));
 		goto out;
 	}
-	for (size_t i = 0; i < c->pairs.nr; i++)
+	for (size_t i = 0; i < c->nobj; i++)
 		if ((rc = pw_pack_writer_add(w, &c->pairs.pairs[i].storage, PW_OBJ_NONE, NULL, 0)))
 			goto werr;
 	if ((rc = pw_pack_writer_write_files(w, base, 2, c->pack_hex)))
@@ -198,10 +199,10 @@ static int write_pack(struct conv *c)
 	c->opts->objects = st.written;
 	c->opts->deltas = st.deltas;
 	c->opts->pack_bytes = st.bytes;
-	if (st.written != c->pairs.nr) {
+	if (st.written != c->nobj) {
 		rc = pw_error_set(c->err, PW_ERROR,
 		                  "internal error: %u objects written for %zu translated",
-		                  st.written, c->pairs.nr);
+		                  st.written, c->nobj);
 		goto out;
 	}
 	{
@@ -234,7 +235,7 @@ static int by_new_id(const void *a, const void *b)
  * ids), each with its old id. */
 static int write_side_file(struct conv *c)
 {
-	size_t n = c->pairs.nr, raw = c->from->rawsz;
+	size_t n = c->nobj, raw = c->from->rawsz;
 	const struct pw_compat_pair **order = malloc((n ? n : 1) * sizeof(*order));
 	uint8_t *ids = malloc((n ? n : 1) * raw);
 	struct pw_buf file = PW_BUF_INIT, path = PW_BUF_INIT;
@@ -260,6 +261,27 @@ out:
 	free(ids);
 	pw_buf_free(&file);
 	pw_buf_free(&path);
+	return rc;
+}
+
+/* The submodule commits' pairs, turned around (dst is stored in `to`), in
+ * dst's loose-object-idx: its view and its own conversion back need them. */
+static int write_gitlinks(struct conv *c)
+{
+	struct pw_buf add = PW_BUF_INIT;
+	int rc = 0;
+
+	for (size_t i = c->nobj; i < c->pairs.nr && !rc; i++) {
+		char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
+
+		if (pw_buf_addf(&add, "%s %s\n", pw_oid_to_hex(&c->pairs.pairs[i].compat, a),
+		                pw_oid_to_hex(&c->pairs.pairs[i].storage, b)))
+			rc = pw_error_set(c->err, PW_ENOMEM, "out of memory");
+	}
+	if (!rc && add.len)
+		rc = pw_compat__loose_idx_publish(pw_repo_objects_dir(c->dst), &add, NULL, NULL,
+		                                  NULL, c->err);
+	pw_buf_free(&add);
 	return rc;
 }
 
@@ -474,9 +496,11 @@ int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo 
 	memset(&bo, 0, sizeof(bo));
 	bo.progress = translate_progress;
 	bo.progress_data = &c;
+	bo.submodules = opts->submodules;
 	if ((rc = pw_compat__translate_objects(&c.pairs, pw_repo_objects_dir(c.src), c.from, to,
 	                                       &bo, err)))
 		goto out;
+	c.nobj = c.pairs.nr - bo.gitlinks;
 	if ((rc = pw_odb_open(&c.odb, pw_repo_objects_dir(c.src), c.from, err)))
 		goto out;
 	memset(&io, 0, sizeof(io));
@@ -484,7 +508,8 @@ int pw_convert_repo(const char *src, const char *dst, const struct pw_hash_algo 
 	io.algo = to;
 	if ((rc = pw_repo_init_ext(&c.dst, dst, &io, err)))
 		goto out;
-	if ((rc = write_pack(&c)) || (rc = write_side_file(&c)) || (rc = set_config(&c)))
+	if ((rc = write_pack(&c)) || (rc = write_side_file(&c)) || (rc = write_gitlinks(&c)) ||
+	    (rc = set_config(&c)))
 		goto out;
 	progress(&c, "Converting refs", 0, 0, 0);
 	if ((rc = convert_refs(&c)) || (rc = convert_reflogs(&c)))

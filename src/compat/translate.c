@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compat/map-priv.h"
+#include "compat/submodule.h"
 #include "odb/odb-priv.h"
 #include "packwire/object.h"
 #include "packwire/odb.h"
@@ -18,7 +19,8 @@ struct frame {
 
 struct pw_compat_xlate {
 	struct pw_compat_xlate_opts o;
-	struct pw_compat_pairs done; /* from -> to of every object seen */
+	struct pw_compat_pairs done;  /* from -> to of every object seen */
+	struct pw_compat_pairs links; /* from -> to of gitlinks (opts.gitlink) */
 	struct frame *stack;
 	size_t sp, alloc_stack;
 	struct pw_oid *deps;
@@ -56,6 +58,7 @@ void pw_compat_xlate_free(struct pw_compat_xlate *x)
 	if (!x)
 		return;
 	pw_compat_pairs_free(&x->done);
+	pw_compat_pairs_free(&x->links);
 	free(x->stack);
 	free(x->deps);
 	pw_buf_free(&x->content);
@@ -89,6 +92,8 @@ int pw_compat_xlate_lookup(struct pw_compat_xlate *x, const struct pw_oid *from,
 	struct pw_oid tmp;
 	int rc;
 
+	if (!p && x->links.nr)
+		p = pw_compat_pairs_by_storage(&x->links, from);
 	if (p) {
 		if (to)
 			*to = p->compat;
@@ -211,35 +216,179 @@ static void unkeep_content(struct pw_compat_xlate *x, int use)
 	x->kept[x->nr_kept] = t;
 }
 
-/* Where the tree at the top of the stack sits: the names of the entries
- * along the chain of frames being expanded (its ancestors), "a/b/". */
-static void tree_path(struct pw_compat_xlate *x, struct pw_buf *path)
-{
-	struct pw_buf t = PW_BUF_INIT;
-	const struct frame *parent = NULL;
+/* ---- gitlinks through the submodule's map (opts.gitlink) ---------------- */
 
-	for (size_t i = 0; i < x->sp; i++) {
+/* Where the tree at the top of the stack (its content in x->content) sits:
+ * path gets the names of the trees it is in ("a/b/"): its ancestors are
+ * the expanded trees below it, their contents on the stack of kept
+ * contents, down to the commit (or tag) being translated. *root (optional)
+ * gets the content of the tree the path starts at, *complete (optional)
+ * whether a commit or tag sits below it (else the tree was reached on its
+ * own, and the path starts there). */
+static int gitlink_where(struct pw_compat_xlate *x, struct pw_buf *path, const struct pw_buf **root,
+                         int *complete)
+{
+	const struct pw_oid *child = &x->stack[x->sp - 1].oid;
+	struct pw_buf t = PW_BUF_INIT;
+	size_t k = x->nr_kept;
+	int rc = 0;
+
+	if (root)
+		*root = &x->content;
+	if (complete)
+		*complete = 0;
+	for (size_t i = x->sp - 1; i-- > 0 && !rc;) {
 		const struct frame *f = &x->stack[i];
+		const struct pw_buf *parent;
 		struct pw_tree_entry e;
 		struct pw_error e2;
 		size_t pos = 0;
-		int type;
+		int found = 0;
 
 		if (!f->expanded)
 			continue;
-		if (parent && !pw_odb_read(x->o.odb, &parent->oid, &type, &t) &&
-		    type == PW_OBJ_TREE)
-			while (pw_tree_next(t.data, t.len, &pos, x->o.from, &e, &e2) == 1)
-				if (pw_oid_equal(&e.oid, &f->oid)) {
-					if (pw_buf_add(path, e.name, e.name_len) ||
-					    pw_buf_addch(path, '/'))
-						goto out;
-					break;
-				}
-		parent = f;
+		if (!f->kept || !k) {
+			/* an expanded frame that keeps no content: a commit or tag */
+			if (complete)
+				*complete = 1;
+			break;
+		}
+		parent = &x->kept[--k];
+		while (!found &&
+		       pw_tree_next(parent->data, parent->len, &pos, x->o.from, &e, &e2) == 1)
+			found = e.mode == 040000 && pw_oid_equal(&e.oid, child);
+		if (!found)
+			break;
+		pw_buf_reset(&t);
+		if (pw_buf_add(&t, e.name, e.name_len) || pw_buf_addch(&t, '/') ||
+		    pw_buf_add(&t, path->data, path->len)) {
+			rc = PW_ENOMEM;
+			break;
+		}
+		pw_buf_reset(path);
+		if (pw_buf_add(path, t.data, t.len))
+			rc = PW_ENOMEM;
+		child = &f->oid;
+		if (root)
+			*root = parent;
 	}
-out:
 	pw_buf_free(&t);
+	return rc;
+}
+
+/* The .gitmodules blob of a root tree: 1 with its id, and its content in
+ * gm when the odb has it (at most PW_GITMODULES_MAX bytes), else 0. */
+static int read_gitmodules(struct pw_compat_xlate *x, const struct pw_buf *root, struct pw_oid *oid,
+                           struct pw_buf *gm, int *have_content)
+{
+	struct pw_tree_entry e;
+	struct pw_error e2;
+	size_t pos = 0;
+	uint64_t size = 0;
+	int type = 0;
+
+	*have_content = 0;
+	while (pw_tree_next(root->data, root->len, &pos, x->o.from, &e, &e2) == 1)
+		if (e.name_len == 11 && !memcmp(e.name, ".gitmodules", 11) &&
+		    (e.mode & 0170000) == 0100000) {
+			*oid = e.oid;
+			*have_content = !pw_odb_read_header(x->o.odb, oid, &type, &size) &&
+			                type == PW_OBJ_BLOB && size <= PW_GITMODULES_MAX &&
+			                !pw_odb_read(x->o.odb, oid, &type, gm);
+			return 1;
+		}
+	return 0;
+}
+
+/* Every gitlink of the tree at the top of the stack that has no id yet,
+ * through opts.gitlink, into x->links. */
+static int map_gitlinks(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	struct pw_buf path = PW_BUF_INIT, gm = PW_BUF_INIT;
+	const struct pw_buf *root;
+	struct pw_oid gm_oid;
+	struct pw_tree_entry e;
+	struct pw_error e2;
+	size_t pos = 0, dir_len;
+	int complete, rc, have_gm, gm_read;
+
+	if ((rc = gitlink_where(x, &path, &root, &complete))) {
+		pw_buf_free(&path);
+		return pw_error_set(err, rc, "out of memory");
+	}
+	have_gm = read_gitmodules(x, root, &gm_oid, &gm, &gm_read);
+	dir_len = path.len;
+	while (!rc &&
+	       pw_tree_next(x->content.data, x->content.len, &pos, x->o.from, &e, &e2) == 1) {
+		struct pw_compat_gitlink g;
+		struct pw_oid to;
+
+		if (e.mode != 0160000 || pw_compat_xlate_lookup(x, &e.oid, NULL) != PW_ENOTFOUND)
+			continue;
+		pw_buf_setlen(&path, dir_len);
+		if (pw_buf_add(&path, e.name, e.name_len)) {
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+			break;
+		}
+		memset(&g, 0, sizeof(g));
+		g.path = path.data;
+		g.path_len = path.len;
+		g.path_complete = complete;
+		g.commit = &e.oid;
+		g.to = x->o.to;
+		g.gitmodules = gm_read ? gm.data : NULL;
+		g.gitmodules_len = gm_read ? gm.len : 0;
+		g.gitmodules_oid = have_gm ? &gm_oid : NULL;
+		if ((rc = x->o.gitlink(x->o.gitlink_data, &g, &to, err)))
+			break;
+		if (to.algo != x->o.to->id)
+			rc = pw_error_set(err, PW_EINVAL, "gitlink %s: not a %s id", path.data,
+			                  x->o.to->name);
+		else if (pw_compat_pairs_add(&x->links, &e.oid, &to))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	pw_buf_free(&path);
+	pw_buf_free(&gm);
+	return rc;
+}
+
+const struct pw_compat_pairs *pw_compat__xlate_links(const struct pw_compat_xlate *x)
+{
+	return &x->links;
+}
+
+int pw_compat__links_lines(const struct pw_compat_xlate *x, const struct pw_hash_algo *storage,
+                           int (*has)(void *, const struct pw_oid *), void *has_data,
+                           struct pw_buf *add)
+{
+	for (size_t i = 0; i < x->links.nr; i++) {
+		const struct pw_compat_pair *p = &x->links.pairs[i];
+		const struct pw_oid *s = p->storage.algo == storage->id ? &p->storage : &p->compat;
+		const struct pw_oid *c = s == &p->storage ? &p->compat : &p->storage;
+		char sh[PW_MAX_HEXSZ + 1], ch[PW_MAX_HEXSZ + 1];
+
+		if (has && has(has_data, s))
+			continue;
+		if (pw_buf_addf(add, "%s %s\n", pw_oid_to_hex(s, sh), pw_oid_to_hex(c, ch)))
+			return PW_ENOMEM;
+	}
+	return 0;
+}
+
+int pw_compat__xlate_commits_first(struct pw_compat_xlate *x, const struct pw_oid *oids, size_t nr,
+                                   struct pw_error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < nr && !rc; i++) {
+		uint64_t size;
+		int type = 0;
+
+		if (!pw_odb_read_header(x->o.odb, &oids[i], &type, &size) &&
+		    (type == PW_OBJ_COMMIT || type == PW_OBJ_TAG))
+			rc = pw_compat_xlate_object(x, &oids[i], err);
+	}
+	return rc;
 }
 
 /* A tree that cannot be translated because of a gitlink: name it with its
@@ -258,7 +407,7 @@ static int gitlink_error(struct pw_compat_xlate *x, const struct pw_oid *tree, s
 
 		if (e.mode != 0160000 || pw_compat_xlate_lookup(x, &e.oid, NULL) != PW_ENOTFOUND)
 			continue;
-		tree_path(x, &path);
+		gitlink_where(x, &path, NULL, NULL);
 		rc = pw_error_set(err, PW_ENOTFOUND,
 		                  "gitlink %s%.*s (%s submodule commit %s, in tree %s) has no %s "
 		                  "id: the submodule's commits are not in the compat map",
@@ -368,6 +517,14 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 		pw_buf_reset(&x->conv);
 		rc = pw_compat_convert(&x->conv, type, x->content.data, x->content.len, x->o.from,
 		                       x->o.to, lookup_cb, x, err);
+		if (rc == PW_ENOTFOUND && type == PW_OBJ_TREE && x->o.gitlink) {
+			/* a submodule's commit: through its own map, then again */
+			if ((rc = map_gitlinks(x, err)))
+				return rc;
+			pw_buf_reset(&x->conv);
+			rc = pw_compat_convert(&x->conv, type, x->content.data, x->content.len,
+			                       x->o.from, x->o.to, lookup_cb, x, err);
+		}
 		if (rc == PW_ENOTFOUND && type == PW_OBJ_TREE && gitlink_error(x, &oid, err))
 			return PW_ENOTFOUND;
 		if (rc)
@@ -424,4 +581,53 @@ void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pai
 {
 	*out = x->done;
 	memset(&x->done, 0, sizeof(x->done));
+}
+
+/* The packed commits and tags, each pack's in the order of the file (the
+ * blobs are done: pw_compat__xlate_blobs_first), before the caller's loop
+ * over every object: each tree is then reached from its commit. */
+int pw_compat__xlate_packed_commits_first(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0, nr = 0, alloc = 0;
+	struct pw_pack **packs = malloc((npacks ? npacks : 1) * sizeof(*packs));
+	struct pw_oid *oids = NULL;
+	int rc = 0;
+
+	if (!packs)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (size_t k = 0; k < npacks; k++)
+		if (!pw_odb_pack(x->o.odb, k, &packs[n]))
+			n++;
+	/* the ids first: translating reads, which reorders the packs */
+	for (size_t k = 0; k < n && !rc; k++) {
+		struct pw_pack *p = packs[k];
+		struct pw_error e = {0};
+
+		if (pw_pack_revindex(p, &e))
+			continue;
+		for (uint32_t j = 0; j < p->nr && !rc; j++) {
+			int type;
+
+			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) ||
+			    (type != PW_OBJ_COMMIT && type != PW_OBJ_TAG))
+				continue;
+			if (nr == alloc) {
+				size_t na = alloc ? 2 * alloc : 1024;
+				struct pw_oid *no = realloc(oids, na * sizeof(*no));
+
+				if (!no) {
+					rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+					break;
+				}
+				oids = no;
+				alloc = na;
+			}
+			pw_idx_nth_oid(p->idx, p->rev_pos[j], &oids[nr++]);
+		}
+	}
+	for (size_t i = 0; i < nr && !rc; i++)
+		rc = pw_compat_xlate_object(x, &oids[i], err);
+	free(oids);
+	free(packs);
+	return rc;
 }

@@ -101,6 +101,8 @@ static int open_xlate(struct pw_compat_map *map, const char *read_dir, struct pw
 	xo.odb = *odb;
 	xo.known = map_lookup;
 	xo.known_data = map;
+	if ((xo.gitlink_data = pw_compat__map_submodules(map)))
+		xo.gitlink = pw_compat_submodules_gitlink;
 	if ((rc = pw_compat_xlate_new(x, &xo))) {
 		pw_odb_free(*odb);
 		*odb = NULL;
@@ -163,6 +165,32 @@ static int extra_lines(struct pw_compat_map *map, const char *read_dir, struct p
 	return rc;
 }
 
+static int map_has(void *data, const struct pw_oid *storage)
+{
+	struct pw_oid c;
+
+	return !pw_compat_from_storage(data, storage, &c);
+}
+
+/* The submodule commits mapped on the way, as loose-object-idx lines (the
+ * view needs them to translate the trees that hold them). */
+static int link_lines(struct pw_compat_map *map, struct pw_compat_xlate *x, struct pw_buf *add,
+                      struct pw_error *err)
+{
+	const struct pw_compat_pairs *links = pw_compat__xlate_links(x);
+	int rc;
+
+	if (!links->nr)
+		return 0;
+	pw_compat__map_set_reload(map, 0);
+	rc = pw_compat__links_lines(x, pw_compat_map_storage_algo(map), map_has, map, add);
+	for (size_t i = 0; !rc && i < links->nr; i++)
+		rc = pw_compat__map_remember(map, &links->pairs[i].storage,
+		                             &links->pairs[i].compat);
+	pw_compat__map_set_reload(map, 1);
+	return rc ? pw_error_set(err, PW_ENOMEM, "out of memory") : 0;
+}
+
 static int in_idx(void *data, const struct pw_oid *oid)
 {
 	uint32_t pos;
@@ -190,10 +218,12 @@ int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, con
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (uint32_t i = 0; i < idx->nr && !rc; i++) {
+	for (uint32_t i = 0; i < idx->nr; i++)
 		pw_idx_nth_oid(idx, i, &oids[i]);
+	/* commits first: a gitlink is then met with its whole path */
+	rc = pw_compat__xlate_commits_first(x, oids, idx->nr, err);
+	for (uint32_t i = 0; i < idx->nr && !rc; i++)
 		rc = pw_compat_xlate_object(x, &oids[i], err);
-	}
 	if (!rc)
 		rc = pw_compat__pack_map_write(idx_path, storage, xlate_lookup, x, before,
 		                               before_data, NULL, err);
@@ -201,6 +231,8 @@ int pw_compat__map_add_pack(struct pw_compat_map *map, const char *read_dir, con
 		rc = remember_all(map, x, oids, idx->nr, err);
 	if (!rc)
 		rc = extra_lines(map, read_dir, x, in_idx, idx, &add, err);
+	if (!rc)
+		rc = link_lines(map, x, &add, err);
 	if (!rc && add.len)
 		rc = pw_compat__loose_idx_publish(pw_compat__map_dir(map), &add, before,
 		                                  before_data, NULL, err);
@@ -247,6 +279,8 @@ int pw_compat__map_add_objects(struct pw_compat_map *map, const char *read_dir,
 		                pw_oid_to_hex(&c, ch)))
 			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 	}
+	if (!rc)
+		rc = link_lines(map, x, &add, err);
 	if (!rc && add.len)
 		rc = pw_compat__loose_idx_publish(pw_compat__map_dir(map), &add, before,
 		                                  before_data, NULL, err);

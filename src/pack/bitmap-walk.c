@@ -19,6 +19,7 @@
 
 #include "pack/bitmap.h"
 #include "pack/delta-create.h"
+#include "odb/commit-queue.h"
 #include "odb/entry.h"
 #include "odb/odb-priv.h"
 #include "odb/pack.h"
@@ -39,12 +40,6 @@ struct xobj {
  * nearby commits share bases, a few megabytes hold them. */
 #define CACHE_LIMIT ((size_t)16 << 20)
 
-/* A commit waiting in the date-ordered queue. */
-struct cq {
-	int64_t time;
-	uint32_t pos;
-};
-
 struct pw_bitmap_walk {
 	struct pw_odb *odb;
 	struct pw_pack *pack; /* borrowed from the odb */
@@ -60,8 +55,7 @@ struct pw_bitmap_walk {
 	size_t ntips, atips;
 	uint32_t *stack; /* pack positions; nr + k for extras[k] */
 	size_t nstack, astack;
-	struct cq *cq; /* commits of the pack to walk: a max-heap by time */
-	size_t ncq, acq;
+	struct pw_commit_queue queue; /* pack positions of commits to walk, by date */
 	/* the set being filled and the one that stops the walk (drain's) */
 	struct pw_bitset *into;
 	const struct pw_bitset *stop;
@@ -97,7 +91,7 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	free(w->tips);
 	free(w->exclude);
 	free(w->stack);
-	free(w->cq);
+	pw_commit_queue_free(&w->queue);
 	free(w->extras);
 	pw_oidmap_free(&w->extra_map);
 	pw_buf_free(&w->buf);
@@ -353,45 +347,6 @@ static int push_oid(struct pw_bitmap_walk *w, const struct pw_oid *oid)
 	return push(w, w->pack->nr + (uint32_t)k);
 }
 
-static int cq_push(struct pw_bitmap_walk *w, int64_t time, uint32_t pos)
-{
-	size_t i;
-
-	if (w->ncq == w->acq) {
-		size_t na = w->acq ? w->acq * 2 : 64;
-		struct cq *nq = realloc(w->cq, na * sizeof(*nq));
-
-		if (!nq)
-			return nomem(w);
-		w->cq = nq;
-		w->acq = na;
-	}
-	for (i = w->ncq++; i > 0 && w->cq[(i - 1) / 2].time < time; i = (i - 1) / 2)
-		w->cq[i] = w->cq[(i - 1) / 2];
-	w->cq[i].time = time;
-	w->cq[i].pos = pos;
-	return 0;
-}
-
-static uint32_t cq_pop(struct pw_bitmap_walk *w)
-{
-	uint32_t top = w->cq[0].pos;
-	struct cq last = w->cq[--w->ncq];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < w->ncq) {
-		if (c + 1 < w->ncq && w->cq[c + 1].time > w->cq[c].time)
-			c++;
-		if (w->cq[c].time <= last.time)
-			break;
-		w->cq[i] = w->cq[c];
-		i = c;
-	}
-	if (w->ncq)
-		w->cq[i] = last;
-	return top;
-}
-
 static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type);
 
 /* A commit of the pack that the walk reached: its bitmap goes into the set
@@ -414,7 +369,7 @@ static int queue_commit(struct pw_bitmap_walk *w, uint32_t pos)
 		return rc;
 	time = ci.commit_time;
 	pw_commit_info_free(&ci);
-	return cq_push(w, time, pos);
+	return pw_commit_queue_push(&w->queue, pos, time) ? nomem(w) : 0;
 }
 
 /* Queue what the commit or tag in w->buf points to. */
@@ -520,9 +475,9 @@ static int drain(struct pw_bitmap_walk *w, struct pw_bitset *into, const struct 
 		uint32_t pos;
 		int type;
 
-		if (w->ncq) {
+		if (w->queue.nr) {
 			/* the newest commit waiting */
-			pos = cq_pop(w);
+			pos = (uint32_t)pw_commit_queue_pop(&w->queue, NULL);
 			if (pw_bitset_get(into, pos) || (stop && pw_bitset_get(stop, pos)))
 				continue;
 			pw_bitset_set(into, pos);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pack/bitmap.h"
+#include "odb/commit-queue.h"
 #include "odb/entry.h"
 #include "packwire/object.h"
 #include "hash/oidmap.h"
@@ -175,10 +176,9 @@ struct bw {
 	struct stored *st;
 	uint32_t nst, nsel;
 	struct pw_bitset set;
-	uint32_t *heap; /* commit numbers, max-heap by topo */
-	size_t nheap;
-	uint32_t *order;  /* write order: entry numbers, newest commit first */
-	uint32_t *queued; /* per commit: the number of the walk that queued it */
+	struct pw_commit_queue queue; /* commit numbers, by topological rank */
+	uint32_t *order;              /* write order: entry numbers, newest commit first */
+	uint32_t *queued;             /* per commit: the number of the walk that queued it */
 	uint32_t walk;
 	uint32_t *stack; /* tree positions */
 	size_t nstack, astack;
@@ -426,48 +426,15 @@ static int select_commits(struct bw *b, const struct pw_oid *prefer, size_t npre
 }
 
 /* Queue a commit once per walk: a merge's parents are reached from several
- * children, and the heap holds at most one entry per commit. */
-static void heap_push(struct bw *b, uint32_t c)
+ * children, and the queue (room for every commit, made in build_all) holds
+ * at most one entry per commit, so the push cannot fail. Highest rank
+ * first: descendants before their ancestors. */
+static void queue_commit(struct bw *b, uint32_t c)
 {
-	size_t i;
-
 	if (b->queued[c] == b->walk)
 		return;
 	b->queued[c] = b->walk;
-	i = b->nheap++;
-
-	while (i) {
-		size_t parent = (i - 1) / 2;
-
-		if (b->c[b->heap[parent]].topo >= b->c[c].topo)
-			break;
-		b->heap[i] = b->heap[parent];
-		i = parent;
-	}
-	b->heap[i] = c;
-}
-
-static uint32_t heap_pop(struct bw *b)
-{
-	uint32_t top = b->heap[0], last = b->heap[--b->nheap];
-	size_t i = 0, n = b->nheap;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l >= n)
-			break;
-		m = l;
-		if (l + 1 < n && b->c[b->heap[l + 1]].topo > b->c[b->heap[l]].topo)
-			m = l + 1;
-		if (b->c[last].topo >= b->c[b->heap[m]].topo)
-			break;
-		b->heap[i] = b->heap[m];
-		i = m;
-	}
-	if (n)
-		b->heap[i] = last;
-	return top;
+	(void)pw_commit_queue_push(&b->queue, c, b->c[c].topo);
 }
 
 static int push_tree(struct bw *b, uint32_t pos)
@@ -529,11 +496,11 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 	int rc;
 
 	memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
-	b->nheap = 0;
+	pw_commit_queue_clear(&b->queue);
 	b->walk++; /* starts at 1: queued[] is zeroed */
-	heap_push(b, c);
-	while (b->nheap) {
-		uint32_t x = heap_pop(b), k;
+	queue_commit(b, c);
+	while (b->queue.nr) {
+		uint32_t x = (uint32_t)pw_commit_queue_pop(&b->queue, NULL), k;
 		struct bcommit *bc = &b->c[x];
 
 		if (pw_bitset_get(&b->set, bc->pos))
@@ -549,7 +516,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 			uint32_t p = b->parents[bc->parents + k];
 
 			if (!pw_bitset_get(&b->set, b->c[p].pos))
-				heap_push(b, p);
+				queue_commit(b, p);
 		}
 	}
 	return walk_trees(b, buf);
@@ -573,7 +540,7 @@ static int build_all(struct bw *b)
 		nsel += b->c[t].selected;
 	b->nsel = nsel;
 	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
-	    !(b->heap = malloc(((size_t)b->nc + 1) * sizeof(*b->heap))) ||
+	    pw_commit_queue_reserve(&b->queue, (size_t)b->nc + 1) ||
 	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
 	    pw_bitset_init(&b->set, b->nr))
 		rc = nomem(b);
@@ -798,7 +765,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 		stored_free(&b.st[b.nst]);
 	free(b.st);
 	pw_bitset_free(&b.set);
-	free(b.heap);
+	pw_commit_queue_free(&b.queue);
 	free(b.queued);
 	free(b.order);
 	free(b.stack);

@@ -9,7 +9,7 @@
  *    smallest delta within the depth limit kept and compressed right away; the
  *    sorted list is cut in two and searched by two threads with their own odb
  *    handles.
- * 3. Writing, in Git's order (see compute_write_order): recency order for
+ * 3. Writing, in Git's order (see pack-write-order.c): recency order for
  *    commits, tags and trees, tagged objects early, blobs by delta family;
  *    each delta base written before its deltas so OFS_DELTA works and a
  *    receiver resolves everything in one pass. Reused entries are verified first: CRC32 against
@@ -37,88 +37,8 @@
 #include "packwire/pack-write.h"
 #include "packwire/refs.h"
 #include "hash/oidmap.h"
+#include "pack/pack-write-priv.h"
 #include "util/fs.h"
-
-/* Objects smaller than this are not worth a delta. */
-#define MIN_DELTA_SIZE 50
-/* Objects larger than this are neither searched nor used as bases (Git's
- * core.bigFileThreshold default). */
-#define BIG_FILE ((uint64_t)512 << 20)
-/* Compressed whole objects computed during the search are kept up to this
- * many bytes (beyond, they are compressed again while writing). */
-#define ZCACHE_LIMIT ((size_t)256 << 20)
-#define OUTBUF_SIZE  (128 * 1024)
-
-enum {
-	W_BASE_ONLY = 1, /* thin-pack base: the receiver has it */
-	W_REUSE = 2,     /* copy the packed entry verbatim */
-	W_WRITTEN = 4,
-	W_MISSING = 8, /* base-only object we do not have */
-	W_VISIT = 16,
-	W_DEPTH = 32, /* depth of a reused delta is final */
-	W_SEARCHED = 64,
-	W_TSIZE = 128, /* size is the translated content's */
-	/* translated, stored as a delta whose base is sent too: its delta is
-	 * computed against that base's translation (the stored pack's choice,
-	 * found by a wider search than ours), not searched */
-	W_MIRROR = 256,
-	W_TAGGED = 512, /* a tag, or what one peels to: written early */
-};
-
-struct wobj {
-	struct pw_oid oid;
-	uint8_t type;     /* real type */
-	uint8_t raw_type; /* type of the packed entry, 0 when not packed */
-	uint8_t raw_hdr;  /* header length of the packed entry */
-	uint8_t zdelta;   /* zdata holds a delta */
-	uint32_t hash;
-	uint16_t depth;
-	uint16_t child_depth; /* longest reused delta chain hanging below */
-	uint32_t flags;
-	int32_t base; /* delta base (index), -1 for none */
-	uint32_t idx_pos;
-	uint32_t crc;
-	uint64_t size;
-	struct pw_pack *pack;
-	const uint8_t *raw; /* the packed entry */
-	size_t raw_len;
-	uint64_t raw_size;
-	uint8_t *zdata; /* new entry data (compressed delta or whole object) */
-	size_t zlen;
-	uint64_t zsize; /* its size before compression */
-	uint64_t offset;
-};
-
-struct pw_pack_writer {
-	struct pw_odb *odb;
-	const struct pw_hash_algo *algo;     /* of the odb */
-	const struct pw_hash_algo *out_algo; /* of the pack: translate.algo or algo */
-	struct pw_pack_write_opts opts;
-	int translating;
-	struct pw_pack_translate translate;
-	struct pw_buf tr_buf; /* translated content on the writing thread */
-	struct pw_error err;
-	struct wobj *objs;
-	size_t nr, alloc, nr_send;
-	struct pw_oidmap map;  /* oid -> index + 1 */
-	struct pw_oid *tagged; /* pw_pack_writer_add_tagged */
-	size_t nr_tagged, alloc_tagged;
-	int tagged_given;
-	int written;
-	uint8_t checksum[PW_MAX_RAWSZ];
-	struct pw_pack_write_stats stats;
-	atomic_size_t zcache;
-	atomic_uint_fast64_t search_done;
-	uint64_t search_total;
-	pthread_mutex_t progress_lock;
-	/* output */
-	pw_pack_out_fn out_fn;
-	void *out_ctx;
-	uint8_t *outbuf;
-	size_t outlen;
-	uint64_t pos;
-	struct pw_hash_ctx hash;
-};
 
 void pw_pack_write_opts_init(struct pw_pack_write_opts *o)
 {
@@ -220,7 +140,7 @@ void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_s
 	*out = w->stats;
 }
 
-static int nomem(struct pw_pack_writer *w)
+int pw_pack_writer__nomem(struct pw_pack_writer *w)
 {
 	return pw_error_set(&w->err, PW_ENOMEM, "pack-objects: out of memory");
 }
@@ -239,8 +159,9 @@ int pw_pack_writer_set_translate(struct pw_pack_writer *w, const struct pw_pack_
 }
 
 /* The content of a non-blob in the pack's algorithm, in place of buf's. */
-static int translate_content(struct pw_pack_writer *w, void *data, int type, struct pw_buf *buf,
-                             struct pw_buf *tmp, const struct pw_oid *oid, struct pw_error *err)
+int pw_pack_writer__translate_content(struct pw_pack_writer *w, void *data, int type,
+                                      struct pw_buf *buf, struct pw_buf *tmp,
+                                      const struct pw_oid *oid, struct pw_error *err)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	struct pw_buf t;
@@ -258,8 +179,8 @@ static int translate_content(struct pw_pack_writer *w, void *data, int type, str
 	return 0;
 }
 
-static void progress(struct pw_pack_writer *w, const char *title, uint64_t n, uint64_t total,
-                     int done)
+void pw_pack_writer__progress(struct pw_pack_writer *w, const char *title, uint64_t n,
+                              uint64_t total, int done)
 {
 	if (w->opts.progress)
 		w->opts.progress(w->opts.progress_data, title, n, total, done);
@@ -287,13 +208,13 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 		struct wobj *p = realloc(w->objs, n * sizeof(*p));
 
 		if (!p)
-			return nomem(w);
+			return pw_pack_writer__nomem(w);
 		w->objs = p;
 		w->alloc = n;
 	}
 	e = pw_oidmap_put(&w->map, oid, &created);
 	if (!e)
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	if (!created) {
 		o = &w->objs[(uintptr_t)e->value - 1];
 		/* something to send wins over a mere base */
@@ -331,29 +252,7 @@ int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, 
 	return add(w, oid, type, path, path_len, 1);
 }
 
-static int is_delta_type(int t)
-{
-	return t == PW_OBJ_OFS_DELTA || t == PW_OBJ_REF_DELTA;
-}
-
-static int w_translates(const struct pw_pack_writer *w, int type)
-{
-	return w->translating && type != PW_OBJ_BLOB;
-}
-
-/* A reused delta: copied verbatim, base known. */
-static int reused_delta(const struct wobj *o)
-{
-	return (o->flags & W_REUSE) && is_delta_type(o->raw_type);
-}
-
-/* Its base is decided before the search: a reused or a mirrored delta. */
-static int chained(const struct wobj *o)
-{
-	return reused_delta(o) || (o->flags & W_MIRROR);
-}
-
-static int32_t lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
+int32_t pw_pack_writer__lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
 {
 	struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
 
@@ -401,7 +300,7 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 		o->raw_size = raw.size;
 		o->raw_type = (uint8_t)raw.type;
 		o->idx_pos = raw.idx_pos;
-		if (!is_delta_type(raw.type)) {
+		if (!pw_pack_writer__is_delta_type(raw.type)) {
 			if (o->type && o->type != raw.type)
 				return pw_error_set(
 				        &w->err, PW_ECORRUPT, "object %s is a %s, expected a %s",
@@ -424,16 +323,17 @@ static int count_one(struct pw_pack_writer *w, size_t i)
 					return rc;
 				pw_idx_nth_oid(loc.pack->idx, braw.idx_pos, &base_oid);
 			}
-			b = lookup(w, &base_oid);
+			b = pw_pack_writer__lookup(w, &base_oid);
 			if (b >= 0 && !(w->objs[b].flags & W_MISSING) && b != (int32_t)i) {
 				o->base = b;
-				o->flags |= w_translates(w, o->type) ? W_MIRROR : W_REUSE;
+				o->flags |= pw_pack_writer__w_translates(w, o->type) ? W_MIRROR
+				                                                     : W_REUSE;
 			}
 		}
 	}
 	/* Type and size are needed for searching and for whole objects; a
 	 * reused delta of known type needs neither. */
-	if (!size_known && (!o->type || !reused_delta(o))) {
+	if (!size_known && (!o->type || !pw_pack_writer__reused_delta(o))) {
 		uint64_t size;
 
 		rc = pw_odb_read_header(w->odb, &o->oid, &type, &size);
@@ -470,19 +370,20 @@ static int check_reused_chains(struct pw_pack_writer *w)
 	int32_t *stack = malloc(cap * sizeof(*stack));
 
 	if (!stack)
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	for (i = 0; i < w->nr; i++) {
 		int32_t j = (int32_t)i;
 		struct wobj *o;
 
 		n = 0;
-		while (chained(&w->objs[j]) && !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
+		while (pw_pack_writer__chained(&w->objs[j]) &&
+		       !(w->objs[j].flags & (W_DEPTH | W_VISIT))) {
 			if (n == cap) {
 				int32_t *p = realloc(stack, 2 * cap * sizeof(*stack));
 
 				if (!p) {
 					free(stack);
-					return nomem(w);
+					return pw_pack_writer__nomem(w);
 				}
 				stack = p;
 				cap *= 2;
@@ -491,13 +392,13 @@ static int check_reused_chains(struct pw_pack_writer *w)
 			stack[n++] = j;
 			j = w->objs[j].base;
 		}
-		if (chained(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
+		if (pw_pack_writer__chained(&w->objs[j]) && (w->objs[j].flags & W_VISIT))
 			drop_reuse(&w->objs[j]); /* closes a cycle */
 		while (n) {
 			o = &w->objs[stack[--n]];
 			o->flags &= ~(uint32_t)W_VISIT;
 			o->flags |= W_DEPTH;
-			if (!chained(o)) {
+			if (!pw_pack_writer__chained(o)) {
 				o->depth = 0;
 				continue;
 			}
@@ -516,9 +417,9 @@ static int check_reused_chains(struct pw_pack_writer *w)
 		struct wobj *o = &w->objs[i];
 		int32_t root = (int32_t)i;
 
-		if (!chained(o))
+		if (!pw_pack_writer__chained(o))
 			continue;
-		while (chained(&w->objs[root]))
+		while (pw_pack_writer__chained(&w->objs[root]))
 			root = w->objs[root].base;
 		if (w->objs[root].child_depth < o->depth)
 			w->objs[root].child_depth = o->depth;
@@ -536,9 +437,9 @@ static int fill_missing_headers(struct pw_pack_writer *w)
 		uint64_t size;
 		int type, rc;
 
-		if (o->size || reused_delta(o) || (o->flags & W_MISSING))
+		if (o->size || pw_pack_writer__reused_delta(o) || (o->flags & W_MISSING))
 			continue;
-		if (o->raw_type && !is_delta_type(o->raw_type))
+		if (o->raw_type && !pw_pack_writer__is_delta_type(o->raw_type))
 			continue; /* whole packed object: known */
 		rc = pw_odb_read_header(w->odb, &o->oid, &type, &size);
 		if (rc)
@@ -547,548 +448,6 @@ static int fill_missing_headers(struct pw_pack_writer *w)
 		o->size = size;
 	}
 	return 0;
-}
-
-/* ---- 2. delta search ------------------------------------------------------- */
-
-struct cand {
-	uint32_t idx;
-	uint8_t type;
-	uint8_t base_only;
-	uint32_t hash;
-	uint64_t size;
-};
-
-static int cand_cmp(const void *pa, const void *pb)
-{
-	const struct cand *a = pa, *b = pb;
-
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
-	if (a->base_only != b->base_only) /* bases first: they can only be bases */
-		return a->base_only ? -1 : 1;
-	if (a->size != b->size)
-		return a->size > b->size ? -1 : 1;
-	return a->idx < b->idx ? 1 : (a->idx > b->idx ? -1 : 0); /* newest last */
-}
-
-struct slot {
-	int32_t obj;
-	int loaded; /* 1: data holds the object, -1: it could not be read */
-	struct pw_buf data;
-	struct pw_delta_index *index;
-};
-
-/* The sorted list is cut into segments that the threads take in turn; a
- * window never crosses a segment boundary. */
-struct segment {
-	size_t start, end;
-};
-
-struct worker {
-	struct pw_pack_writer *w;
-	struct pw_odb *odb;
-	const struct cand *list;
-	const struct segment *segs;
-	size_t nsegs;
-	atomic_size_t *next_seg;
-	struct libdeflate_compressor *comp;
-	void *tr_data;          /* the translation's data for this thread */
-	struct pw_buf tr_buf;   /* its scratch */
-	struct pw_buf base_buf; /* a mirrored delta's base */
-	/* translations along the current chain of mirrored deltas */
-	struct tr_entry {
-		int32_t obj;
-		struct pw_buf data;
-		struct pw_delta_index *index; /* of data, once a child needed it */
-	} * chain;
-	size_t chain_len, chain_cap;
-	struct pw_error err;
-	int rc;
-};
-
-static int compress_into(struct libdeflate_compressor *c, const void *in, size_t len, uint8_t **out,
-                         size_t *outlen)
-{
-	size_t cap = libdeflate_zlib_compress_bound(c, len);
-	uint8_t *p = malloc(cap ? cap : 1);
-	size_t n;
-
-	if (!p)
-		return PW_ENOMEM;
-	n = libdeflate_zlib_compress(c, in, len, p, cap);
-	if (!n) {
-		free(p);
-		return PW_ERROR;
-	}
-	*out = p;
-	*outlen = n;
-	return 0;
-}
-
-static void search_progress(struct pw_pack_writer *w)
-{
-	uint64_t n = atomic_fetch_add(&w->search_done, 1) + 1;
-
-	if (!w->opts.progress || (n % 256 && n != w->search_total))
-		return;
-	pthread_mutex_lock(&w->progress_lock);
-	progress(w, "Compressing objects", n, w->search_total, 0);
-	pthread_mutex_unlock(&w->progress_lock);
-}
-
-/* Read a slot's object on first use. 0, 1 when unusable (a base we cannot
- * read), or an error. */
-static int load_slot(struct worker *wk, struct slot *s)
-{
-	struct wobj *o = &wk->w->objs[s->obj];
-	char hex[PW_MAX_HEXSZ + 1];
-	int type, rc;
-
-	if (s->loaded)
-		return s->loaded < 0;
-	rc = pw_odb_read(wk->odb, &o->oid, &type, &s->data);
-	if (rc) {
-		if (o->flags & W_BASE_ONLY) {
-			s->loaded = -1;
-			return 1;
-		}
-		return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
-	}
-	if (type != o->type || (!(o->flags & W_TSIZE) && s->data.len != o->size))
-		return pw_error_set(&wk->err, PW_ECORRUPT,
-		                    "object %s: type or size differ from its header",
-		                    pw_oid_to_hex(&o->oid, hex));
-	if (w_translates(wk->w, type)) {
-		if ((rc = translate_content(wk->w, wk->tr_data, type, &s->data, &wk->tr_buf,
-		                            &o->oid, &wk->err)))
-			return rc;
-		/* only this thread touches the objects of its segment */
-		o->size = s->data.len;
-		o->flags |= W_TSIZE;
-	}
-	s->loaded = 1;
-	return 0;
-}
-
-/* The mirrored deltas appended to list in depth-first order from their
- * chains' roots (so that an object's base is on the worker's stack of
- * translations when its turn comes), cut into segments of 256. */
-static int mirror_order(struct pw_pack_writer *w, struct cand *list, size_t *n,
-                        struct segment *segs, size_t *nsegs)
-{
-	int32_t *first = malloc((w->nr ? w->nr : 1) * sizeof(*first));
-	int32_t *next = malloc((w->nr ? w->nr : 1) * sizeof(*next));
-	int32_t *stack = malloc((w->nr ? w->nr : 1) * sizeof(*stack));
-	size_t i, start = *n, sp;
-
-	if (!first || !next || !stack) {
-		free(first);
-		free(next);
-		free(stack);
-		return nomem(w);
-	}
-	for (i = 0; i < w->nr; i++)
-		first[i] = next[i] = -1;
-	for (i = w->nr; i-- > 0;) {
-		if (!(w->objs[i].flags & W_MIRROR))
-			continue;
-		next[i] = first[w->objs[i].base];
-		first[w->objs[i].base] = (int32_t)i;
-	}
-	for (i = 0; i < w->nr; i++) {
-		if ((w->objs[i].flags & W_MIRROR) || first[i] < 0)
-			continue;
-		/* preorder: a node, then each child's subtree */
-		sp = 0;
-		for (int32_t c = first[i]; c >= 0; c = next[c])
-			stack[sp++] = c;
-		while (sp) {
-			int32_t o = stack[--sp];
-
-			memset(&list[*n], 0, sizeof(list[*n]));
-			list[(*n)++].idx = (uint32_t)o;
-			w->search_total++;
-			for (int32_t c = first[o]; c >= 0; c = next[c])
-				stack[sp++] = c;
-		}
-	}
-	for (i = start; i < *n; i += 256) {
-		segs[*nsegs].start = i;
-		segs[*nsegs].end = i + 256 < *n ? i + 256 : *n;
-		(*nsegs)++;
-	}
-	free(first);
-	free(next);
-	free(stack);
-	return 0;
-}
-
-/* A mirrored delta (W_MIRROR): t (in slot s) against its base's
- * translation. Without a delta worth it, t is written whole (what is based
- * on it stays so). */
-static int mirror_delta(struct worker *wk, struct slot *s, struct wobj *t, struct pw_buf *delta)
-{
-	struct pw_pack_writer *w = wk->w;
-	struct wobj *b = &w->objs[t->base];
-	const struct pw_buf *base;
-	struct tr_entry *top;
-	int rc, type;
-
-	if ((rc = load_slot(wk, s)))
-		return rc < 0 ? rc : 0;
-	/* the base is on the chain unless this segment starts below it */
-	while (wk->chain_len && wk->chain[wk->chain_len - 1].obj != t->base) {
-		wk->chain_len--;
-		pw_delta_index_free(wk->chain[wk->chain_len].index);
-		wk->chain[wk->chain_len].index = NULL;
-	}
-	if (wk->chain_len) {
-		top = &wk->chain[wk->chain_len - 1];
-		base = &top->data;
-		/* indexed once for all its children */
-		if (!top->index && (rc = pw_delta_index_new(&top->index, base->data, base->len)) &&
-		    rc != PW_ETOOBIG)
-			return pw_error_set(&wk->err, rc, "delta search: out of memory");
-	} else {
-		rc = pw_odb_read(wk->odb, &b->oid, &type, &wk->base_buf);
-		if (rc)
-			return pw_error_copy(&wk->err, pw_odb_error(wk->odb));
-		if ((rc = translate_content(w, wk->tr_data, type, &wk->base_buf, &wk->tr_buf,
-		                            &b->oid, &wk->err)))
-			return rc;
-		base = &wk->base_buf;
-	}
-	if (wk->chain_len && wk->chain[wk->chain_len - 1].index)
-		rc = pw_delta_create_from_index(wk->chain[wk->chain_len - 1].index, s->data.data,
-		                                s->data.len, s->data.len, delta);
-	else
-		rc = pw_delta_create(base->data, base->len, s->data.data, s->data.len, s->data.len,
-		                     delta);
-	if (rc && rc != PW_ETOOBIG)
-		return pw_error_set(&wk->err, rc, "delta search: out of memory");
-	free(t->zdata);
-	t->zdata = NULL;
-	t->zdelta = !rc;
-	if (rc) {
-		t->flags &= ~(uint32_t)W_MIRROR;
-		t->base = -1;
-		delta = &s->data;
-	}
-	if ((rc = compress_into(wk->comp, delta->data, delta->len, &t->zdata, &t->zlen)))
-		return pw_error_set(&wk->err, rc, "delta search: compression failed");
-	t->zsize = delta->len;
-	/* t's translation goes on the chain for its children (the slot's
-	 * buffer is swapped, not copied; the slot is loaded afresh next time) */
-	if (!wk->chain_len && wk->chain_cap) {
-		top = &wk->chain[0];
-		top->obj = (int32_t)(b - w->objs);
-		{
-			struct pw_buf tmp = top->data;
-
-			top->data = wk->base_buf;
-			wk->base_buf = tmp;
-		}
-		wk->chain_len = 1;
-	}
-	if (wk->chain_len == wk->chain_cap) {
-		size_t ncap = wk->chain_cap ? 2 * wk->chain_cap : 16;
-		struct tr_entry *nc = realloc(wk->chain, ncap * sizeof(*nc));
-
-		if (!nc)
-			return pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
-		for (size_t k = wk->chain_cap; k < ncap; k++) {
-			pw_buf_init(&nc[k].data, 0);
-			nc[k].index = NULL;
-		}
-		wk->chain = nc;
-		wk->chain_cap = ncap;
-	}
-	top = &wk->chain[wk->chain_len++];
-	top->obj = (int32_t)(t - w->objs);
-	{
-		struct pw_buf tmp = top->data;
-
-		top->data = s->data;
-		s->data = tmp;
-	}
-	s->loaded = 0;
-	return 0;
-}
-
-static int search_segment(struct worker *wk, struct slot *slots, size_t nslots, size_t start,
-                          size_t end, struct pw_buf *delta, struct pw_buf *best)
-{
-	struct pw_pack_writer *w = wk->w;
-	size_t window = nslots - 1, i, k;
-	int rc = 0, max_depth = w->opts.depth;
-
-	for (i = 0; i < nslots; i++) {
-		pw_delta_index_free(slots[i].index);
-		slots[i].index = NULL;
-		slots[i].obj = -1;
-		slots[i].loaded = 0;
-	}
-	for (i = start; i < end; i++) {
-		size_t pos = i - start;
-		struct slot *s = &slots[pos % nslots];
-		struct wobj *t = &w->objs[wk->list[i].idx];
-		int32_t best_base = -1;
-		uint64_t max_size;
-
-		pw_delta_index_free(s->index);
-		s->index = NULL;
-		s->loaded = 0;
-		s->obj = (int32_t)wk->list[i].idx;
-		if (t->flags & W_BASE_ONLY)
-			continue;
-		if (t->flags & W_MIRROR) {
-			search_progress(w);
-			if ((rc = mirror_delta(wk, s, t, delta)))
-				return rc;
-			continue;
-		}
-		search_progress(w);
-		/* a translated object's size is known once it is read */
-		if (w_translates(w, t->type) && (rc = load_slot(wk, s)) < 0)
-			return rc;
-		rc = 0;
-		max_size = t->size / 2 - w->out_algo->rawsz;
-		if (t->child_depth >= max_depth)
-			max_size = 0;
-		for (k = 1; k <= window && k <= pos && max_size; k++) {
-			struct slot *bs = &slots[(pos - k) % nslots];
-			struct wobj *b;
-			uint64_t limit;
-
-			if (bs->obj < 0 || bs->loaded < 0)
-				continue;
-			b = &w->objs[bs->obj];
-			if (b->type != t->type)
-				break;
-			/* Two objects of one pack, the target stored whole: whoever
-			 * packed them found no delta worth it; do not try again. */
-			if (w->opts.reuse_delta && t->pack && t->pack == b->pack &&
-			    !is_delta_type(t->raw_type) && !(b->flags & W_BASE_ONLY))
-				continue;
-			if (b->depth + 1 + t->child_depth > max_depth)
-				continue;
-			/* deeper bases must earn their place with smaller deltas */
-			limit = max_size * (uint64_t)(max_depth - b->depth) /
-			        (uint64_t)(max_depth + 1);
-			if (best_base >= 0 && limit > best->len - 1)
-				limit = best->len - 1;
-			if (!limit || b->size < t->size / 32 ||
-			    (t->size > b->size && t->size - b->size >= limit))
-				continue;
-			if ((rc = load_slot(wk, s)) < 0)
-				return rc;
-			if ((rc = load_slot(wk, bs)) < 0)
-				return rc;
-			if (rc)
-				continue;
-			if (!bs->index) {
-				rc = pw_delta_index_new(&bs->index, bs->data.data, bs->data.len);
-				if (rc == PW_ETOOBIG)
-					continue;
-				if (rc)
-					return pw_error_set(&wk->err, rc,
-					                    "delta search: out of memory");
-			}
-			rc = pw_delta_create_from_index(bs->index, s->data.data, s->data.len,
-			                                (size_t)limit, delta);
-			if (rc == PW_ETOOBIG)
-				continue;
-			if (rc)
-				return pw_error_set(&wk->err, rc, "delta search: out of memory");
-			best_base = bs->obj;
-			{
-				struct pw_buf tmp = *best;
-
-				*best = *delta;
-				*delta = tmp;
-			}
-		}
-		rc = 0;
-		if (best_base >= 0) {
-			free(t->zdata);
-			t->zdata = NULL;
-			if ((rc = compress_into(wk->comp, best->data, best->len, &t->zdata,
-			                        &t->zlen)))
-				return pw_error_set(&wk->err, rc,
-				                    "delta search: compression failed");
-			t->zsize = best->len;
-			t->zdelta = 1;
-			t->base = best_base;
-			t->depth = (uint16_t)(w->objs[best_base].depth + 1);
-			t->flags &= ~(uint32_t)W_REUSE;
-		} else if (!(t->flags & W_REUSE) && !t->zdata &&
-		           atomic_load(&w->zcache) + t->size < ZCACHE_LIMIT) {
-			/* it will be written whole: compress it here, in parallel */
-			if ((rc = load_slot(wk, s)) < 0)
-				return rc;
-			if ((rc = compress_into(wk->comp, s->data.data, s->data.len, &t->zdata,
-			                        &t->zlen)))
-				return pw_error_set(&wk->err, rc,
-				                    "delta search: compression failed");
-			atomic_fetch_add(&w->zcache, t->zlen);
-			t->zsize = s->data.len;
-			t->zdelta = 0;
-		}
-	}
-	return 0;
-}
-
-static void *worker_main(void *arg)
-{
-	struct worker *wk = arg;
-	struct pw_pack_writer *w = wk->w;
-	/* a window wider than the objects would be memory no search uses */
-	size_t nslots = ((size_t)w->opts.window < w->nr ? (size_t)w->opts.window : w->nr) + 1, i,
-	       seg;
-	struct slot *slots = calloc(nslots, sizeof(*slots));
-	struct pw_buf delta = PW_BUF_INIT, best = PW_BUF_INIT;
-
-	if (!slots) {
-		wk->rc = pw_error_set(&wk->err, PW_ENOMEM, "delta search: out of memory");
-		return NULL;
-	}
-	for (i = 0; i < nslots; i++)
-		pw_buf_init(&slots[i].data, 0);
-	pw_buf_init(&wk->tr_buf, 0);
-	pw_buf_init(&wk->base_buf, 0);
-	while (!wk->rc && (seg = atomic_fetch_add(wk->next_seg, 1)) < wk->nsegs)
-		wk->rc = search_segment(wk, slots, nslots, wk->segs[seg].start, wk->segs[seg].end,
-		                        &delta, &best);
-	for (i = 0; i < nslots; i++) {
-		pw_delta_index_free(slots[i].index);
-		pw_buf_free(&slots[i].data);
-	}
-	free(slots);
-	pw_buf_free(&wk->tr_buf);
-	pw_buf_free(&wk->base_buf);
-	for (i = 0; i < wk->chain_cap; i++) {
-		pw_buf_free(&wk->chain[i].data);
-		pw_delta_index_free(wk->chain[i].index);
-	}
-	free(wk->chain);
-	pw_buf_free(&delta);
-	pw_buf_free(&best);
-	return NULL;
-}
-
-static int search_deltas(struct pw_pack_writer *w)
-{
-	struct cand *list;
-	struct segment *segs;
-	size_t n = 0, i, nsegs = 0, nthreads, seg_len, start;
-	struct worker wk[2];
-	pthread_t tid;
-	int rc = 0, started = 0;
-	struct pw_odb *odb2 = NULL;
-	atomic_size_t next_seg;
-
-	if (!w->opts.window)
-		return 0;
-	/* one entry and at most one segment per object */
-	list = malloc((w->nr ? w->nr : 1) * sizeof(*list));
-	segs = malloc((w->nr ? w->nr : 1) * sizeof(*segs));
-	if (!list || !segs) {
-		free(list);
-		free(segs);
-		return nomem(w);
-	}
-	for (i = 0; i < w->nr; i++) {
-		struct wobj *o = &w->objs[i];
-
-		if (chained(o) || (o->flags & W_MISSING) || o->size > BIG_FILE ||
-		    o->size < MIN_DELTA_SIZE || !o->type)
-			continue;
-		list[n].idx = (uint32_t)i;
-		list[n].type = o->type;
-		list[n].base_only = !!(o->flags & W_BASE_ONLY);
-		list[n].hash = o->hash;
-		list[n].size = o->size;
-		if (!(o->flags & W_BASE_ONLY))
-			w->search_total++;
-		n++;
-	}
-	qsort(list, n, sizeof(*list), cand_cmp);
-
-	nthreads = w->opts.threads ? (size_t)w->opts.threads : 2;
-	if (nthreads > 2)
-		nthreads = 2;
-	/* a second thread pays off only on longer lists, unless asked for */
-	if (!w->opts.objects_dir || (!w->opts.threads && n < 4 * (size_t)w->opts.window + 256) ||
-	    (w->translating && !w->translate.data2))
-		nthreads = 1;
-	/* Segments of about n/32 objects (at least a few windows), cut where the
-	 * name hash changes so that files of one name share a window. */
-	seg_len = n / 32;
-	if (seg_len < 16 * (size_t)w->opts.window + 64)
-		seg_len = 16 * (size_t)w->opts.window + 64;
-	for (start = 0; start < n;) {
-		size_t end = start + seg_len;
-
-		if (nthreads == 1 || end >= n) {
-			end = n;
-		} else {
-			while (end < n && list[end].hash == list[end - 1].hash &&
-			       list[end].type == list[end - 1].type && end - start < 4 * seg_len)
-				end++;
-		}
-		segs[nsegs].start = start;
-		segs[nsegs].end = end;
-		nsegs++;
-		start = end;
-	}
-	/* then the mirrored deltas, in segments of their own */
-	if ((rc = mirror_order(w, list, &n, segs, &nsegs))) {
-		free(list);
-		free(segs);
-		return rc;
-	}
-	memset(wk, 0, sizeof(wk));
-	atomic_init(&next_seg, 0);
-	for (i = 0; i < 2; i++) {
-		wk[i].w = w;
-		wk[i].list = list;
-		wk[i].segs = segs;
-		wk[i].nsegs = nsegs;
-		wk[i].next_seg = &next_seg;
-		wk[i].tr_data = i ? w->translate.data2 : w->translate.data;
-		wk[i].comp = libdeflate_alloc_compressor(w->opts.compression);
-		if (!wk[i].comp)
-			rc = nomem(w);
-	}
-	if (!rc && nthreads == 2 && pw_odb_open(&odb2, w->opts.objects_dir, w->algo, &w->err)) {
-		nthreads = 1;
-		pw_error_clear(&w->err);
-	}
-	if (!rc) {
-		wk[0].odb = w->odb;
-		wk[1].odb = odb2;
-		progress(w, "Compressing objects", 0, w->search_total, 0);
-		if (nthreads == 2 && !pthread_create(&tid, NULL, worker_main, &wk[1]))
-			started = 1;
-		worker_main(&wk[0]);
-		if (started)
-			pthread_join(tid, NULL);
-		if (wk[0].rc)
-			rc = pw_error_copy(&w->err, &wk[0].err);
-		else if (started && wk[1].rc)
-			rc = pw_error_copy(&w->err, &wk[1].err);
-		if (!rc)
-			progress(w, "Compressing objects", w->search_total, w->search_total, 1);
-	}
-	for (i = 0; i < 2; i++)
-		libdeflate_free_compressor(wk[i].comp);
-	pw_odb_free(odb2);
-	free(list);
-	free(segs);
-	return rc;
 }
 
 /* ---- 3. writing ------------------------------------------------------------ */
@@ -1192,7 +551,7 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 			drop_reuse(o);
 			return write_entry(w, o, c, scratch);
 		}
-		delta = reused_delta(o);
+		delta = pw_pack_writer__reused_delta(o);
 		size = o->raw_size;
 		data = o->raw + o->raw_hdr;
 		len = o->raw_len - o->raw_hdr;
@@ -1214,11 +573,12 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 		if (type != o->type)
 			return pw_error_set(&w->err, PW_ECORRUPT, "object %s changed type",
 			                    pw_oid_to_hex(&o->oid, hex));
-		if ((rc = translate_content(w, w->translate.data, type, scratch, &w->tr_buf,
-		                            &o->oid, &w->err)))
+		if ((rc = pw_pack_writer__translate_content(w, w->translate.data, type, scratch,
+		                                            &w->tr_buf, &o->oid, &w->err)))
 			return rc;
 		size = scratch->len;
-		if ((rc = compress_into(c, scratch->data, scratch->len, &owned, &len)))
+		if ((rc = pw_pack_writer__compress_into(c, scratch->data, scratch->len, &owned,
+		                                        &len)))
 			return pw_error_set(&w->err, rc, "compressing %s failed",
 			                    pw_oid_to_hex(&o->oid, hex));
 		data = owned;
@@ -1263,232 +623,6 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 	return rc;
 }
 
-/* ---- 3a. the write order ------------------------------------------------- */
-
-/* Objects are written in the order Git's pack-objects writes them, so that a
- * repack gives the same pack as git repack given the same deltas, and a
- * reader finds the history it reads together in one region of the file:
- *  - in the order added (the walk's recency order: commits newest first,
- *    then tags, trees and blobs as the walk met them) up to the first object
- *    a tag names;
- *  - then every tagged object (tags and what they peel to);
- *  - then the remaining commits and tags, then the remaining trees (but
- *    reused deltas, which Git files under their delta type);
- *  - then the rest (blobs) one delta family at a time: the root of the
- *    family, then its deltas level by level in recency order.
- * Each entry's base is still written before it (write_all climbs). */
-
-/* The index of the object a delta entry of the new pack is based on, or -1. */
-static int32_t write_base(const struct wobj *o)
-{
-	if (o->base >= 0 && (reused_delta(o) || (o->zdata && o->zdelta)))
-		return o->base;
-	return -1;
-}
-
-int pw_pack_writer_add_tagged(struct pw_pack_writer *w, const struct pw_oid *oid)
-{
-	w->tagged_given = 1;
-	if (w->nr_tagged == w->alloc_tagged) {
-		size_t n = w->alloc_tagged ? w->alloc_tagged * 2 : 64;
-		struct pw_oid *p = realloc(w->tagged, n * sizeof(*p));
-
-		if (!p)
-			return nomem(w);
-		w->tagged = p;
-		w->alloc_tagged = n;
-	}
-	w->tagged[w->nr_tagged++] = *oid;
-	return 0;
-}
-
-struct tag_refs {
-	struct pw_pack_writer *w;
-	int rc;
-};
-
-static int tag_ref(const struct pw_ref *ref, void *data)
-{
-	struct tag_refs *t = data;
-	struct pw_oid peeled;
-	struct pw_error err = {0};
-
-	if ((t->rc = pw_pack_writer_add_tagged(t->w, &ref->oid)))
-		return 1;
-	if (ref->has_peeled)
-		t->rc = pw_pack_writer_add_tagged(t->w, &ref->peeled);
-	/* a broken tag is reported by whoever reads it for the pack */
-	else if (!ref->peel_known && pw_odb_peel(t->w->odb, &ref->oid, &peeled, NULL, &err) > 0)
-		t->rc = pw_pack_writer_add_tagged(t->w, &peeled);
-	return t->rc ? 1 : 0;
-}
-
-int pw_pack_writer_add_tag_refs(struct pw_pack_writer *w, struct pw_repo *repo)
-{
-	struct tag_refs t = {w, 0};
-
-	w->tagged_given = 1; /* no tags: nothing is written early */
-	pw_refs_foreach(repo, "refs/tags/", 0, tag_ref, &t);
-	return t.rc;
-}
-
-/* Mark the objects named by pw_pack_writer_add_tagged; without any, every
- * tag of the pack and the objects it peels to. */
-static int mark_tagged(struct pw_pack_writer *w)
-{
-	struct pw_buf buf = PW_BUF_INIT;
-	size_t i;
-	int rc = 0;
-
-	if (w->tagged_given) {
-		for (i = 0; i < w->nr_tagged; i++) {
-			int32_t j = lookup(w, &w->tagged[i]);
-
-			if (j >= 0)
-				w->objs[j].flags |= W_TAGGED;
-		}
-		return 0;
-	}
-	for (i = 0; i < w->nr && !rc; i++) {
-		struct pw_oid oid;
-		int hops, type;
-
-		if (w->objs[i].type != PW_OBJ_TAG || (w->objs[i].flags & W_BASE_ONLY))
-			continue;
-		w->objs[i].flags |= W_TAGGED;
-		oid = w->objs[i].oid;
-		for (hops = 0; hops < 64; hops++) {
-			struct pw_tag_info tag;
-			int32_t j;
-
-			if ((rc = pw_odb_read(w->odb, &oid, &type, &buf))) {
-				rc = pw_error_copy(&w->err, pw_odb_error(w->odb));
-				break;
-			}
-			if (type != PW_OBJ_TAG ||
-			    pw_tag_parse(&tag, buf.data, buf.len, w->algo, &w->err)) {
-				/* the writer reports a broken tag when it copies it */
-				pw_error_clear(&w->err);
-				break;
-			}
-			if ((j = lookup(w, &tag.object)) < 0)
-				break;
-			w->objs[j].flags |= W_TAGGED;
-			if (w->objs[j].type != PW_OBJ_TAG)
-				break;
-			oid = tag.object;
-		}
-	}
-	pw_buf_free(&buf);
-	return rc;
-}
-
-struct order {
-	int32_t *list; /* indexes in write order */
-	size_t n;
-	uint8_t *taken;
-	int32_t *child, *sibling; /* first delta child, next delta sibling, -1 */
-};
-
-static void order_take(struct order *ord, size_t i)
-{
-	if (ord->taken[i])
-		return;
-	ord->taken[i] = 1;
-	ord->list[ord->n++] = (int32_t)i;
-}
-
-/* The family of object i: up to its root, then every level of deltas below
- * it, each object's deltas together (recency order) before any of theirs. */
-static void order_family(struct pw_pack_writer *w, struct order *ord, size_t i, int32_t *stack)
-{
-	int32_t root = (int32_t)i, c;
-	size_t sp = 0, guard = 0;
-
-	while (write_base(&w->objs[root]) >= 0 && guard++ < w->nr)
-		root = write_base(&w->objs[root]);
-	order_take(ord, (size_t)root);
-	stack[sp++] = root;
-	while (sp) {
-		int32_t x = stack[--sp];
-		size_t first = sp;
-
-		for (c = ord->child[x]; c >= 0; c = ord->sibling[c])
-			order_take(ord, (size_t)c);
-		/* visit the children in recency order: push them reversed */
-		for (c = ord->child[x]; c >= 0; c = ord->sibling[c])
-			stack[sp++] = c;
-		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
-			int32_t t = stack[a];
-
-			stack[a] = stack[b - 1];
-			stack[b - 1] = t;
-		}
-	}
-}
-
-/* Fills *out (malloc'd, w->nr entries) with the write order. */
-static int compute_write_order(struct pw_pack_writer *w, int32_t **out)
-{
-	struct order ord;
-	int32_t *stack;
-	size_t i, first_tagged;
-	int rc;
-
-	*out = NULL;
-	if ((rc = mark_tagged(w)))
-		return rc;
-	memset(&ord, 0, sizeof(ord));
-	ord.list = malloc((w->nr + 1) * sizeof(*ord.list));
-	ord.taken = calloc(w->nr + 1, 1);
-	ord.child = malloc((w->nr + 1) * sizeof(*ord.child));
-	ord.sibling = malloc((w->nr + 1) * sizeof(*ord.sibling));
-	stack = malloc((w->nr + 1) * sizeof(*stack));
-	if (!ord.list || !ord.taken || !ord.child || !ord.sibling || !stack) {
-		free(ord.list);
-		free(ord.taken);
-		free(ord.child);
-		free(ord.sibling);
-		free(stack);
-		return nomem(w);
-	}
-	for (i = 0; i < w->nr; i++)
-		ord.child[i] = ord.sibling[i] = -1;
-	/* backwards, so that each list of deltas ends up in recency order */
-	for (i = w->nr; i-- > 0;) {
-		int32_t b = write_base(&w->objs[i]);
-
-		if (b >= 0) {
-			ord.sibling[i] = ord.child[b];
-			ord.child[b] = (int32_t)i;
-		}
-	}
-	for (i = 0; i < w->nr && !(w->objs[i].flags & W_TAGGED); i++)
-		order_take(&ord, i);
-	first_tagged = i;
-	for (; i < w->nr; i++)
-		if (w->objs[i].flags & W_TAGGED)
-			order_take(&ord, i);
-	/* a reused delta counts as a delta, not as its object's type: it goes
-	 * with its family, as in Git */
-	for (i = first_tagged; i < w->nr; i++)
-		if ((w->objs[i].type == PW_OBJ_COMMIT || w->objs[i].type == PW_OBJ_TAG) &&
-		    !reused_delta(&w->objs[i]))
-			order_take(&ord, i);
-	for (i = first_tagged; i < w->nr; i++)
-		if (w->objs[i].type == PW_OBJ_TREE && !reused_delta(&w->objs[i]))
-			order_take(&ord, i);
-	for (i = first_tagged; i < w->nr; i++)
-		if (!ord.taken[i])
-			order_family(w, &ord, i, stack);
-	free(ord.taken);
-	free(ord.child);
-	free(ord.sibling);
-	free(stack);
-	*out = ord.list;
-	return 0;
-}
-
 static int write_all(struct pw_pack_writer *w)
 {
 	uint8_t head[PW_PACK_HEADER_SIZE];
@@ -1502,9 +636,9 @@ static int write_all(struct pw_pack_writer *w)
 	if (!c || !stack) {
 		libdeflate_free_compressor(c);
 		free(stack);
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	}
-	if ((rc = compute_write_order(w, &order))) {
+	if ((rc = pw_pack_writer__compute_write_order(w, &order))) {
 		libdeflate_free_compressor(c);
 		free(stack);
 		return rc;
@@ -1514,7 +648,7 @@ static int write_all(struct pw_pack_writer *w)
 	pw_hash_init_checksum(&w->hash, w->out_algo);
 	pw_pack_header_encode(head, (uint32_t)w->nr_send);
 	rc = out_write(w, head, sizeof(head));
-	progress(w, "Writing objects", 0, w->nr_send, 0);
+	pw_pack_writer__progress(w, "Writing objects", 0, w->nr_send, 0);
 	for (k = 0; k < w->nr && !rc; k++) {
 		struct wobj *o = &w->objs[order[k]];
 
@@ -1527,7 +661,7 @@ static int write_all(struct pw_pack_writer *w)
 			struct wobj *x = &w->objs[stack[sp - 1]];
 			int32_t b = x->base;
 
-			if (b < 0 || !(reused_delta(x) || (x->zdata && x->zdelta)))
+			if (b < 0 || !(pw_pack_writer__reused_delta(x) || (x->zdata && x->zdelta)))
 				break;
 			if (w->objs[b].flags & (W_WRITTEN | W_BASE_ONLY))
 				break;
@@ -1541,7 +675,7 @@ static int write_all(struct pw_pack_writer *w)
 		while (sp && !rc) {
 			rc = write_entry(w, &w->objs[stack[--sp]], c, &scratch);
 			if (++done % 1024 == 0)
-				progress(w, "Writing objects", done, w->nr_send, 0);
+				pw_pack_writer__progress(w, "Writing objects", done, w->nr_send, 0);
 		}
 	}
 	if (!rc)
@@ -1553,7 +687,7 @@ static int write_all(struct pw_pack_writer *w)
 		w->stats.bytes = w->pos;
 	}
 	if (!rc)
-		progress(w, "Writing objects", done, w->nr_send, 1);
+		pw_pack_writer__progress(w, "Writing objects", done, w->nr_send, 1);
 	libdeflate_free_compressor(c);
 	pw_buf_free(&scratch);
 	free(stack);
@@ -1573,20 +707,20 @@ int pw_pack_writer_write(struct pw_pack_writer *w, pw_pack_out_fn fn, void *ctx,
 		return pw_error_set(&w->err, PW_ETOOBIG, "too many objects for one pack");
 	w->outbuf = malloc(OUTBUF_SIZE);
 	if (!w->outbuf)
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	w->out_fn = fn;
 	w->out_ctx = ctx;
-	progress(w, "Counting objects", 0, w->nr, 0);
+	pw_pack_writer__progress(w, "Counting objects", 0, w->nr, 0);
 	for (i = 0; i < w->nr; i++) {
 		if ((rc = count_one(w, i)))
 			return rc;
 		if (i % 1024 == 1023)
-			progress(w, "Counting objects", i + 1, w->nr, 0);
+			pw_pack_writer__progress(w, "Counting objects", i + 1, w->nr, 0);
 	}
-	progress(w, "Counting objects", w->nr, w->nr, 1);
+	pw_pack_writer__progress(w, "Counting objects", w->nr, w->nr, 1);
 	if ((rc = check_reused_chains(w)) || (rc = fill_missing_headers(w)))
 		return rc;
-	if ((rc = search_deltas(w)))
+	if ((rc = pw_pack_writer__search_deltas(w)))
 		return rc;
 	if ((rc = write_all(w)))
 		return rc;
@@ -1621,7 +755,7 @@ int pw_pack_writer_write_idx_fd(struct pw_pack_writer *w, int fd, int version)
 	if (!entries || !ptrs) {
 		free(entries);
 		free(ptrs);
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	}
 	for (i = 0; i < w->nr; i++) {
 		struct wobj *o = &w->objs[i];
@@ -1659,7 +793,7 @@ static int tmp_file(struct pw_pack_writer *w, const char *base_name, const char 
 	int fd;
 
 	if (!p)
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	memcpy(p, base_name, dirlen);
 	snprintf(p + dirlen, 32, "tmp_%s_XXXXXX", what);
 	fd = pw_fs_mkstemp_mode(p, 0444); /* read-only as Git's, under the umask */
@@ -1704,7 +838,7 @@ int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base_name, 
 	pw_oid_to_hex(&sum, hex);
 	final = malloc(blen + 1 + PW_MAX_HEXSZ + 8);
 	if (!final) {
-		rc = nomem(w);
+		rc = pw_pack_writer__nomem(w);
 		goto fail;
 	}
 	snprintf(final, blen + PW_MAX_HEXSZ + 9, "%s-%s.pack", base_name, hex);
@@ -1767,7 +901,7 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	if (!objs || !order) {
 		free(objs);
 		free(order);
-		return nomem(w);
+		return pw_pack_writer__nomem(w);
 	}
 	for (i = 0; i < w->nr; i++)
 		if (w->objs[i].flags & W_WRITTEN)
@@ -1793,7 +927,7 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	if (close(fd) && !rc)
 		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp, strerror(errno));
 	if (!rc && !(final = malloc(blen + PW_MAX_HEXSZ + 10)))
-		rc = nomem(w);
+		rc = pw_pack_writer__nomem(w);
 	if (!rc) {
 		pw_oid_from_raw(&sum, w->checksum, w->algo);
 		pw_oid_to_hex(&sum, hex);

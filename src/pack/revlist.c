@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash/oidmap.h"
+#include "odb/commit-queue.h"
 #include "packwire/object.h"
 #include "packwire/revlist.h"
-#include "hash/oidmap.h"
 
 /* Extra queue pops after only excluded commits remain (Git uses 5 too). */
 #define SLOP 5
@@ -37,7 +38,6 @@ struct rl_commit {
 	uint32_t *parents;
 	uint32_t nparents;
 	uint32_t flags;
-	uint64_t seq; /* queue tie-break: insertion order */
 };
 
 struct rl_pending {
@@ -55,9 +55,7 @@ struct pw_revlist {
 	struct rl_commit *commits;
 	size_t nr_commits, alloc_commits;
 	struct pw_oidmap obj_map; /* trees, blobs, tags -> O_* flags */
-	uint32_t *heap;
-	size_t heap_nr, heap_alloc;
-	uint64_t seq;
+	struct pw_commit_queue queue;
 	uint32_t *listed; /* commits in the order popped as included */
 	size_t nr_listed, alloc_listed, nr_result;
 	struct rl_pending *pending;
@@ -127,7 +125,7 @@ void pw_revlist_free(struct pw_revlist *rl)
 	free(rl->commits);
 	pw_oidmap_free(&rl->commit_map);
 	pw_oidmap_free(&rl->obj_map);
-	free(rl->heap);
+	pw_commit_queue_free(&rl->queue);
 	free(rl->listed);
 	for (i = 0; i < rl->nr_pending; i++)
 		free(rl->pending[i].name);
@@ -287,21 +285,10 @@ static int parse_commit(struct pw_revlist *rl, uint32_t idx)
 	return 0;
 }
 
-/* ---- priority queue: newest commit first -------------------------------- */
+/* ---- the queue: newest commit first (odb/commit-queue.h) ----------------- */
 
-static int newer(const struct pw_revlist *rl, uint32_t a, uint32_t b)
+static int queue_commit(struct pw_revlist *rl, uint32_t idx)
 {
-	const struct rl_commit *x = &rl->commits[a], *y = &rl->commits[b];
-
-	if (x->date != y->date)
-		return x->date > y->date;
-	return x->seq < y->seq;
-}
-
-static int heap_push(struct pw_revlist *rl, uint32_t idx)
-{
-	size_t i;
-
 	if (rl->commits[idx].flags & C_QUEUED)
 		return 0;
 	/* The date orders the queue, so parse now, as Git does when it queues a
@@ -309,41 +296,10 @@ static int heap_push(struct pw_revlist *rl, uint32_t idx)
 	 * parses it again and reports the error where the walk always did. */
 	if (!(rl->commits[idx].flags & C_PARSED) && parse_commit(rl, idx))
 		pw_error_clear(&rl->err);
-	if (grow((void **)&rl->heap, &rl->heap_alloc, rl->heap_nr + 1, sizeof(*rl->heap)))
+	if (pw_commit_queue_push(&rl->queue, idx, rl->commits[idx].date))
 		return nomem(rl);
 	rl->commits[idx].flags |= C_QUEUED;
-	rl->commits[idx].seq = rl->seq++;
-	i = rl->heap_nr++;
-	while (i) {
-		size_t parent = (i - 1) / 2;
-
-		if (!newer(rl, idx, rl->heap[parent]))
-			break;
-		rl->heap[i] = rl->heap[parent];
-		i = parent;
-	}
-	rl->heap[i] = idx;
 	return 0;
-}
-
-static uint32_t heap_pop(struct pw_revlist *rl)
-{
-	uint32_t top = rl->heap[0], last = rl->heap[--rl->heap_nr];
-	size_t i = 0, n = rl->heap_nr;
-
-	while (2 * i + 1 < n) {
-		size_t child = 2 * i + 1;
-
-		if (child + 1 < n && newer(rl, rl->heap[child + 1], rl->heap[child]))
-			child++;
-		if (!newer(rl, rl->heap[child], last))
-			break;
-		rl->heap[i] = rl->heap[child];
-		i = child;
-	}
-	if (n)
-		rl->heap[i] = last;
-	return top;
 }
 
 /* Mark a commit excluded and spread the mark to the ancestors already parsed
@@ -382,8 +338,8 @@ static int everybody_uninteresting(const struct pw_revlist *rl)
 {
 	size_t i;
 
-	for (i = 0; i < rl->heap_nr; i++)
-		if (!(rl->commits[rl->heap[i]].flags & C_UNINT))
+	for (i = 0; i < rl->queue.nr; i++)
+		if (!(rl->commits[rl->queue.v[i].item].flags & C_UNINT))
 			return 0;
 	return 1;
 }
@@ -465,7 +421,7 @@ int pw_revlist_add(struct pw_revlist *rl, const struct pw_oid *oid_in, const cha
 		if (!rc && exclude)
 			rc = mark_uninteresting(rl, idx);
 		if (!rc)
-			rc = heap_push(rl, idx);
+			rc = queue_commit(rl, idx);
 		return rc;
 	}
 	if (!(rl->flags & PW_REVLIST_OBJECTS))
@@ -821,18 +777,18 @@ static int walk_commits(struct pw_revlist *rl)
 {
 	int slop = SLOP, rc;
 
-	while (rl->heap_nr) {
-		uint32_t idx = heap_pop(rl), i;
+	while (rl->queue.nr) {
+		uint32_t idx = (uint32_t)pw_commit_queue_pop(&rl->queue, NULL), i;
 		struct rl_commit *c;
 
 		if ((rc = parse_commit(rl, idx)))
 			return rc;
-		c = &rl->commits[idx]; /* heap_push may move the array: c is stale after */
+		c = &rl->commits[idx]; /* queue_commit may move the array: c is stale after */
 		if (c->flags & C_UNINT) {
 			for (i = 0; i < rl->commits[idx].nparents; i++) {
 				uint32_t p = rl->commits[idx].parents[i];
 
-				if ((rc = mark_uninteresting(rl, p)) || (rc = heap_push(rl, p)))
+				if ((rc = mark_uninteresting(rl, p)) || (rc = queue_commit(rl, p)))
 					return rc;
 			}
 		} else {
@@ -844,7 +800,7 @@ static int walk_commits(struct pw_revlist *rl)
 				rl->listed[rl->nr_listed++] = idx;
 			}
 			for (i = 0; i < rl->commits[idx].nparents; i++)
-				if ((rc = heap_push(rl, rl->commits[idx].parents[i])))
+				if ((rc = queue_commit(rl, rl->commits[idx].parents[i])))
 					return rc;
 		}
 		if (everybody_uninteresting(rl)) {

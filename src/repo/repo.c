@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "packwire/hash.h"
 #include "packwire/repo.h"
 #include "repo/repo-priv.h"
 #include "util/fs.h"
@@ -114,7 +115,8 @@ static int head_looks_valid(const char *git_dir)
 
 		while (n < b.len && pw_hexval((unsigned char)b.data[n]) >= 0)
 			n++;
-		ok = (n == 40 || n == 64) && (n == b.len || isspace((unsigned char)b.data[n]));
+		ok = pw_hash_guess_from_hexlen(n) &&
+		     (n == b.len || isspace((unsigned char)b.data[n]));
 	}
 out:
 	pw_buf_free(&b);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hash/oidmap.h"
+#include "odb/commit-queue.h"
 #include "packwire/buf.h"
 #include "packwire/config.h"
 #include "packwire/odb.h"
@@ -770,19 +771,12 @@ struct walk_item {
 struct walk {
 	struct pw_odb *odb;
 	struct pw_oidmap seen;
-	struct walk_item *heap;
-	size_t nr;
+	struct walk_item *items; /* each commit read, once */
+	size_t nr_items;
+	struct pw_commit_queue q; /* indexes into items, newest first */
 	unsigned read;
 	struct pw_buf buf;
 };
-
-static void heap_swap(struct walk_item *a, struct walk_item *b)
-{
-	struct walk_item t = *a;
-
-	*a = *b;
-	*b = t;
-}
 
 static int walk_push(struct walk *w, const struct pw_oid *oid)
 {
@@ -790,7 +784,6 @@ static int walk_push(struct walk *w, const struct pw_oid *oid)
 	struct pw_commit_info ci;
 	struct pw_error e;
 	int created, type;
-	size_t i;
 
 	if (w->read >= PW_BROWSE_LOG_READ)
 		return 0;
@@ -799,7 +792,7 @@ static int walk_push(struct walk *w, const struct pw_oid *oid)
 	if (!created)
 		return 0;
 	w->read++;
-	it = &w->heap[w->nr];
+	it = &w->items[w->nr_items];
 	memset(it, 0, sizeof(*it));
 	if (read_commit(w->odb, oid, 0, &it->r.oid, &type, &w->buf) ||
 	    pw_commit_parse(&ci, w->buf.data, w->buf.len, pw_odb_algo(w->odb), &e))
@@ -822,30 +815,14 @@ static int walk_push(struct walk *w, const struct pw_oid *oid)
 		it->r.when = it->r.c.commit_time;
 		it->r.type = PW_OBJ_COMMIT;
 	}
-	/* sift up: the newest on top */
-	for (i = w->nr++; i && w->heap[(i - 1) / 2].r.when < w->heap[i].r.when; i = (i - 1) / 2)
-		heap_swap(&w->heap[i], &w->heap[(i - 1) / 2]);
+	/* room for PW_BROWSE_LOG_READ was reserved: this cannot fail */
+	pw_commit_queue_push(&w->q, w->nr_items++, it->r.when);
 	return 0;
 }
 
 static void walk_pop(struct walk *w, struct walk_item *out)
 {
-	size_t i = 0;
-
-	*out = w->heap[0];
-	w->heap[0] = w->heap[--w->nr];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < w->nr && w->heap[l].r.when > w->heap[m].r.when)
-			m = l;
-		if (r < w->nr && w->heap[r].r.when > w->heap[m].r.when)
-			m = r;
-		if (m == i)
-			break;
-		heap_swap(&w->heap[i], &w->heap[m]);
-		i = m;
-	}
+	*out = w->items[pw_commit_queue_pop(&w->q, NULL)];
 }
 
 static int log_section(struct pw_buf *o, struct pw_odb *odb, const struct pw_oid *head,
@@ -859,8 +836,12 @@ static int log_section(struct pw_buf *o, struct pw_odb *odb, const struct pw_oid
 	memset(&w, 0, sizeof(w));
 	w.odb = odb;
 	pw_buf_init(&w.buf, 0);
-	if (!(w.heap = calloc(PW_BROWSE_LOG_READ, sizeof(*w.heap))))
+	if (!(w.items = calloc(PW_BROWSE_LOG_READ, sizeof(*w.items))) ||
+	    pw_commit_queue_reserve(&w.q, PW_BROWSE_LOG_READ)) {
+		free(w.items);
+		pw_commit_queue_free(&w.q);
 		return PW_ENOMEM;
+	}
 	rc = pw_buf_adds(o, "<h2>Latest commits");
 	if (!rc && branch) {
 		rc = pw_buf_adds(o, " on ");
@@ -868,13 +849,13 @@ static int log_section(struct pw_buf *o, struct pw_odb *odb, const struct pw_oid
 	}
 	rc = rc ? rc : pw_buf_adds(o, "</h2>\n");
 	rc = rc ? rc : walk_push(&w, head);
-	if (!rc && !w.nr)
+	if (!rc && !w.q.nr)
 		rc = pw_buf_adds(o, "<p class=\"note\">No commit to show.</p>\n");
-	if (!rc && w.nr)
+	if (!rc && w.q.nr)
 		rc = pw_buf_adds(o,
 		                 "<table class=\"log\"><thead><tr><th>Commit</th><th>Subject</th>"
 		                 "<th>Author</th><th>Date</th></tr></thead><tbody>\n");
-	while (!rc && w.nr && shown < PW_BROWSE_LOG) {
+	while (!rc && w.q.nr && shown < PW_BROWSE_LOG) {
 		struct walk_item it;
 		char date[64] = "";
 
@@ -900,11 +881,14 @@ static int log_section(struct pw_buf *o, struct pw_odb *odb, const struct pw_oid
 	}
 	if (!rc && shown)
 		rc = pw_buf_adds(o, "</tbody></table>\n");
-	for (i = 0; i < w.nr; i++) {
-		free(w.heap[i].parents);
-		row_free(&w.heap[i].r);
+	for (i = 0; i < w.q.nr; i++) { /* the items still queued: the others are freed */
+		struct walk_item *it = &w.items[w.q.v[i].item];
+
+		free(it->parents);
+		row_free(&it->r);
 	}
-	free(w.heap);
+	free(w.items);
+	pw_commit_queue_free(&w.q);
 	pw_oidmap_free(&w.seen);
 	pw_buf_free(&w.buf);
 	return rc;

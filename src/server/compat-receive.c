@@ -36,9 +36,48 @@ struct pw_rp_compat {
 	struct pw_odb *odb;          /* the repository's, for thin-pack bases */
 	struct pw_compat_xlate *imp; /* the pushed objects, wire -> storage */
 	struct pw_buf conv;
-	struct pw_oidmap shallow; /* the client's shallow commits (wire ids) */
-	struct pw_oidmap cut;     /* pushed objects left out: built on a shallow root */
+	struct pw_oidmap shallow;          /* the client's shallow commits (wire ids) */
+	struct pw_oidmap cut;              /* pushed objects left out: built on a shallow root */
+	struct pw_compat_submodules *subs; /* borrowed: where gitlinks are mapped */
 };
+
+void pw_rp_compat_set_submodules(struct pw_rp_compat *c, struct pw_compat_submodules *subs)
+{
+	c->subs = subs;
+}
+
+static int storage_known(void *data, const struct pw_oid *storage)
+{
+	struct pw_oid w;
+
+	return !pw_compat_from_storage(data, storage, &w);
+}
+
+/* The submodule commits the pushed trees name, mapped through their
+ * repositories: their pairs go into the repository's loose-object-idx
+ * (storage id first), so that the view translates those trees back. */
+static int publish_links(struct pw_rp_compat *c, pw_rp_publish_fn before, void *before_data,
+                         struct pw_error *err)
+{
+	const struct pw_compat_pairs *links = pw_compat__xlate_links(c->imp);
+	struct pw_buf add = PW_BUF_INIT;
+	int rc = 0;
+
+	if (!links->nr)
+		return 0;
+	if (pw_compat__links_lines(c->imp, c->storage, storage_known, c->map, &add))
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (!rc && add.len)
+		rc = pw_compat__loose_idx_publish(pw_repo_objects_dir(c->repo), &add, before,
+		                                  before_data, NULL, err);
+	/* wire -> storage pairs: the map's are storage -> wire */
+	for (size_t i = 0; !rc && i < links->nr; i++)
+		if (pw_compat__map_remember(c->map, &links->pairs[i].compat,
+		                            &links->pairs[i].storage))
+			rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	pw_buf_free(&add);
+	return rc;
+}
 
 int pw_rp_compat_open(struct pw_rp_compat **out, struct pw_repo *repo, const char *object_format,
                       struct pw_error *err)
@@ -174,6 +213,32 @@ struct cut_commit {
 	int root;         /* a shallow commit whose parents are missing */
 };
 
+/* The tags of what is cut are cut too (tags of tags: until nothing
+ * changes). 0 or PW_ENOMEM. */
+static int cut_tags(struct pw_rp_compat *c, struct pw_odb *wodb, const struct pw_oid_array *tags,
+                    struct pw_buf *buf, struct pw_error *err)
+{
+	int rc = 0, created, type;
+
+	for (int changed = c->cut.count > 0; changed && !rc;) {
+		changed = 0;
+		for (size_t i = 0; i < tags->nr && !rc; i++) {
+			struct pw_tag_info ti;
+
+			if (pw_oidmap_get(&c->cut, &tags->v[i]) ||
+			    pw_odb_read(wodb, &tags->v[i], &type, buf) ||
+			    pw_tag_parse(&ti, buf->data, buf->len, c->wire, err))
+				continue;
+			if (pw_oidmap_get(&c->cut, &ti.object)) {
+				if (!pw_oidmap_put(&c->cut, &tags->v[i], &created))
+					rc = PW_ENOMEM;
+				changed = 1;
+			}
+		}
+	}
+	return rc;
+}
+
 /* Which pushed objects have no storage id because they are built on one
  * of the client's shallow commits whose parents are neither pushed nor
  * known here (a commit's id needs its parents' ids): those commits, the
@@ -269,23 +334,8 @@ static int find_cut(struct pw_rp_compat *c, struct pw_odb *wodb, const struct pw
 				rc = PW_ENOMEM;
 		}
 	}
-	/* tags of what is cut (tags of tags: until nothing changes) */
-	for (int changed = c->cut.count > 0; changed && !rc;) {
-		changed = 0;
-		for (size_t i = 0; i < tags.nr && !rc; i++) {
-			struct pw_tag_info ti;
-
-			if (pw_oidmap_get(&c->cut, &tags.v[i]) ||
-			    pw_odb_read(wodb, &tags.v[i], &type, &buf) ||
-			    pw_tag_parse(&ti, buf.data, buf.len, c->wire, err))
-				continue;
-			if (pw_oidmap_get(&c->cut, &ti.object)) {
-				if (!pw_oidmap_put(&c->cut, &tags.v[i], &created))
-					rc = PW_ENOMEM;
-				changed = 1;
-			}
-		}
-	}
+	if (!rc)
+		rc = cut_tags(c, wodb, &tags, &buf, err);
 	if (rc)
 		pw_error_set(err, rc, "out of memory");
 	else
@@ -571,24 +621,199 @@ static int write_objects(struct pw_rp_compat *c, struct writer *w, struct pw_odb
 	return rc;
 }
 
+/* The pushed objects the map does not know (but what a shallow root
+ * without parents cuts off) into isnew, *count of them. */
+static int find_new(struct pw_rp_compat *c, const struct pw_oid_array *all, struct pw_oidmap *isnew,
+                    uint32_t *count, struct pw_error *err)
+{
+	for (size_t i = 0; i < all->nr; i++) {
+		struct pw_oid st;
+		int created;
+
+		if (pw_oidmap_get(&c->cut, &all->v[i]))
+			continue;
+		if (pw_compat_to_storage(c->map, &all->v[i], &st)) {
+			if (!pw_oidmap_put(isnew, &all->v[i], &created))
+				return pw_error_set(err, PW_ENOMEM, "out of memory");
+			*count += created;
+		}
+	}
+	return 0;
+}
+
+/* Translate every pushed object (c->imp) before a byte is written; commits
+ * and tags first: a tree is then reached from its commit, so an error
+ * names its path. count objects must come out new. */
+static int translate_all(struct pw_rp_compat *c, struct pw_odb *wodb,
+                         const struct pw_oid_array *all, uint32_t count, struct pw_error *err)
+{
+	struct pw_compat_xlate_opts xo = {0};
+	int rc;
+
+	xo.from = c->wire;
+	xo.to = c->storage;
+	xo.odb = wodb;
+	xo.known = known_cb;
+	xo.known_data = c;
+	xo.max_depth = 2 * all->nr + 64;
+	if (c->subs) {
+		xo.gitlink = pw_compat_submodules_gitlink;
+		xo.gitlink_data = c->subs;
+	}
+	if ((rc = pw_compat_xlate_new(&c->imp, &xo)) ||
+	    (rc = pw_compat_xlate_reserve(c->imp, all->nr)))
+		return pw_error_set(err, rc, "out of memory");
+	rc = pw_compat__xlate_blobs_first(c->imp, err);
+	for (int pass = 0; pass < 2 && !rc; pass++)
+		for (size_t i = 0; i < all->nr && !rc; i++) {
+			uint64_t size;
+			int type = 0, first;
+
+			if (pw_oidmap_get(&c->cut, &all->v[i]))
+				continue;
+			pw_odb_read_header(wodb, &all->v[i], &type, &size);
+			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
+			if (first == !pass)
+				rc = pw_compat_xlate_object(c->imp, &all->v[i], err);
+		}
+	if (!rc && pw_compat_xlate_count(c->imp) != count)
+		rc = pw_error_set(err, PW_ERROR,
+		                  "compat receive: %u objects translated, %u counted",
+		                  (unsigned)pw_compat_xlate_count(c->imp), (unsigned)count);
+	return rc;
+}
+
+/* The translated objects as a pack in a temporary file of pack_dir
+ * (w->tmp_path), written, synced and read-only; sum gets its trailer. */
+static int write_pack_file(struct pw_rp_compat *c, struct writer *w, struct pw_odb *wodb,
+                           const char *wire_dir, const char *pack_dir,
+                           const struct pw_oidmap *isnew, const struct pw_oid_array *all,
+                           uint32_t count, uint8_t *sum, struct pw_error *err)
+{
+	uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
+	struct pw_buf tmp = PW_BUF_INIT;
+	int rc;
+
+	w->expect = count;
+	w->entries = calloc(count, sizeof(*w->entries));
+	if (!w->entries || pw_buf_addf(&tmp, "%s/tmp_pack_XXXXXX", pack_dir)) {
+		pw_buf_free(&tmp);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	w->tmp_path = pw_buf_detach(&tmp, NULL);
+	if ((w->fd = pw_fs_mkstemp_mode(w->tmp_path, 0444)) < 0)
+		return pw_error_set(err, PW_EIO, "unable to create %s: %s", w->tmp_path,
+		                    strerror(errno));
+	pw_hash_init_checksum(&w->hash, c->storage); /* the pack's trailer */
+	hdr[8] = (uint8_t)(count >> 24);
+	hdr[9] = (uint8_t)(count >> 16);
+	hdr[10] = (uint8_t)(count >> 8);
+	hdr[11] = (uint8_t)count;
+	if ((rc = w_add(w, hdr, sizeof(hdr), err)) ||
+	    (rc = write_objects(c, w, wodb, wire_dir, isnew, all, err)))
+		return rc;
+	if (w->nr != count)
+		return pw_error_set(err, PW_ERROR,
+		                    "compat receive: %u objects translated, %u counted",
+		                    (unsigned)w->nr, (unsigned)count);
+	pw_hash_final_checksum(&w->hash, sum);
+	if (pw_buf_add(&w->out, sum, c->storage->rawsz))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if ((rc = w_flush(w, err)))
+		return rc;
+	if (fsync(w->fd))
+		return pw_error_set(err, PW_EIO, "unable to write %s: %s", w->tmp_path,
+		                    strerror(errno));
+	return 0;
+}
+
+/* The pack's .idx into a temporary file of pack_dir (its name in idx_tmp,
+ * left there on failure for the caller to remove), written, synced and
+ * read-only. Two objects with one storage id refuse the push. */
+static int write_idx_file(struct pw_rp_compat *c, struct writer *w, uint32_t count,
+                          const uint8_t *sum, const char *pack_dir, struct pw_buf *idx_tmp,
+                          struct pw_error *err)
+{
+	struct pw_idx_entry **sorted = calloc(count, sizeof(*sorted));
+	int rc = 0, fd = -1;
+
+	if (!sorted)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < count; i++)
+		sorted[i] = &w->entries[i];
+	qsort(sorted, count, sizeof(*sorted), pw_idx_entry_cmp);
+	for (uint32_t i = 1; i < count && !rc; i++)
+		if (pw_oid_equal(&sorted[i - 1]->oid, &sorted[i]->oid)) {
+			char hex[PW_MAX_HEXSZ + 1];
+
+			rc = pw_error_set(err, PW_ECORRUPT,
+			                  "two pushed objects translate to the same %s object %s",
+			                  c->storage->name, pw_oid_to_hex(&sorted[i]->oid, hex));
+		}
+	if (!rc && pw_buf_addf(idx_tmp, "%s/tmp_idx_XXXXXX", pack_dir))
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (!rc && (fd = pw_fs_mkstemp_mode(idx_tmp->data, 0444)) < 0) {
+		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", idx_tmp->data,
+		                  strerror(errno));
+		pw_buf_reset(idx_tmp);
+	}
+	if (!rc)
+		rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
+		                     sum, NULL, fd, NULL, err);
+	if (!rc && (fsync(fd) || close(fd))) {
+		fd = -1;
+		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp->data,
+		                  strerror(errno));
+	} else if (!rc) {
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(sorted);
+	return rc;
+}
+
+/* The .pack, then the side file (it reads the .idx at its final name,
+ * renamed first inside the quarantine), then the .idx in place: a reader
+ * never sees an .idx without its pack. */
+static int publish(struct pw_rp_compat *c, struct writer *w, struct pw_buf *idx_tmp,
+                   const char *pack_dir, const char *hex, pw_rp_publish_fn before,
+                   void *before_data, struct pw_buf *idx_path, struct pw_error *err)
+{
+	int rc;
+
+	if ((rc = rename_to(w->tmp_path, pack_dir, hex, "pack", err)))
+		return rc;
+	free(w->tmp_path);
+	w->tmp_path = NULL;
+	if (pw_buf_addf(idx_path, "%s/pack-%s.idx", pack_dir, hex))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (rename(idx_tmp->data, idx_path->data))
+		return pw_error_set(err, PW_EIO, "unable to rename %s: %s", idx_tmp->data,
+		                    strerror(errno));
+	pw_buf_reset(idx_tmp);
+	return pw_compat__pack_map_write(idx_path->data, c->storage, reverse_cb, c->imp, before,
+	                                 before_data, NULL, err);
+}
+
 int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char *pack_dir,
                         pw_rp_publish_fn before, void *before_data, char *hex_out, uint32_t *nr,
                         struct pw_error *err)
 {
-	struct pw_compat_xlate_opts xo = {0};
 	struct pw_odb *wodb = NULL;
 	struct pw_oid_array all = {0};
 	struct pw_oidmap isnew = PW_OIDMAP_INIT;
 	struct writer w;
-	struct pw_idx_entry **sorted = NULL;
 	struct pw_buf idx_tmp = PW_BUF_INIT, idx_path = PW_BUF_INIT;
 	uint8_t sum[PW_MAX_RAWSZ];
 	uint32_t count = 0;
-	int rc, idx_fd = -1;
+	int rc;
 
 	memset(&w, 0, sizeof(w));
 	w.fd = -1;
 	w.algo = c->storage;
+	pw_buf_init(&w.out, 0);
+	pw_buf_init(&w.z, 0);
 	hex_out[0] = '\0';
 	*nr = 0;
 	pw_compat_xlate_free(c->imp);
@@ -602,162 +827,17 @@ int pw_rp_compat_import(struct pw_rp_compat *c, const char *wire_dir, const char
 		                     : pw_error_copy(err, pw_odb_error(wodb));
 		goto out;
 	}
-	if ((rc = find_cut(c, wodb, &all, err)))
+	if ((rc = find_cut(c, wodb, &all, err)) || (rc = find_new(c, &all, &isnew, &count, err)) ||
+	    (rc = translate_all(c, wodb, &all, count, err)) ||
+	    (rc = publish_links(c, before, before_data, err)) || !count)
+		goto out; /* !count: nothing new, the ids are all known */
+	if ((rc = write_pack_file(c, &w, wodb, wire_dir, pack_dir, &isnew, &all, count, sum,
+	                          err)) ||
+	    (rc = write_idx_file(c, &w, count, sum, pack_dir, &idx_tmp, err)))
 		goto out;
-	/* what is new: every object the map does not know (but what a shallow
-	 * root without parents cuts off) */
-	for (size_t i = 0; i < all.nr; i++) {
-		struct pw_oid st;
-		int created;
-
-		if (pw_oidmap_get(&c->cut, &all.v[i]))
-			continue;
-		if (pw_compat_to_storage(c->map, &all.v[i], &st)) {
-			if (!pw_oidmap_put(&isnew, &all.v[i], &created)) {
-				rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-				goto out;
-			}
-			count += created;
-		}
-	}
-	xo.from = c->wire;
-	xo.to = c->storage;
-	xo.odb = wodb;
-	xo.known = known_cb;
-	xo.known_data = c;
-	xo.max_depth = 2 * all.nr + 64;
-	if ((rc = pw_compat_xlate_new(&c->imp, &xo)) ||
-	    (rc = pw_compat_xlate_reserve(c->imp, all.nr))) {
-		rc = pw_error_set(err, rc, "out of memory");
-		goto out;
-	}
-	/* everything is translated before a byte is written; commits and
-	 * tags first: a tree is then reached from its commit, so an error
-	 * names its path */
-	rc = pw_compat__xlate_blobs_first(c->imp, err);
-	for (int pass = 0; pass < 2 && !rc; pass++)
-		for (size_t i = 0; i < all.nr && !rc; i++) {
-			uint64_t size;
-			int type = 0, first;
-
-			if (pw_oidmap_get(&c->cut, &all.v[i]))
-				continue;
-			pw_odb_read_header(wodb, &all.v[i], &type, &size);
-			first = type == PW_OBJ_COMMIT || type == PW_OBJ_TAG;
-			if (first == !pass)
-				rc = pw_compat_xlate_object(c->imp, &all.v[i], err);
-		}
-	if (rc)
-		goto out;
-	if (pw_compat_xlate_count(c->imp) != count) {
-		rc = pw_error_set(err, PW_ERROR,
-		                  "compat receive: %u objects translated, %u counted",
-		                  (unsigned)pw_compat_xlate_count(c->imp), (unsigned)count);
-		goto out;
-	}
-	if (!count)
-		goto out; /* nothing new: the ids are all known */
-	w.expect = count;
-	w.entries = calloc(count, sizeof(*w.entries));
-	sorted = calloc(count, sizeof(*sorted));
-	pw_buf_init(&w.out, 0);
-	pw_buf_init(&w.z, 0);
-	if (!w.entries || !sorted || pw_buf_addf(&idx_tmp, "%s/tmp_pack_XXXXXX", pack_dir) ||
-	    !(w.tmp_path = strdup(idx_tmp.data))) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((w.fd = pw_fs_mkstemp_mode(w.tmp_path, 0444)) < 0) {
-		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", w.tmp_path,
-		                  strerror(errno));
-		goto out;
-	}
-	pw_hash_init_checksum(&w.hash, c->storage); /* the pack's trailer */
-	{
-		uint8_t hdr[12] = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
-
-		hdr[8] = (uint8_t)(count >> 24);
-		hdr[9] = (uint8_t)(count >> 16);
-		hdr[10] = (uint8_t)(count >> 8);
-		hdr[11] = (uint8_t)count;
-		if ((rc = w_add(&w, hdr, sizeof(hdr), err)))
-			goto out;
-	}
-	if ((rc = write_objects(c, &w, wodb, wire_dir, &isnew, &all, err)))
-		goto out;
-	if (w.nr != count) {
-		rc = pw_error_set(err, PW_ERROR,
-		                  "compat receive: %u objects translated, %u counted",
-		                  (unsigned)w.nr, (unsigned)count);
-		goto out;
-	}
-	pw_hash_final_checksum(&w.hash, sum);
-	if (pw_buf_add(&w.out, sum, c->storage->rawsz)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = w_flush(&w, err)))
-		goto out;
-	if (fsync(w.fd)) {
-		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", w.tmp_path,
-		                  strerror(errno));
-		goto out;
-	}
-	for (uint32_t i = 0; i < count; i++)
-		sorted[i] = &w.entries[i];
-	qsort(sorted, count, sizeof(*sorted), pw_idx_entry_cmp);
-	for (uint32_t i = 1; i < count; i++)
-		if (pw_oid_equal(&sorted[i - 1]->oid, &sorted[i]->oid)) {
-			char hex[PW_MAX_HEXSZ + 1];
-
-			rc = pw_error_set(err, PW_ECORRUPT,
-			                  "two pushed objects translate to the same %s object %s",
-			                  c->storage->name, pw_oid_to_hex(&sorted[i]->oid, hex));
-			goto out;
-		}
-	pw_buf_reset(&idx_tmp);
-	if (pw_buf_addf(&idx_tmp, "%s/tmp_idx_XXXXXX", pack_dir)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((idx_fd = pw_fs_mkstemp_mode(idx_tmp.data, 0444)) < 0) {
-		rc = pw_error_set(err, PW_EIO, "unable to create %s: %s", idx_tmp.data,
-		                  strerror(errno));
-		pw_buf_reset(&idx_tmp);
-		goto out;
-	}
-	if ((rc = pw_idx_write_fd(c->storage, (const struct pw_idx_entry *const *)sorted, count,
-	                          sum, NULL, idx_fd, NULL, err)))
-		goto out;
-	if (fsync(idx_fd) || close(idx_fd)) {
-		idx_fd = -1;
-		rc = pw_error_set(err, PW_EIO, "unable to write %s: %s", idx_tmp.data,
-		                  strerror(errno));
-		goto out;
-	}
-	idx_fd = -1;
 	for (size_t i = 0; i < c->storage->rawsz; i++)
 		snprintf(hex_out + 2 * i, 3, "%02x", sum[i]);
-	/* the .pack, then the side file (it reads the .idx at its temporary
-	 * name), then the .idx: a reader never sees an .idx without its pack */
-	if ((rc = rename_to(w.tmp_path, pack_dir, hex_out, "pack", err)))
-		goto out;
-	free(w.tmp_path);
-	w.tmp_path = NULL;
-	if (pw_buf_addf(&idx_path, "%s/pack-%s.idx", pack_dir, hex_out)) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	/* the side file is named after the .idx: write it at the final name's
-	 * place, the .idx renamed first inside the quarantine */
-	if (rename(idx_tmp.data, idx_path.data)) {
-		rc = pw_error_set(err, PW_EIO, "unable to rename %s: %s", idx_tmp.data,
-		                  strerror(errno));
-		goto out;
-	}
-	pw_buf_reset(&idx_tmp);
-	if ((rc = pw_compat__pack_map_write(idx_path.data, c->storage, reverse_cb, c->imp, before,
-	                                    before_data, NULL, err)))
+	if ((rc = publish(c, &w, &idx_tmp, pack_dir, hex_out, before, before_data, &idx_path, err)))
 		goto out;
 	*nr = count;
 out:
@@ -765,8 +845,6 @@ out:
 		close(w.fd);
 	if (w.tmp_path)
 		unlink(w.tmp_path);
-	if (idx_fd >= 0)
-		close(idx_fd);
 	if (idx_tmp.len)
 		unlink(idx_tmp.data);
 	if (rc && hex_out[0]) {
@@ -784,7 +862,6 @@ out:
 	if (w.comp)
 		libdeflate_free_compressor(w.comp);
 	free(w.entries);
-	free(sorted);
 	pw_buf_free(&w.out);
 	pw_buf_free(&w.z);
 	pw_buf_free(&idx_tmp);
@@ -825,7 +902,8 @@ const char *pw_rp_compat_cmd(struct pw_rp_compat *c, struct pw_receive_cmd *cmd,
 /* ---- native pushes into a repository with a compat map ------------------- */
 
 int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, const char *pack_dir,
-                                 pw_rp_publish_fn before, void *before_data, struct pw_error *err)
+                                 struct pw_compat_submodules *subs, pw_rp_publish_fn before,
+                                 void *before_data, struct pw_error *err)
 {
 	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
 	struct pw_compat_map *map = NULL;
@@ -840,6 +918,7 @@ int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, con
 		closedir(d);
 		return rc;
 	}
+	pw_compat_map_set_submodules(map, subs);
 	while (!rc && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		char *p;

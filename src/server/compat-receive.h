@@ -75,7 +75,20 @@ const char *pw_rp_compat_cmd(struct pw_rp_compat *c, struct pw_receive_cmd *cmd,
  * are written beside them and migrate with them, before the .idx). Such a
  * repository keeps pushed objects as a pack. read_dir sees the quarantine
  * and the repository. */
+struct pw_compat_submodules;
 int pw_rp_compat_note_quarantine(struct pw_repo *repo, const char *read_dir, const char *pack_dir,
-                                 pw_rp_publish_fn before, void *before_data, struct pw_error *err);
+                                 struct pw_compat_submodules *subs, pw_rp_publish_fn before,
+                                 void *before_data, struct pw_error *err);
+
+/* Gitlinks of the pushed trees are mapped through subs (borrowed; NULL:
+ * a gitlink the map does not know fails the push, naming its path). */
+void pw_rp_compat_set_submodules(struct pw_rp_compat *c, struct pw_compat_submodules *subs);
+
+/* Where a server finds the submodules of repo (server/compat-submodule.c):
+ * compat.submodule.<path>.repository of its config, then the .gitmodules
+ * URLs that resolve to repositories under base (NULL: the directory that
+ * holds the repository), checked by pw_srv_path_inside. */
+int pw_rp_submodules_new(struct pw_compat_submodules **out, struct pw_repo *repo, const char *base,
+                         struct pw_error *err);
 
 #endif

@@ -25,7 +25,7 @@
 #include "packwire/receive.h"
 #include "packwire/repo.h"
 #include "packwire/server.h"
-#include "server/hook.h"
+#include "repo/hook.h"
 #include "server/paths.h"
 
 static const char *const service_names[PW_DAEMON_NR_SERVICES] = {
@@ -785,6 +785,7 @@ static int serve(const struct pw_daemon_opts *o, const struct pw_daemon_request 
 		ro.agent = o->agent;
 		ro.service_path = "."; /* git daemon runs `receive-pack .` in the repository */
 		ro.object_format = view;
+		ro.submodule_base = o->base_path; /* NULL: beside the repository */
 		if (err)
 			pw_error_clear(err);
 		rc = pw_receive_pack(repo, in_fd, out_fd, &ro, err);

@@ -1289,6 +1289,34 @@ static char *trimmed_url(const char *u)
 	return d;
 }
 
+/* The options, with a default for each one left at 0. */
+static void serve_defaults(struct pw_serve *s, const struct pw_serve_opts *opts)
+{
+	s->o = *opts;
+	if (!s->o.threads)
+		s->o.threads = 4;
+	if (!s->o.max_connections)
+		s->o.max_connections = 256;
+	s->max_jobs = s->o.max_jobs;
+	if (!s->max_jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		s->max_jobs = n > 2 ? (unsigned)(2 * n) : 4;
+	}
+	if (!s->o.timeout)
+		s->o.timeout = 60;
+	s->max_queue = s->o.max_queue == PW_SERVE_NO_QUEUE ? 0
+	               : s->o.max_queue                    ? s->o.max_queue
+	                                                   : 64;
+	s->retry_after = s->o.retry_after ? s->o.retry_after : 5;
+	s->metrics = !s->o.no_metrics;
+	s->browse = !s->o.no_browse;
+	if (!s->o.max_body)
+		s->o.max_body = (uint64_t)4 << 30;
+	if (!s->o.max_header)
+		s->o.max_header = 32 * 1024;
+}
+
 int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, struct pw_error *err)
 {
 	struct pw_serve *s;
@@ -1316,29 +1344,7 @@ int pw_serve_start(struct pw_serve **out, const struct pw_serve_opts *opts, stru
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	s->o = *opts;
-	if (!s->o.threads)
-		s->o.threads = 4;
-	if (!s->o.max_connections)
-		s->o.max_connections = 256;
-	s->max_jobs = s->o.max_jobs;
-	if (!s->max_jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		s->max_jobs = n > 2 ? (unsigned)(2 * n) : 4;
-	}
-	if (!s->o.timeout)
-		s->o.timeout = 60;
-	s->max_queue = s->o.max_queue == PW_SERVE_NO_QUEUE ? 0
-	               : s->o.max_queue                    ? s->o.max_queue
-	                                                   : 64;
-	s->retry_after = s->o.retry_after ? s->o.retry_after : 5;
-	s->metrics = !s->o.no_metrics;
-	s->browse = !s->o.no_browse;
-	if (!s->o.max_body)
-		s->o.max_body = (uint64_t)4 << 30;
-	if (!s->o.max_header)
-		s->o.max_header = 32 * 1024;
+	serve_defaults(s, opts);
 	s->base = realpath(opts->base_path, NULL);
 	s->realm = strdup(opts->realm ? opts->realm : "packwire");
 	s->agent = opts->agent ? strdup(opts->agent) : NULL;

@@ -3,7 +3,6 @@
  * The smart POSTs run upload-pack/receive-pack on a worker thread over a
  * socket pair; this thread feeds the body in and the response out, so the
  * sink and the body reader only ever run on the caller's thread. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +31,7 @@
 #include "server/browse.h"
 #include "server/http-priv.h"
 #include "server/paths.h"
+#include "transport/dumb.h"
 
 #define IO_CHUNK 65536
 
@@ -341,48 +341,6 @@ out:
 	return rc;
 }
 
-struct text_refs {
-	struct pw_repo *repo;
-	struct pw_odb *odb;
-	struct pw_buf *out;
-	struct pw_buf tmp;
-	size_t ns_len; /* the GIT_NAMESPACE prefix to strip from names */
-};
-
-/* "<oid>\t<name>\n", and "<peeled>\t<name>^{}\n" for a tag (Git's
- * show_text_ref: refs whose object is missing are left out). */
-static int text_ref(const struct pw_ref *ref, void *data)
-{
-	struct text_refs *t = data;
-	const struct pw_hash_algo *algo = pw_repo_algo(t->repo);
-	char hex[PW_MAX_HEXSZ + 1];
-	struct pw_oid oid = ref->oid;
-	uint64_t size;
-	int type, depth;
-
-	if (pw_odb_read_header(t->odb, &oid, &type, &size))
-		return 0;
-	const char *name = ref->name + t->ns_len;
-
-	if (pw_buf_addf(t->out, "%s\t%s\n", pw_oid_to_hex(&oid, hex), name))
-		return PW_ENOMEM;
-	if (type != PW_OBJ_TAG)
-		return 0;
-	for (depth = 0; type == PW_OBJ_TAG && depth < 64; depth++) {
-		struct pw_tag_info tag;
-
-		if (pw_odb_read(t->odb, &oid, &type, &t->tmp) ||
-		    pw_tag_parse(&tag, t->tmp.data, t->tmp.len, algo, NULL))
-			return 0;
-		oid = tag.object;
-		if (pw_odb_read_header(t->odb, &oid, &type, &size))
-			return 0;
-	}
-	if (type == PW_OBJ_TAG)
-		return 0;
-	return pw_buf_addf(t->out, "%s\t%s^{}\n", pw_oid_to_hex(&oid, hex), name) ? PW_ENOMEM : 0;
-}
-
 /* The namespace's ref prefix ("refs/namespaces/<ns>/...", "" for none) in
  * *out: 0 or PW_ENOMEM. */
 static int ns_prefix(struct pw_buf *out, const char *ns)
@@ -395,29 +353,29 @@ static int ns_prefix(struct pw_buf *out, const char *ns)
 static int get_text_refs(struct resp *r, struct pw_repo *repo, const char *ns, struct pw_error *err)
 {
 	struct pw_buf out = PW_BUF_INIT, prefix = PW_BUF_INIT;
-	struct text_refs t = {repo, NULL, &out, PW_BUF_INIT, 0};
+	struct pw_odb *odb = NULL;
+	size_t ns_len;
 	int rc;
 
 	if (ns_prefix(&prefix, ns))
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
 		              "out of memory");
-	t.ns_len = prefix.len;
-	if ((rc = pw_odb_open(&t.odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err))) {
+	ns_len = prefix.len;
+	if ((rc = pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), err))) {
 		pw_buf_free(&prefix);
 		return refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s", err->msg);
 	}
 	if ((rc = pw_buf_addf(&prefix, "refs/")) == 0)
-		rc = pw_refs_foreach(repo, prefix.data, 0, text_ref, &t);
+		rc = pw_dumb_info_refs(repo, odb, prefix.data, ns_len, 1, &out, err);
 	pw_buf_free(&prefix);
 	if (rc) {
-		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "listing refs: %s",
-		            pw_repo_error(repo)->msg);
+		rc = refuse(r, 500, "Internal Server Error", NULL, rc, err, "%s",
+		            rc == PW_ENOMEM ? "out of memory" : err->msg);
 	} else {
 		hdr_nocache(r);
 		send_buf(r, "text/plain", &out); /* a vanished client is not our error */
 	}
-	pw_odb_free(t.odb);
-	pw_buf_free(&t.tmp);
+	pw_odb_free(odb);
 	pw_buf_free(&out);
 	return rc;
 }
@@ -426,114 +384,34 @@ static int get_text_refs(struct resp *r, struct pw_repo *repo, const char *ns, s
  * namespace, as Git's head_ref_namespaced shows it. */
 static int get_head(struct resp *r, struct pw_repo *repo, const char *ns)
 {
-	struct pw_buf out = PW_BUF_INIT, head = PW_BUF_INIT;
-	struct pw_oid oid;
-	char *target = NULL, hex[PW_MAX_HEXSZ + 1];
-	size_t ns_len;
+	struct pw_buf out = PW_BUF_INIT, prefix = PW_BUF_INIT;
 
-	if (ns_prefix(&head, ns))
+	if (ns_prefix(&prefix, ns) || pw_dumb_head(repo, prefix.data ? prefix.data : "", &out)) {
+		pw_buf_free(&prefix);
+		pw_buf_free(&out);
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, NULL,
 		              "out of memory");
-	ns_len = head.len;
-	/* Git prints HEAD only when it resolves (an unborn HEAD gives "") */
-	if (!pw_buf_addf(&head, "HEAD") && !pw_refs_read(repo, head.data, &oid, &target)) {
-		struct pw_oid tip;
-
-		if (target && !pw_refs_resolve(repo, head.data, &tip, NULL))
-			pw_buf_addf(&out, "ref: %s\n",
-			            strncmp(target, head.data, ns_len) ? target : target + ns_len);
-		else if (!target)
-			pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&oid, hex));
 	}
-	pw_buf_free(&head);
-	free(target);
+	pw_buf_free(&prefix);
 	send_buf(r, "text/plain", &out);
 	pw_buf_free(&out);
 	return 0;
-}
-
-struct pack_ent {
-	char *name;
-	time_t mtime;
-};
-
-static int pack_cmp(const void *a, const void *b)
-{
-	const struct pack_ent *x = a, *y = b;
-
-	if (x->mtime != y->mtime)
-		return x->mtime < y->mtime ? 1 : -1;
-	return strcmp(x->name, y->name);
 }
 
 /* objects/info/packs: "P pack-<hex>.pack" per local pack that has its idx,
  * newest first (Git's order), then an empty line. */
 static int get_info_packs(struct resp *r, struct pw_repo *repo, struct pw_error *err)
 {
-	struct pw_buf out = PW_BUF_INIT, path = PW_BUF_INIT;
-	struct pack_ent *v = NULL;
-	size_t nr = 0, alloc = 0, i;
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
+	struct pw_buf out = PW_BUF_INIT;
+	int rc = pw_dumb_info_packs(pw_repo_objects_dir(repo), &out);
 
-	if (pw_buf_addf(&path, "%s/pack", pw_repo_objects_dir(repo)))
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	d = opendir(path.data);
-	while (d && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-		char *p = NULL;
-
-		if (len < 10 || strncmp(de->d_name, "pack-", 5) ||
-		    strcmp(de->d_name + len - 4, ".idx"))
-			continue;
-		if (asprintf(&p, "%s/%.*s.pack", path.data, (int)(len - 4), de->d_name) < 0) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		if (stat(p, &st)) {
-			free(p);
-			continue;
-		}
-		free(p);
-		if (nr == alloc) {
-			struct pack_ent *nv =
-			        realloc(v, (alloc = alloc ? 2 * alloc : 16) * sizeof(*v));
-
-			if (!nv) {
-				rc = PW_ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		if (asprintf(&v[nr].name, "%.*s.pack", (int)(len - 4), de->d_name) < 0) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		v[nr++].mtime = st.st_mtime;
-	}
-	if (d)
-		closedir(d);
-	if (!rc) {
-		if (nr) /* v is NULL when the directory holds no pack */
-			qsort(v, nr, sizeof(*v), pack_cmp);
-		for (i = 0; i < nr && !rc; i++)
-			rc = pw_buf_addf(&out, "P %s\n", v[i].name);
-		if (!rc)
-			rc = pw_buf_addch(&out, '\n');
-	}
 	if (rc)
 		rc = refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err, "out of memory");
 	else {
 		hdr_nocache(r);
 		send_buf(r, "text/plain; charset=utf-8", &out);
 	}
-	for (i = 0; i < nr; i++)
-		free(v[i].name);
-	free(v);
 	pw_buf_free(&out);
-	pw_buf_free(&path);
 	return rc;
 }
 
@@ -714,9 +592,48 @@ static void *job_main(void *arg)
 
 /* Run the job on a thread; feed it the body (b, NULL = none) and pass what
  * it writes to the response. */
+/* The session's two sockets (the body in, the answer out; our ends in
+ * *in_w and *out_r) and its thread. 0, or the refusal's code. */
+static int start_job(struct resp *r, struct job *j, struct body *b, int *in_w, int *out_r,
+                     pthread_t *th, struct pw_error *err)
+{
+	int in_sv[2], out_sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv))
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out_sv)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
+		              strerror(errno));
+	}
+	j->in_fd = in_sv[1];
+	j->out_fd = out_sv[1];
+	*in_w = in_sv[0];
+	*out_r = out_sv[0];
+	shutdown(*in_w, SHUT_RD);
+	shutdown(*out_r, SHUT_WR);
+	if (!b)
+		shutdown(*in_w, SHUT_WR); /* the session reads EOF at once */
+	if (pthread_create(th, NULL, job_main, j)) {
+		close(in_sv[0]);
+		close(in_sv[1]);
+		close(out_sv[0]);
+		close(out_sv[1]);
+		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err,
+		              "cannot start a thread");
+	}
+	if (!b) {
+		close(*in_w);
+		*in_w = -1;
+	}
+	return 0;
+}
+
 static int run_job(struct resp *r, struct job *j, struct body *b, struct pw_error *err)
 {
-	int in_sv[2], out_sv[2], in_w, out_r, rc = 0;
+	int in_w = -1, out_r = -1, rc = 0;
 	unsigned char *ibuf = NULL, *obuf = NULL;
 	size_t ipend = 0, ioff = 0;
 	int in_failed = 0;
@@ -727,43 +644,11 @@ static int run_job(struct resp *r, struct job *j, struct body *b, struct pw_erro
 		return refuse(r, 500, "Internal Server Error", NULL, PW_ENOMEM, err,
 		              "out of memory");
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv)) {
+	if ((rc = start_job(r, j, b, &in_w, &out_r, &th, err))) {
 		free(ibuf);
 		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
-		              strerror(errno));
+		return rc;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out_sv)) {
-		close(in_sv[0]);
-		close(in_sv[1]);
-		free(ibuf);
-		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err, "socketpair: %s",
-		              strerror(errno));
-	}
-	j->in_fd = in_sv[1];
-	j->out_fd = out_sv[1];
-	in_w = in_sv[0];
-	out_r = out_sv[0];
-	shutdown(in_w, SHUT_RD);
-	shutdown(out_r, SHUT_WR);
-	if (!b)
-		shutdown(in_w, SHUT_WR); /* the session reads EOF at once */
-	if (pthread_create(&th, NULL, job_main, j)) {
-		close(in_sv[0]);
-		close(in_sv[1]);
-		close(out_sv[0]);
-		close(out_sv[1]);
-		free(ibuf);
-		free(obuf);
-		return refuse(r, 500, "Internal Server Error", NULL, PW_EIO, err,
-		              "cannot start a thread");
-	}
-	if (!b) {
-		close(in_w);
-		in_w = -1;
-	}
-
 	while (out_r >= 0) {
 		struct pollfd p[2];
 		int n = 0, oi;
@@ -902,6 +787,8 @@ static void job_init(struct job *j, struct pw_repo *repo, const struct svc *s,
 	j->rp.err_fd = req->err_fd;
 	j->rp.agent = req->agent;
 	j->rp.service_path = "."; /* git http-backend runs `receive-pack --stateless-rpc .` */
+	/* submodules under the same root (NULL: beside the repository) */
+	j->rp.submodule_base = req->project_root && *req->project_root ? req->project_root : NULL;
 	/* a push's reflog names the web user, as git http-backend sets
 	 * GIT_COMMITTER_NAME/EMAIL when the environment has none */
 	j->rp.committer_name = req->committer_name                     ? req->committer_name
@@ -1279,19 +1166,6 @@ static int admit_endpoint(struct resp *r, const struct target *t, const char *me
 	return 0;
 }
 
-/* Does path hold a ".." segment? */
-static int has_dotdot(const char *path)
-{
-	const char *p = path;
-
-	while ((p = strstr(p, ".."))) {
-		if ((p == path || p[-1] == '/') && (!p[2] || p[2] == '/'))
-			return 1;
-		p += 2;
-	}
-	return 0;
-}
-
 /* From the request to the repository and the route (Git's http-backend
  * steps), with the refusals answered: 0 or the refusal's code. */
 static int resolve(struct resp *r, const struct pw_http_request *req, const char *method,
@@ -1322,7 +1196,7 @@ static int resolve(struct resp *r, const struct pw_http_request *req, const char
 	} else if (req->path_translated && *req->path_translated) {
 		/* Git trusts the web server here (a doubled or "." segment is
 		 * served as the file system resolves it); we still refuse ".." */
-		if (has_dotdot(req->path_translated))
+		if (pw_srv_path_has_dotdot(req->path_translated))
 			return refuse(r, 500, "Internal Server Error", NULL, PW_EINVAL, err,
 			              "'%s': aliased", req->path_translated);
 		if (!(t->dir = strdup(req->path_translated)))

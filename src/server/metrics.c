@@ -195,13 +195,10 @@ static int scalar(struct pw_buf *o, const char *name, const char *type, const ch
 	return rc ? rc : pw_buf_addf(o, "%s %llu\n", name, v);
 }
 
-int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
-                      const struct pw_metrics_now *now)
+/* packwire_http_requests_total, by service, protocol and status. */
+static int render_requests(struct pw_buf *o, const struct pw_metrics *m)
 {
-	const struct pw_metrics_cache *c = &now->cache;
 	size_t s, p, k;
-	long fds;
-	struct rlimit rl;
 	int rc;
 
 	rc = family(o, "packwire_http_requests_total", "counter",
@@ -226,13 +223,15 @@ int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
 				                 "protocol=\"%zu\",status=\"%s\"} %llu\n",
 				                 svc_names[s], p, st, (unsigned long long)n);
 			}
-	rc = rc ? rc : latency(o, m);
-	rc = rc ? rc
-	        : per_service(o, "packwire_http_sent_bytes_total",
-	                      "Response body bytes sent, by service.", m->sent);
-	rc = rc ? rc
-	        : per_service(o, "packwire_http_received_bytes_total",
-	                      "Request body bytes received, by service.", m->received);
+	return rc;
+}
+
+/* The jobs, the queue, the refusals and the pushes. */
+static int render_jobs(struct pw_buf *o, const struct pw_metrics *m,
+                       const struct pw_metrics_now *now)
+{
+	size_t k;
+	int rc = 0;
 
 	rc = rc ? rc
 	        : scalar(o, "packwire_jobs_running", "gauge",
@@ -274,6 +273,14 @@ int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
 	                      (unsigned long long)get(&m->pushes_accepted),
 	                      (unsigned long long)get(&m->pushes_rejected));
 
+	return rc;
+}
+
+/* The pack cache's counters and gauges. */
+static int render_cache(struct pw_buf *o, const struct pw_metrics_cache *c)
+{
+	int rc = 0;
+
 	rc = rc ? rc
 	        : family(o, "packwire_pack_cache_lookups_total", "counter",
 	                 "Pack cache lookups by result: hit (served from a file), miss "
@@ -306,6 +313,16 @@ int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
 	        : scalar(o, "packwire_pack_cache_size_bytes", "gauge",
 	                 "Bytes the cache's entries take on disk.", c->disk_bytes);
 
+	return rc;
+}
+
+/* The build and the process: CPU, memory, file descriptors. */
+static int render_process(struct pw_buf *o)
+{
+	long fds;
+	struct rlimit rl;
+	int rc = 0;
+
 	rc = rc ? rc : family(o, "packwire_build_info", "gauge", "The packwire version serving.");
 	rc = rc ? rc : pw_buf_adds(o, "packwire_build_info{version=\"" PW_VERSION "\"} 1\n");
 	rc = rc ? rc
@@ -323,4 +340,21 @@ int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
 		rc = scalar(o, "process_max_fds", "gauge", "The limit of open file descriptors.",
 		            (unsigned long long)rl.rlim_cur);
 	return rc;
+}
+
+int pw_metrics_render(struct pw_buf *o, const struct pw_metrics *m,
+                      const struct pw_metrics_now *now)
+{
+	int rc = render_requests(o, m);
+
+	rc = rc ? rc : latency(o, m);
+	rc = rc ? rc
+	        : per_service(o, "packwire_http_sent_bytes_total",
+	                      "Response body bytes sent, by service.", m->sent);
+	rc = rc ? rc
+	        : per_service(o, "packwire_http_received_bytes_total",
+	                      "Request body bytes received, by service.", m->received);
+	rc = rc ? rc : render_jobs(o, m, now);
+	rc = rc ? rc : render_cache(o, &now->cache);
+	return rc ? rc : render_process(o);
 }

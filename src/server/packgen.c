@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "odb/commit-queue.h"
 #include "pack/bitmap.h"
 #include "packwire/config.h"
 #include "packwire/object.h"
@@ -113,64 +114,6 @@ static int walk_plain(struct gen *g)
 
 /* ---- shallow fetches ---------------------------------------------------------- */
 
-struct heap {
-	uint32_t *v;
-	size_t nr, alloc;
-};
-
-static int heap_push(struct gen *g, struct heap *h, uint32_t idx)
-{
-	const struct pw_gcommit *c = g->s->graph.v;
-	size_t i;
-
-	if (h->nr == h->alloc) {
-		size_t na = h->alloc ? h->alloc * 2 : 256;
-		uint32_t *nv = realloc(h->v, na * sizeof(*nv));
-
-		if (!nv)
-			return nomem(g->s);
-		h->v = nv;
-		h->alloc = na;
-	}
-	i = h->nr++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (c[h->v[p]].date >= c[idx].date)
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = idx;
-	return 0;
-}
-
-static uint32_t heap_pop(struct gen *g, struct heap *h)
-{
-	const struct pw_gcommit *c = g->s->graph.v;
-	uint32_t top = h->v[0], last = h->v[--h->nr];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		int64_t md = c[last].date;
-
-		if (l < h->nr && c[h->v[l]].date > md) {
-			m = l;
-			md = c[h->v[l]].date;
-		}
-		if (r < h->nr && c[h->v[r]].date > md)
-			m = r;
-		if (m == i)
-			break;
-		h->v[i] = h->v[m == l ? l : r];
-		i = m;
-	}
-	if (h->nr)
-		h->v[i] = last;
-	return top;
-}
-
 /* Spread "the client has it" down the ancestry, stopping where the client's
  * history is cut. */
 static int mark_unint(struct gen *g, uint32_t start)
@@ -213,22 +156,24 @@ static int mark_unint(struct gen *g, uint32_t start)
 	return 0;
 }
 
-static int queue(struct gen *g, struct heap *h, uint32_t idx)
+static int queue(struct gen *g, struct pw_commit_queue *q, uint32_t idx)
 {
 	struct pw_graph *gr = &g->s->graph;
 
 	if (gr->v[idx].flags & G_QUEUED)
 		return 0;
+	if (pw_commit_queue_push(q, idx, gr->v[idx].date))
+		return nomem(g->s);
 	gr->v[idx].flags |= G_QUEUED;
-	return heap_push(g, h, idx);
+	return 0;
 }
 
-static int all_unint(struct gen *g, const struct heap *h)
+static int all_unint(struct gen *g, const struct pw_commit_queue *q)
 {
 	size_t i;
 
-	for (i = 0; i < h->nr; i++)
-		if (!(g->s->graph.v[h->v[i]].flags & G_UNINT))
+	for (i = 0; i < q->nr; i++)
+		if (!(g->s->graph.v[q->v[i].item].flags & G_UNINT))
 			return 0;
 	return 1;
 }
@@ -238,7 +183,7 @@ static int all_unint(struct gen *g, const struct heap *h)
 struct shallow_walk {
 	struct gen *g;
 	struct pw_graph *gr;
-	struct heap h;
+	struct pw_commit_queue q;
 	struct pw_revlist *rl;
 	uint32_t *listed;
 	size_t nlisted, alloc_listed;
@@ -270,7 +215,7 @@ static int sw_add_haves(struct shallow_walk *w)
 				return rc;
 			continue;
 		}
-		if ((rc = mark_unint(w->g, idx)) || (rc = queue(w->g, &w->h, idx)))
+		if ((rc = mark_unint(w->g, idx)) || (rc = queue(w->g, &w->q, idx)))
 			return rc;
 		/* a thin shallow pack leaves out every have's tree, also below a
 		 * new boundary (Git's --objects-edge-aggressive) */
@@ -328,7 +273,7 @@ static int sw_add_wants(struct shallow_walk *w)
 		if ((rc = pw_graph_lookup(w->gr, &cur, &idx)))
 			return rc;
 		if (pw_graph_parse(w->gr, idx) == 0)
-			rc = queue(w->g, &w->h, idx);
+			rc = queue(w->g, &w->q, idx);
 		else
 			rc = sw_revlist_add(w, &cur, NULL, 0);
 		if (rc)
@@ -352,7 +297,7 @@ static int sw_add_unshallow(struct shallow_walk *w)
 		if ((rc = pw_graph_parse(w->gr, idx)))
 			return rc;
 		for (j = 0; j < w->gr->v[idx].nparents; j++)
-			if ((rc = queue(w->g, &w->h, pw_graph_parent(w->gr, idx, j))))
+			if ((rc = queue(w->g, &w->q, pw_graph_parent(w->gr, idx, j))))
 				return rc;
 	}
 	return 0;
@@ -398,7 +343,7 @@ static int sw_step(struct shallow_walk *w, uint32_t c)
 			for (j = 0; j < gr->v[c].nparents; j++) {
 				uint32_t p = pw_graph_parent(gr, c, j);
 
-				if ((rc = mark_unint(w->g, p)) || (rc = queue(w->g, &w->h, p)))
+				if ((rc = mark_unint(w->g, p)) || (rc = queue(w->g, &w->q, p)))
 					return rc;
 			}
 		return 0;
@@ -407,7 +352,7 @@ static int sw_step(struct shallow_walk *w, uint32_t c)
 		return rc;
 	if (!(gr->v[c].flags & G_CUT_SEND))
 		for (j = 0; j < gr->v[c].nparents; j++)
-			if ((rc = queue(w->g, &w->h, pw_graph_parent(gr, c, j))))
+			if ((rc = queue(w->g, &w->q, pw_graph_parent(gr, c, j))))
 				return rc;
 	return 0;
 }
@@ -418,10 +363,10 @@ static int sw_walk(struct shallow_walk *w)
 {
 	int rc, slop = 5;
 
-	while (w->h.nr) {
-		if ((rc = sw_step(w, heap_pop(w->g, &w->h))))
+	while (w->q.nr) {
+		if ((rc = sw_step(w, (uint32_t)pw_commit_queue_pop(&w->q, NULL))))
 			return rc;
-		if (all_unint(w->g, &w->h)) {
+		if (all_unint(w->g, &w->q)) {
 			if (--slop <= 0)
 				break;
 		} else {
@@ -501,7 +446,7 @@ static int walk_shallow(struct gen *g)
 	    (rc = pw_revlist_run(w.rl, walk_cb, g)))
 		rc = revlist_err(g, w.rl, rc);
 	pw_revlist_free(w.rl);
-	free(w.h.v);
+	pw_commit_queue_free(&w.q);
 	free(w.listed);
 	return rc;
 }

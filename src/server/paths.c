@@ -38,6 +38,18 @@ int pw_srv_path_is_aliased(const char *p)
 	}
 }
 
+int pw_srv_path_has_dotdot(const char *path)
+{
+	const char *p = path;
+
+	while ((p = strstr(p, ".."))) {
+		if ((p == path || p[-1] == '/') && (!p[2] || p[2] == '/'))
+			return 1;
+		p += 2;
+	}
+	return 0;
+}
+
 int pw_srv_path_inside(const char *base, const char *path)
 {
 	char *rb = realpath(base, NULL), *rp = realpath(path, NULL);

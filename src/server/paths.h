@@ -8,6 +8,11 @@
  * holds "//", "/./" or "/../", or ends in "/." or "/.."; else 0. */
 int pw_srv_path_is_aliased(const char *path);
 
+/* The weaker rule for a path the web server has already resolved
+ * (PATH_TRANSLATED, which Git's http-backend trusts as it is): 1 when it
+ * holds a ".." segment, else 0. */
+int pw_srv_path_has_dotdot(const char *path);
+
 /* The one check of where a repository really is, for the daemon, serve and
  * http-backend: 1 when `path` (the directory to be served), every symlink
  * resolved, is base (resolved too) or lies under it; 0 when it leads

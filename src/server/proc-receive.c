@@ -12,7 +12,7 @@
 
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
-#include "server/hook.h"
+#include "repo/hook.h"
 #include "server/proc-receive.h"
 #include "util/spawn.h"
 

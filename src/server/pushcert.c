@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/hook.h"
+#include "repo/hook.h"
 #include "server/pushcert.h"
 #include "util/fs.h"
 #include "util/spawn.h"

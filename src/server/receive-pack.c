@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "hash/oidmap.h"
+#include "odb/fsck.h"
 #include "odb/idx.h"
+#include "odb/quarantine.h"
 #include "pack/index-pack.h"
 #include "packwire/buf.h"
 #include "packwire/compat.h"
@@ -31,91 +33,22 @@
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/receive.h"
-#include "packwire/server.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/revlist.h"
+#include "packwire/server.h"
 #include "packwire/version.h"
+#include "proto/adv.h"
 #include "refs/hide.h"
 #include "refs/reflog.h"
+#include "repo/hook.h"
 #include "server/compat-receive.h"
-#include "server/fsck.h"
-#include "server/hook.h"
 #include "server/proc-receive.h"
 #include "server/pushcert.h"
-#include "server/quarantine.h"
-#include "server/receive-store.h"
 #include "server/receive-cmds.h"
+#include "server/receive-priv.h"
+#include "server/receive-store.h"
 #include "util/fs.h"
-
-#define MAX_PUSH_OPTION_BYTES (1u << 20)
-
-enum deny { DENY_UNSET = -1, DENY_IGNORE = 0, DENY_WARN, DENY_REFUSE, DENY_UPDATE_INSTEAD };
-
-struct rp {
-	struct pw_repo *repo;
-	const struct pw_hash_algo *algo;
-	const struct pw_receive_opts *opts;
-	struct pw_error *err;
-	int in_fd, out_fd;
-	struct pw_pkt_reader rd;
-	int rd_init;
-
-	/* negotiated */
-	int caps_taken, report, report_v2, sideband, quiet, atomic, use_push_options;
-	struct pw_receive_cmds cmds;
-	char **popts;
-	size_t npopts, popts_bytes;
-	size_t nshallow;
-	struct pw_oid *shallow;          /* the client's shallow commits */
-	struct pw_oidmap theirs;         /* of those, the ones this push brought */
-	struct pw_oid_array new_shallow; /* receive.shallowUpdate: to add to our shallow file */
-	int shallow_update, bad_shallow;
-	int shallow_xlated; /* across algorithms: s->shallow holds storage ids */
-
-	/* config */
-	int deny_nff, deny_deletes, fsck, adv_push_options, adv_atomic, auto_gc, adv_sid;
-	int update_server_info; /* receive.updateServerInfo */
-	enum deny deny_current, deny_delete_current;
-	int64_t max_input;
-	char *hooks_dir;
-	char *head_target;             /* HEAD's symref target, or NULL */
-	struct pw_hide_refs hidden;    /* transfer.hideRefs + receive.hideRefs */
-	struct pw_fsck_opts fsck_opts; /* receive.fsck.<msg-id>, receive.fsck.skipList */
-	struct pw_proc_refs proc_refs; /* receive.procReceiveRefs */
-	const char *cert_seed;         /* receive.certNonceSeed (borrowed from the config) */
-	long cert_slop_limit;          /* receive.certNonceSlop */
-
-	/* push certificate (git push --signed) */
-	char *cert_nonce;   /* the nonce we gave out (or adopted), NULL without a seed */
-	struct pw_buf cert; /* as received, NUL-free lines */
-	int cert_prepared, have_cert_oid;
-	int no_cert_env; /* running something that is not a hook (git gc) */
-	struct pw_oid cert_oid;
-	struct pw_sigcheck cert_sig;
-	const char *nonce_status;
-	long nonce_slop;
-	char *fsck_config_error; /* reported when a pack is checked, as Git does */
-
-	/* state */
-	struct pw_oid *refs; /* values of the refs at the start, for exclusion */
-	size_t nrefs, alloc_refs;
-	struct pw_odb *main_odb, *q_odb;
-	char *qdir;
-	char *unpack_error; /* NULL = unpack ok */
-	/* The pushed pack, when everything its objects refer to is in it: its
-	 * objects need no connectivity walk (until check_connectivity). */
-	struct pw_idx *self_contained;
-	int io_failed;        /* writing to the client failed: stop talking */
-	int64_t unpack_limit; /* fewer objects than this: loose objects */
-	uint32_t pack_nr;     /* objects in the pushed pack */
-
-	/* a client of the other algorithm (opts->object_format): ids on the
-	 * wire are wire's, translated at the edge (compat-receive.h) */
-	struct pw_rp_compat *compat;
-	const struct pw_hash_algo *wire; /* the client's algorithm (= algo natively) */
-	struct pw_error store_err; /* opts->ref_store's prepare step failed */
-};
 
 void pw_receive_opts_init(struct pw_receive_opts *opts)
 {
@@ -159,9 +92,7 @@ static void to_user(struct rp *s, const char *data, size_t len)
 	}
 }
 
-static void rp_msg(struct rp *s, const char *prefix, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void rp_msg(struct rp *s, const char *prefix, const char *fmt, ...)
+void pw_rp__msg(struct rp *s, const char *prefix, const char *fmt, ...)
 {
 	struct pw_buf b = PW_BUF_INIT;
 	va_list ap;
@@ -175,10 +106,7 @@ static void rp_msg(struct rp *s, const char *prefix, const char *fmt, ...)
 	pw_buf_free(&b);
 }
 
-#define rp_error(s, ...)   rp_msg(s, "error: ", __VA_ARGS__)
-#define rp_warning(s, ...) rp_msg(s, "warning: ", __VA_ARGS__)
-
-static void hook_output(void *ctx, const char *data, size_t len)
+void pw_rp__hook_output(void *ctx, const char *data, size_t len)
 {
 	to_user(ctx, data, len);
 }
@@ -394,7 +322,7 @@ struct adv_state {
 
 /* The hex of a storage id in the client's algorithm: 0, or PW_ENOTFOUND
  * when the compat map does not know it. */
-static int wire_hex(struct rp *s, const struct pw_oid *oid, char *hex)
+int pw_rp__wire_hex(struct rp *s, const struct pw_oid *oid, char *hex)
 {
 	struct pw_oid w;
 
@@ -413,7 +341,7 @@ static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *n
 	char hex[PW_MAX_HEXSZ + 1];
 	int rc;
 
-	if (wire_hex(a->s, oid, hex)) {
+	if (pw_rp__wire_hex(a->s, oid, hex)) {
 		if (!strcmp(name, ".have"))
 			return 0; /* only a hint */
 		return pw_error_set(a->s->err, PW_ENOTFOUND,
@@ -422,10 +350,8 @@ static int adv_line(struct adv_state *a, const struct pw_oid *oid, const char *n
 		                    name, pw_oid_to_hex(oid, hex), a->s->wire->name,
 		                    a->s->wire->name);
 	}
-	if (a->first)
-		rc = pw_pkt_writef(a->out, "%s %s%c%s\n", hex, name, '\0', a->caps);
-	else
-		rc = pw_pkt_writef(a->out, "%s %s\n", hex, name);
+	rc = pw_adv__write_ref(a->out, hex, name, a->first ? a->caps : NULL,
+	                       a->first ? strlen(a->caps) : 0);
 	a->first = 0;
 	if (rc)
 		return pw_error_set(a->s->err, rc, "cannot advertise ref %.200s", name);
@@ -520,37 +446,11 @@ done:
 	return rc;
 }
 
-/* Our own shallow file, one oid per line (absent: not shallow). fn gets
- * each valid id. */
-static int foreach_our_shallow(struct rp *s, int (*fn)(struct rp *, const struct pw_oid *, void *),
-                               void *data)
-{
-	struct pw_buf file = PW_BUF_INIT;
-	struct pw_error e;
-	char *path = pw_path_join(pw_repo_git_dir(s->repo), "shallow"), *line, *save = NULL;
-	int rc = 0;
-
-	if (!path)
-		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
-	if (!pw_fs_read_file(path, &file, 1u << 28, &e) && file.len)
-		for (line = strtok_r(file.data, "\n", &save); line && !rc;
-		     line = strtok_r(NULL, "\n", &save)) {
-			struct pw_oid oid;
-
-			if (strlen(line) == s->algo->hexsz &&
-			    !pw_oid_from_hex(&oid, line, s->algo->hexsz, s->algo))
-				rc = fn(s, &oid, data);
-		}
-	pw_buf_free(&file);
-	free(path);
-	return rc;
-}
-
 static int adv_shallow_one(struct rp *s, const struct pw_oid *oid, void *data)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 
-	if (wire_hex(s, oid, hex))
+	if (pw_rp__wire_hex(s, oid, hex))
 		return 0; /* the client cannot name it either */
 	if (pw_pkt_writef(data, "shallow %s\n", hex))
 		return pw_error_set(s->err, PW_ENOMEM, "out of memory");
@@ -560,7 +460,7 @@ static int adv_shallow_one(struct rp *s, const struct pw_oid *oid, void *data)
 /* A shallow repository says so after its refs, as Git's does. */
 static int adv_shallow(struct rp *s, struct pw_buf *out)
 {
-	return foreach_our_shallow(s, adv_shallow_one, out);
+	return pw_rp__foreach_our_shallow(s, adv_shallow_one, out);
 }
 
 static int advertise(struct rp *s, int collect_only)
@@ -601,16 +501,9 @@ static int advertise(struct rp *s, int collect_only)
 		goto out;
 	if ((rc = adv_alternates(&a, pw_repo_objects_dir(s->repo), 0)))
 		goto out;
-	if (a.first) {
-		char zero[PW_MAX_HEXSZ + 1];
-		struct pw_oid z;
-
-		pw_oid_zero(&z, s->wire);
-		pw_oid_to_hex(&z, zero);
-		if (pw_pkt_writef(&out, "%s capabilities^{}%c%s\n", zero, '\0', caps.data)) {
-			rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
-			goto out;
-		}
+	if (a.first && pw_adv__write_no_refs(&out, s->wire, caps.data, caps.len)) {
+		rc = pw_error_set(s->err, PW_ENOMEM, "out of memory");
+		goto out;
 	}
 	if ((rc = adv_shallow(s, &out)))
 		goto out;
@@ -820,1345 +713,11 @@ static int read_push_options(struct rp *s)
 	}
 }
 
-/* ---- pack ---------------------------------------------------------------- */
-
-static int read_main(void *ctx, const struct pw_oid *oid, int *type, struct pw_buf *out)
-{
-	int rc = pw_odb_read(ctx, oid, type, out);
-
-	return rc == PW_ENOTFOUND ? PW_ENOTFOUND : rc;
-}
-
-static int has_main(void *ctx, const struct pw_oid *oid)
-{
-	return pw_odb_exists(ctx, oid);
-}
-
-static void set_unpack_error(struct rp *s, const char *msg)
-{
-	char *nl;
-
-	free(s->unpack_error);
-	s->unpack_error = strdup(msg && *msg ? msg : "unpacker error");
-	if (s->unpack_error)
-		while ((nl = strchr(s->unpack_error, '\n')))
-			*nl = ' ';
-}
-
-/* receive.unpackLimit / transfer.unpackLimit: like Git's unpack-objects, a
- * small push becomes loose objects in the quarantine instead of a pack. The
- * pack is moved aside and read from there; what the repository already has
- * (bases --fix-thin appended) is not written again. */
-static int explode_pack(struct rp *s, const char *pack_dir, const char *hex, struct pw_error *e)
-{
-	static const char *const exts[] = {"pack", "idx", "rev"};
-	char *aside = pw_path_join(s->qdir, "unpack"), *aside_pack = NULL;
-	struct pw_odb *rd = NULL;
-	struct pw_idx *ix = NULL;
-	struct pw_buf buf = PW_BUF_INIT;
-	char from[4096], to[4096];
-	size_t k;
-	uint32_t i;
-	int rc = PW_ENOMEM;
-
-	if (!aside || !(aside_pack = pw_path_join(aside, "pack")) || pw_fs_mkdir_p(aside_pack, e))
-		goto out;
-	for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
-		snprintf(from, sizeof(from), "%s/pack-%s.%s", pack_dir, hex, exts[k]);
-		snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
-		if (rename(from, to) && errno != ENOENT) {
-			rc = pw_error_set(e, PW_EIO, "cannot move %s aside: %s", from,
-			                  strerror(errno));
-			goto out;
-		}
-	}
-	snprintf(to, sizeof(to), "%s/pack-%s.idx", aside_pack, hex);
-	if ((rc = pw_odb_open(&rd, aside, s->algo, e)) || (rc = pw_idx_open(&ix, to, s->algo, e)))
-		goto out;
-	pw_odb_free(s->q_odb);
-	s->q_odb = NULL;
-	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, e)))
-		goto out;
-	for (i = 0; i < ix->nr; i++) {
-		struct pw_oid oid, written;
-		int type;
-
-		pw_idx_nth_oid(ix, i, &oid);
-		if (pw_odb_exists(s->main_odb, &oid))
-			continue;
-		if ((rc = pw_odb_read(rd, &oid, &type, &buf)) ||
-		    (rc = pw_odb_write_loose(s->q_odb, type, buf.data, buf.len, &written))) {
-			pw_error_copy(e, rd && !pw_odb_error(s->q_odb)->msg[0]
-			                         ? pw_odb_error(rd)
-			                         : pw_odb_error(s->q_odb));
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	if (rc == PW_ENOMEM && !e->msg[0])
-		pw_error_set(e, rc, "out of memory");
-	pw_buf_free(&buf);
-	pw_idx_free(ix);
-	pw_odb_free(rd);
-	if (aside_pack) {
-		for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
-			snprintf(to, sizeof(to), "%s/pack-%s.%s", aside_pack, hex, exts[k]);
-			unlink(to);
-		}
-		rmdir(aside_pack);
-	}
-	if (aside)
-		rmdir(aside);
-	free(aside_pack);
-	free(aside);
-	return rc;
-}
-
-/* The client's shallow commits, from its algorithm into storage ids once
- * the pushed objects are translated; those that are neither pushed nor
- * known are dropped (as Git drops the "theirs" it did not receive), so are
- * those the import left out (pw_rp_compat_cut_off: their refs are
- * refused). Then, as natively, their parents need not exist for fsck. */
-static int compat_shallow(struct rp *s)
-{
-	size_t i, n = 0;
-	int created;
-
-	if (!s->compat || s->shallow_xlated)
-		return 0;
-	s->shallow_xlated = 1;
-	for (i = 0; i < s->nshallow; i++) {
-		struct pw_oid st;
-
-		if (!pw_rp_compat_to_storage(s->compat, &s->shallow[i], &st))
-			s->shallow[n++] = st;
-	}
-	s->nshallow = n;
-	for (i = 0; i < s->nshallow; i++)
-		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created))
-			return PW_ENOMEM;
-	return 0;
-}
-
-/* A client of the other algorithm: its pack is indexed in its algorithm
- * in <quarantine>/wire (never migrated), then translated into a storage
- * pack in <quarantine>/pack with its side file; hex gets that pack's name
- * ("" when every pushed object was known). */
-static int receive_compat_pack(struct rp *s, const char *pack_dir, char *hex, struct pw_error *e)
-{
-	struct pw_index_pack_args args;
-	char wire_hex[PW_MAX_HEXSZ + 1], *wire_dir = pw_path_join(s->qdir, "wire"), *wire_pack;
-	int kept = 0, rc;
-
-	hex[0] = '\0';
-	if (!wire_dir || !(wire_pack = pw_path_join(wire_dir, "pack"))) {
-		free(wire_dir);
-		set_unpack_error(s, "out of memory");
-		return PW_ENOMEM;
-	}
-	if ((rc = pw_fs_mkdir_p(wire_pack, e))) {
-		set_unpack_error(s, e->msg);
-		goto out;
-	}
-	memset(&args, 0, sizeof(args));
-	args.opts.algo = s->wire;
-	args.opts.fix_thin = 1;
-	args.opts.read_object = pw_rp_compat_read_base;
-	args.opts.has_object = pw_rp_compat_has_base;
-	args.opts.odb_ctx = s->compat;
-	args.opts.max_input = (uint64_t)s->max_input;
-	rc = pw_index_pack_stream(&args, s->in_fd, wire_pack, NULL, NULL, wire_hex, &kept, e);
-	if (rc) {
-		rp_error(s, "%s", e->msg);
-		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
-		                                     : "index-pack failed");
-		goto out;
-	}
-	if (pw_rp_compat_set_shallow(s->compat, s->shallow, s->nshallow)) {
-		rc = PW_ENOMEM;
-		set_unpack_error(s, "out of memory");
-		goto out;
-	}
-	rc = pw_rp_compat_import(s->compat, wire_dir, pack_dir, s->opts->before_map_publish,
-	                         s->opts->before_map_publish_data, hex, &s->pack_nr, e);
-	if (rc) {
-		rp_error(s, "cannot translate the pushed %s objects into %s: %s", s->wire->name,
-		         s->algo->name, e->msg);
-		set_unpack_error(s, "cannot translate the pushed objects");
-	}
-out:
-	pw_fs_remove_tree(wire_dir, 0);
-	free(wire_pack);
-	free(wire_dir);
-	return rc;
-}
-
-/* Receive and index the pack into the quarantine; fsck when configured. */
-static int receive_pack_data(struct rp *s)
-{
-	struct pw_index_pack_args args;
-	struct pw_error e;
-	char hex[PW_MAX_HEXSZ + 1], *pack_dir = NULL, *idx = NULL;
-	int kept = 0, rc, self_contained = 0;
-
-	memset(&e, 0, sizeof(e));
-	if ((rc = pw_quarantine_create(&s->qdir, pw_repo_objects_dir(s->repo), &e))) {
-		set_unpack_error(s, e.msg);
-		return rc;
-	}
-	if (s->compat) {
-		if (!(pack_dir = pw_path_join(s->qdir, "pack"))) {
-			set_unpack_error(s, "out of memory");
-			return PW_ENOMEM;
-		}
-		if ((rc = receive_compat_pack(s, pack_dir, hex, &e)))
-			goto out;
-		if ((rc = compat_shallow(s))) {
-			set_unpack_error(s, "out of memory");
-			goto out;
-		}
-		if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
-			set_unpack_error(s, e.msg);
-			goto out;
-		}
-		if (s->fsck && hex[0]) {
-			size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
-
-			if (!(idx = malloc(n))) {
-				rc = PW_ENOMEM;
-				set_unpack_error(s, "out of memory");
-				goto out;
-			}
-			snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
-			if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
-				rp_error(s, "%s", e.msg);
-				set_unpack_error(s, "fsck error in the pushed objects");
-			}
-		}
-		goto out;
-	}
-	memset(&args, 0, sizeof(args));
-	args.opts.algo = s->algo;
-	args.opts.fix_thin = 1;
-	args.opts.read_object = read_main;
-	args.opts.has_object = has_main;
-	args.opts.odb_ctx = s->main_odb;
-	args.opts.max_input = (uint64_t)s->max_input;
-	args.opts.report_links = 1;
-	args.self_contained = &self_contained;
-	pack_dir = pw_path_join(s->qdir, "pack");
-	if (!pack_dir) {
-		set_unpack_error(s, "out of memory");
-		return PW_ENOMEM;
-	}
-	rc = pw_index_pack_stream(&args, s->in_fd, pack_dir, NULL, NULL, hex, &kept, &e);
-	if (rc) {
-		rp_error(s, "%s", e.msg);
-		set_unpack_error(s, rc == PW_ETOOBIG ? "pack exceeds maximum allowed size"
-		                                     : "index-pack failed");
-		goto out;
-	}
-	{
-		/* the bases --fix-thin read sit in main_odb's cache: start an
-		 * empty one before the connectivity walk fills a cache of its own */
-		struct pw_odb *fresh = NULL;
-
-		if (!pw_odb_open(&fresh, pw_repo_objects_dir(s->repo), s->algo, &e)) {
-			pw_odb_free(s->main_odb);
-			s->main_odb = fresh;
-		}
-	}
-	{
-		size_t n = strlen(pack_dir) + PW_MAX_HEXSZ + 16;
-		struct pw_idx *ix = NULL;
-
-		idx = malloc(n);
-		if (!idx) {
-			rc = PW_ENOMEM;
-			set_unpack_error(s, "out of memory");
-			goto out;
-		}
-		snprintf(idx, n, "%s/pack-%s.idx", pack_dir, hex);
-		/* an empty pack (new ref to an existing object) is not kept */
-		if (!pw_idx_open(&ix, idx, s->algo, &e) && ix->nr == 0) {
-			char *pack = malloc(n);
-
-			if (pack)
-				snprintf(pack, n, "%s/pack-%s.pack", pack_dir, hex);
-			pw_idx_free(ix);
-			ix = NULL;
-			if (!pack || unlink(idx) || unlink(pack)) {
-				free(pack);
-				rc = PW_EIO;
-				set_unpack_error(s, "cannot remove an empty pack");
-				goto out;
-			}
-			free(pack);
-		}
-		s->pack_nr = ix ? ix->nr : 0;
-		if (ix && self_contained)
-			s->self_contained = ix;
-		else
-			pw_idx_free(ix);
-	}
-	if ((rc = pw_odb_open(&s->q_odb, s->qdir, s->algo, &e))) {
-		set_unpack_error(s, e.msg);
-		goto out;
-	}
-	if (s->fsck && s->fsck_config_error) {
-		rp_msg(s, "fatal: ", "%s", s->fsck_config_error);
-		set_unpack_error(s, "index-pack abnormal exit");
-		rc = PW_EINVAL;
-		goto out;
-	}
-	if (s->fsck && pw_fs_exists(idx)) {
-		if ((rc = pw_fsck_pack(s->q_odb, idx, &s->fsck_opts, &e))) {
-			rp_error(s, "%s", e.msg);
-			set_unpack_error(s, "fsck error in the pushed objects");
-			goto out;
-		}
-	}
-	if (pw_repo_compat_algo(s->repo) && pw_fs_exists(idx)) {
-		/* the map follows the objects in: their side file migrates with
-		 * the pack (a repository with a compat map keeps pushes packed) */
-		if (pw_rp_compat_note_quarantine(s->repo, s->qdir, pack_dir,
-		                                 s->opts->before_map_publish,
-		                                 s->opts->before_map_publish_data, &e))
-			rp_warning(s, "compat map not updated (run 'packwire compat build'): %s",
-			           e.msg);
-	} else if (s->pack_nr < s->unpack_limit && pw_fs_exists(idx) &&
-	           (rc = explode_pack(s, pack_dir, hex, &e))) {
-		rp_error(s, "%s", e.msg);
-		set_unpack_error(s, "unpack-objects abnormal exit");
-		goto out;
-	}
-out:
-	if (rc) {
-		pw_idx_free(s->self_contained);
-		s->self_contained = NULL;
-	}
-	free(pack_dir);
-	free(idx);
-	return rc;
-}
-
-/* ---- checks -------------------------------------------------------------- */
-
-static int cmd_is_delete(const struct pw_receive_cmd *c)
-{
-	return pw_oid_is_zero(&c->new_oid);
-}
-
-static int walk_cb(const struct pw_revlist_obj *obj, void *data)
-{
-	(void)obj;
-	(void)data;
-	return 0;
-}
-
-/* A tip in a pushed pack that needs nothing from outside reaches only
- * objects of that pack. */
-static int tip_in_pack(struct rp *s, const struct pw_oid *oid)
-{
-	uint32_t pos;
-
-	return s->self_contained && pw_idx_find(s->self_contained, oid->id, &pos) == 1;
-}
-
-/* Everything reachable from tips exists, stopping at what the refs reach. */
-static int connected(struct rp *s, const struct pw_oid *tips, size_t ntips, struct pw_error *e)
-{
-	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
-	struct pw_revlist *rl = NULL;
-	size_t i;
-	int rc;
-
-	if ((rc = pw_revlist_new(&rl, odb, PW_REVLIST_OBJECTS)))
-		return pw_error_set(e, rc, "out of memory");
-	for (i = 0; i < ntips && !rc; i++) {
-		rc = pw_revlist_add(rl, &tips[i], NULL, 0);
-		if (rc)
-			pw_error_copy(e, pw_revlist_error(rl));
-	}
-	for (i = 0; i < s->nrefs && !rc; i++)
-		if (pw_odb_exists(odb, &s->refs[i]))
-			pw_revlist_add(rl, &s->refs[i], NULL, 1);
-	if (!rc && (rc = pw_revlist_run(rl, walk_cb, NULL)))
-		pw_error_copy(e, pw_revlist_error(rl));
-	pw_revlist_free(rl);
-	return rc;
-}
-
-/* ---- shallow pushes -------------------------------------------------------- */
-
-/* The client's shallow commits that this push brought (we did not have
- * them): history pushed on top of them is cut there. */
-static int find_theirs(struct rp *s)
-{
-	size_t i;
-	int created;
-
-	for (i = 0; i < s->nshallow; i++)
-		if (!pw_odb_exists(s->main_odb, &s->shallow[i]) && s->q_odb &&
-		    pw_odb_exists(s->q_odb, &s->shallow[i]) &&
-		    !pw_oidmap_put(&s->theirs, &s->shallow[i], &created))
-			return PW_ENOMEM;
-	return 0;
-}
-
-static int push_oid(struct pw_oid_array *a, const struct pw_oid *oid)
-{
-	return pw_oid_array_push(a, oid);
-}
-
-/* Everything tip needs, down to what we already had and to the client's
- * shallow commits (whose parents are not sent); *hits gets the shallow
- * commits reached. 0, PW_ENOTFOUND (something missing) or PW_ENOMEM. */
-static int shallow_walk(struct rp *s, const struct pw_oid *tip, struct pw_oid_array *hits,
-                        struct pw_error *e)
-{
-	struct pw_oidmap seen = PW_OIDMAP_INIT;
-	struct pw_oid_array todo = {NULL, 0, 0};
-	struct pw_buf buf = PW_BUF_INIT;
-	int rc = push_oid(&todo, tip);
-
-	while (!rc && todo.nr) {
-		struct pw_oid oid = todo.v[--todo.nr];
-		int type, created;
-
-		if (!pw_oidmap_put(&seen, &oid, &created)) {
-			rc = PW_ENOMEM;
-			break;
-		}
-		if (!created || pw_odb_exists(s->main_odb, &oid))
-			continue;
-		if (pw_odb_read(s->q_odb, &oid, &type, &buf)) {
-			char hex[PW_MAX_HEXSZ + 1];
-
-			rc = pw_error_set(e, PW_ENOTFOUND, "missing object %s",
-			                  pw_oid_to_hex(&oid, hex));
-			break;
-		}
-		if (type == PW_OBJ_COMMIT) {
-			struct pw_commit_info ci;
-			size_t i;
-
-			if (pw_commit_parse(&ci, buf.data, buf.len, s->algo, e)) {
-				rc = PW_ENOTFOUND;
-				break;
-			}
-			rc = push_oid(&todo, &ci.tree);
-			if (pw_oidmap_get(&s->theirs, &oid))
-				rc = rc ? rc : push_oid(hits, &oid);
-			else
-				for (i = 0; i < ci.nr_parents && !rc; i++)
-					rc = push_oid(&todo, &ci.parents[i]);
-			pw_commit_info_free(&ci);
-		} else if (type == PW_OBJ_TREE) {
-			struct pw_tree_entry te;
-			size_t pos = 0;
-			int r;
-
-			while (!rc &&
-			       (r = pw_tree_next(buf.data, buf.len, &pos, s->algo, &te, e)) == 1)
-				if (te.mode != 0160000)
-					rc = push_oid(&todo, &te.oid);
-			if (!rc && r < 0)
-				rc = PW_ENOTFOUND;
-		} else if (type == PW_OBJ_TAG) {
-			struct pw_tag_info ti;
-
-			if (pw_tag_parse(&ti, buf.data, buf.len, s->algo, e))
-				rc = PW_ENOTFOUND;
-			else
-				rc = push_oid(&todo, &ti.object);
-		}
-	}
-	if (rc == PW_ENOMEM)
-		pw_error_set(e, rc, "out of memory");
-	pw_buf_free(&buf);
-	free(todo.v);
-	pw_oidmap_free(&seen);
-	return rc;
-}
-
-static int count_one(struct rp *s, const struct pw_oid *oid, void *data)
-{
-	(void)s;
-	(void)oid;
-	return ++*(int *)data > 0 ? 1 : 0;
-}
-
-static int is_shallow_repo(struct rp *s)
-{
-	int n = 0;
-
-	foreach_our_shallow(s, count_one, &n);
-	return n > 0;
-}
-
-/* Git's rule for a push from a shallow repository: a ref whose new history
- * stops at one of the client's shallow commits is refused ("shallow update
- * not allowed") unless receive.shallowUpdate is on, in which case those
- * commits join our shallow file. Replaces the connectivity check. */
-static void check_shallow(struct rp *s)
-{
-	size_t i, j;
-
-	for (i = 0; i < s->cmds.nr; i++) {
-		struct pw_receive_cmd *c = &s->cmds.v[i];
-		struct pw_oid_array hits = {NULL, 0, 0};
-		struct pw_error e;
-
-		if (c->error || cmd_is_delete(c))
-			continue;
-		memset(&e, 0, sizeof(e));
-		if (shallow_walk(s, &c->new_oid, &hits, &e)) {
-			rp_error(s, "%s: %s", c->name, e.msg);
-			c->error = "missing necessary objects";
-		} else if (hits.nr && !s->shallow_update) {
-			c->error = "shallow update not allowed";
-		} else {
-			for (j = 0; j < hits.nr; j++)
-				if (pw_oid_array_push(&s->new_shallow, &hits.v[j]))
-					c->error = "out of memory";
-		}
-		free(hits.v);
-	}
-}
-
-static int collect_shallow(struct rp *s, const struct pw_oid *oid, void *data)
-{
-	int created;
-
-	(void)s;
-	return pw_oidmap_put(data, oid, &created) ? 0 : PW_ENOMEM;
-}
-
-static int cmp_oid(const void *a, const void *b)
-{
-	return memcmp(((const struct pw_oid *)a)->id, ((const struct pw_oid *)b)->id,
-	              sizeof(((const struct pw_oid *)a)->id));
-}
-
-/* receive.shallowUpdate: add the new shallow commits to our shallow file
- * (sorted, under its lock) once a ref that needs them was updated. */
-static void write_shallow(struct rp *s)
-{
-	struct pw_oidmap all = PW_OIDMAP_INIT;
-	struct pw_buf out = PW_BUF_INIT;
-	struct pw_oid *v = NULL;
-	struct pw_lock lk;
-	struct pw_error e;
-	char *path = NULL, hex[PW_MAX_HEXSZ + 1];
-	size_t i, n = 0, live = 0;
-	int created;
-
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]))
-			live++;
-	if (!s->new_shallow.nr || !live)
-		return;
-	memset(&e, 0, sizeof(e));
-	if (!(path = pw_path_join(pw_repo_git_dir(s->repo), "shallow")) ||
-	    pw_lock_acquire(&lk, path, &e)) {
-		rp_error(s, "cannot update the shallow file: %s",
-		         e.msg[0] ? e.msg : "out of memory");
-		free(path);
-		return;
-	}
-	if (foreach_our_shallow(s, collect_shallow, &all))
-		goto fail;
-	for (i = 0; i < s->new_shallow.nr; i++)
-		if (!pw_oidmap_put(&all, &s->new_shallow.v[i], &created))
-			goto fail;
-	if (!(v = malloc((all.count + 1) * sizeof(*v))))
-		goto fail;
-	for (i = 0; i < all.cap; i++)
-		if (all.slots[i].used)
-			v[n++] = all.slots[i].oid;
-	qsort(v, n, sizeof(*v), cmp_oid);
-	for (i = 0; i < n; i++)
-		if (pw_buf_addf(&out, "%s\n", pw_oid_to_hex(&v[i], hex)))
-			goto fail;
-	if (pw_lock_write(&lk, out.data, out.len, &e) || pw_lock_commit(&lk, &e))
-		rp_error(s, "cannot update the shallow file: %s", e.msg);
-	goto done;
-fail:
-	pw_lock_rollback(&lk);
-	rp_error(s, "cannot update the shallow file: out of memory");
-done:
-	free(v);
-	free(path);
-	pw_buf_free(&out);
-	pw_oidmap_free(&all);
-}
-
-/* A hidden ref is neither advertised nor updatable (Git's rule). */
-static void reject_hidden(struct rp *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->cmds.nr; i++) {
-		struct pw_receive_cmd *c = &s->cmds.v[i];
-
-		if (c->error || !pw_hide_refs_match(&s->hidden, c->name, c->name))
-			continue;
-		c->error = cmd_is_delete(c) ? "deny deleting a hidden ref"
-		                            : "deny updating a hidden ref";
-	}
-}
-
-static void check_connectivity(struct rp *s)
-{
-	struct pw_oid *tips;
-	struct pw_error e;
-	size_t i, n = 0;
-
-	tips = malloc((s->cmds.nr + 1) * sizeof(*tips));
-	if (!tips) {
-		for (i = 0; i < s->cmds.nr; i++)
-			if (!s->cmds.v[i].error)
-				s->cmds.v[i].error = "out of memory";
-		return;
-	}
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error && !cmd_is_delete(&s->cmds.v[i]) &&
-		    !tip_in_pack(s, &s->cmds.v[i].new_oid))
-			tips[n++] = s->cmds.v[i].new_oid;
-	if (n && connected(s, tips, n, &e)) {
-		/* find the culprits one by one */
-		for (i = 0; i < s->cmds.nr; i++) {
-			struct pw_receive_cmd *c = &s->cmds.v[i];
-
-			if (c->error || cmd_is_delete(c) || tip_in_pack(s, &c->new_oid))
-				continue;
-			if (connected(s, &c->new_oid, 1, &e)) {
-				rp_error(s, "%s: %s", c->name, e.msg);
-				c->error = "missing necessary objects";
-			}
-		}
-	}
-	free(tips);
-}
-
-static int object_type(struct pw_odb *odb, const struct pw_oid *oid)
-{
-	uint64_t size;
-	int type;
-
-	if (pw_odb_read_header(odb, oid, &type, &size))
-		return 0;
-	return type;
-}
-
-static void explain_current_branch(struct rp *s)
-{
-	rp_error(s, "The branch checked out in this non-bare repository cannot be updated by a "
-	            "push:");
-	rp_error(s, "its index and work tree would no longer match what was pushed (a 'git "
-	            "reset --hard' would be needed).");
-	rp_error(s, "Set receive.denyCurrentBranch to 'ignore' or 'warn' in the receiving "
-	            "repository to allow it");
-	rp_error(s, "(only if you keep its work tree up to date some other way), or to "
-	            "'refuse' to keep this");
-	rp_error(s, "behaviour without this explanation.");
-}
-
-/* "ref: <name>" in the HEAD file at path. */
-static int head_file_is(const char *path, const char *name)
-{
-	struct pw_buf b = PW_BUF_INIT;
-	struct pw_error e;
-	size_t n = strlen(name);
-	int r = 0;
-
-	if (!pw_fs_read_file(path, &b, 4096, &e) && b.len >= 5 + n && !memcmp(b.data, "ref: ", 5) &&
-	    !memcmp(b.data + 5, name, n) &&
-	    (b.len == 5 + n || b.data[5 + n] == '\n' || b.data[5 + n] == '\r'))
-		r = 1;
-	pw_buf_free(&b);
-	return r;
-}
-
-/* Where branch `name` is checked out, as Git's find_shared_symref sees it:
- * the main work tree of a non-bare repository, or a linked work tree
- * (<git-dir>/worktrees/<id>/HEAD, its path in .../gitdir). 1 with *wt and
- * *gd (absolute, malloc'd), 0 when nowhere, negative on ENOMEM. */
-static int checked_out(struct rp *s, const char *name, char **wt, char **gd)
-{
-	char real[PATH_MAX], *dir;
-	DIR *d;
-	struct dirent *de;
-	int found = 0;
-
-	*wt = *gd = NULL;
-	if (!pw_repo_is_bare(s->repo) && s->head_target && !strcmp(name, s->head_target)) {
-		const char *w = pw_repo_work_tree(s->repo), *cw = NULL;
-		char *tmp = NULL;
-		size_t n;
-
-		/* opened by its git dir: core.worktree, else the parent of ".git" */
-		if (!w &&
-		    !pw_config_get_string(pw_repo_config(s->repo), "core.worktree", &cw, NULL) &&
-		    cw)
-			w = tmp = cw[0] == '/' ? strdup(cw)
-			                       : pw_path_join(pw_repo_git_dir(s->repo), cw);
-		if (!w && realpath(pw_repo_git_dir(s->repo), real) && (n = strlen(real)) > 5 &&
-		    !strcmp(real + n - 5, "/.git")) {
-			real[n - 5] = '\0';
-			w = tmp = strdup(real);
-		}
-		if (w && realpath(w, real))
-			*wt = strdup(real);
-		free(tmp);
-		if (realpath(pw_repo_git_dir(s->repo), real))
-			*gd = strdup(real);
-		return 1;
-	}
-	if (!(dir = pw_path_join(pw_repo_git_dir(s->repo), "worktrees")))
-		return PW_ENOMEM;
-	d = opendir(dir);
-	while (d && !found && (de = readdir(d))) {
-		char path[PATH_MAX];
-		struct pw_buf b = PW_BUF_INIT;
-		struct pw_error e;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/HEAD", dir, de->d_name);
-		if (!head_file_is(path, name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/gitdir", dir, de->d_name);
-		if (!pw_fs_read_file(path, &b, PATH_MAX, &e)) {
-			while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
-				b.data[--b.len] = '\0';
-			if (b.len > 5 && !strcmp(b.data + b.len - 5, "/.git"))
-				b.data[b.len -= 5] = '\0';
-			*wt = strdup(b.data);
-		}
-		pw_buf_free(&b);
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (realpath(path, real))
-			*gd = strdup(real);
-		found = 1;
-	}
-	if (d)
-		closedir(d);
-	free(dir);
-	return found;
-}
-
-/* Rules that do not need hooks: ref name, deny* settings, fast-forward. */
-static const char *check_rules(struct rp *s, struct pw_receive_cmd *c)
-{
-	struct pw_odb *odb = s->q_odb ? s->q_odb : s->main_odb;
-	int is_head = s->head_target && !strcmp(c->name, s->head_target);
-	char *wt = NULL, *gd = NULL;
-	int in_wt = checked_out(s, c->name, &wt, &gd);
-
-	if (in_wt < 0)
-		return "out of memory";
-	if (in_wt && s->deny_current == DENY_UPDATE_INSTEAD && !cmd_is_delete(c)) {
-		if (!wt || !gd) {
-			free(wt);
-			free(gd);
-			return "denyCurrentBranch = updateInstead needs a worktree";
-		}
-		c->worktree = wt;
-		c->worktree_git_dir = gd;
-	} else {
-		free(wt);
-		free(gd);
-	}
-
-	if (strncmp(c->name, "refs/", 5) || !pw_refname_is_valid(c->name + 5, 0)) {
-		rp_error(s, "refusing to create funny ref '%s' remotely", c->name);
-		return "funny refname";
-	}
-	if (cmd_is_delete(c)) {
-		if (s->deny_deletes && !strncmp(c->name, "refs/heads/", 11)) {
-			rp_error(s, "denying ref deletion for %s", c->name);
-			return "deletion prohibited";
-		}
-		if (is_head || in_wt) {
-			switch (s->deny_delete_current) {
-			case DENY_IGNORE:
-				break;
-			case DENY_WARN:
-				rp_warning(s, "deleting the current branch");
-				break;
-			default:
-				if (s->deny_delete_current == DENY_UNSET)
-					rp_error(s,
-					         "Deleting the branch HEAD points to would leave "
-					         "the repository without a current branch; set "
-					         "receive.denyDeleteCurrent to 'warn' or 'ignore' "
-					         "to "
-					         "allow it.");
-				rp_error(s, "refusing to delete the current branch: %s", c->name);
-				return "deletion of the current branch prohibited";
-			}
-		}
-		return NULL;
-	}
-	if (in_wt) {
-		switch (s->deny_current) {
-		case DENY_IGNORE:
-			break;
-		case DENY_WARN:
-			rp_warning(s, "updating the current branch");
-			break;
-		case DENY_UPDATE_INSTEAD:
-			break; /* the work tree is updated with the ref (update_worktree) */
-		default:
-			rp_error(s, "refusing to update checked out branch: %s", c->name);
-			if (s->deny_current == DENY_UNSET)
-				explain_current_branch(s);
-			return "branch is currently checked out";
-		}
-	}
-	if (s->deny_nff && !pw_oid_is_zero(&c->old_oid) && !strncmp(c->name, "refs/heads/", 11)) {
-		int r;
-
-		if (object_type(odb, &c->old_oid) != PW_OBJ_COMMIT ||
-		    object_type(odb, &c->new_oid) != PW_OBJ_COMMIT) {
-			rp_error(s, "bad sha1 objects for %s", c->name);
-			return "bad ref";
-		}
-		r = pw_odb_is_ancestor(odb, &c->old_oid, &c->new_oid, NULL);
-		if (r < 0) {
-			rp_error(s, "cannot walk the history of %s", c->name);
-			return "bad ref";
-		}
-		if (!r) {
-			rp_error(s, "denying non-fast-forward %s (you should pull first)", c->name);
-			return "non-fast-forward";
-		}
-	}
-	return NULL;
-}
-
-/* The ref must still hold what the client thinks it holds. */
-static const char *check_old_value(struct rp *s, struct pw_receive_cmd *c)
-{
-	struct pw_oid cur;
-	char *sym = NULL;
-	char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
-	int rc = pw_refs_read(s->repo, c->name, &cur, &sym);
-
-	if (rc == 0 && sym) {
-		free(sym);
-		rc = pw_refs_resolve(s->repo, c->name, &cur, NULL);
-	}
-	if (rc == PW_ENOTFOUND)
-		pw_oid_zero(&cur, s->algo);
-	else if (rc) {
-		rp_error(s, "cannot read ref '%s': %s", c->name, pw_repo_error(s->repo)->msg);
-		return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
-	}
-	if (cmd_is_delete(c) && pw_oid_is_zero(&cur)) {
-		rp_warning(s, "deleting a non-existent ref");
-		c->did_not_exist = 1;
-		return NULL;
-	}
-	if (pw_oid_equal(&cur, &c->old_oid))
-		return NULL;
-	if (pw_oid_is_zero(&cur))
-		rp_error(s, "cannot lock ref '%s': unable to resolve reference '%s'", c->name,
-		         c->name);
-	else if (pw_oid_is_zero(&c->old_oid))
-		rp_error(s, "cannot lock ref '%s': reference already exists", c->name);
-	else
-		rp_error(s, "cannot lock ref '%s': is at %s but expected %s", c->name,
-		         pw_oid_to_hex(&cur, a), pw_oid_to_hex(&c->old_oid, b));
-	return cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
-}
-
-/* ---- aliased updates ----------------------------------------------------- */
-
-/* A push that names both a symref and its target (refs/heads/bar -> foo):
- * Git updates the target once and skips the symref when both ask for the
- * same change, and refuses both when they disagree. */
-static void check_aliased(struct rp *s)
-{
-	size_t i, j;
-
-	for (i = 0; i < s->cmds.nr; i++) {
-		struct pw_receive_cmd *c = &s->cmds.v[i], *dst = NULL;
-		struct pw_oid o;
-		char *sym = NULL, *target = NULL;
-		char a[PW_MAX_HEXSZ + 1], b[PW_MAX_HEXSZ + 1];
-		char x[PW_MAX_HEXSZ + 1], y[PW_MAX_HEXSZ + 1];
-		int rc;
-
-		if (c->error || pw_refs_read(s->repo, c->name, &o, &sym) || !sym)
-			continue;
-		free(sym);
-		rc = pw_refs_resolve(s->repo, c->name, &o, &target);
-		if (!target || (rc && rc != PW_ENOTFOUND)) {
-			free(target);
-			rp_error(s, "refusing update to broken symref '%s'", c->name);
-			c->skip_update = 1;
-			c->error = "broken symref";
-			continue;
-		}
-		for (j = 0; j < s->cmds.nr; j++)
-			if (!s->cmds.v[j].error && !strcmp(s->cmds.v[j].name, target))
-				dst = &s->cmds.v[j];
-		free(target);
-		if (!dst)
-			continue;
-		c->skip_update = 1;
-		if (pw_oid_equal(&c->old_oid, &dst->old_oid) &&
-		    pw_oid_equal(&c->new_oid, &dst->new_oid))
-			continue;
-		dst->skip_update = 1;
-		pw_oid_to_hex(&c->old_oid, a);
-		pw_oid_to_hex(&c->new_oid, b);
-		pw_oid_to_hex(&dst->old_oid, x);
-		pw_oid_to_hex(&dst->new_oid, y);
-		rp_error(s,
-		         "refusing inconsistent update between symref '%s' (%.7s..%.7s) and its "
-		         "target '%s' (%.7s..%.7s)",
-		         c->name, a, b, dst->name, x, y);
-		c->error = dst->error = "inconsistent aliased update";
-	}
-}
-
-/* ---- hooks --------------------------------------------------------------- */
-
-struct env {
-	char **v;
-	size_t nr;
-};
-
-static int env_add(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int env_add(struct env *e, const char *fmt, ...)
-{
-	char **v = realloc(e->v, (e->nr + 2) * sizeof(*v));
-	va_list ap;
-	int n;
-
-	if (!v)
-		return PW_ENOMEM;
-	e->v = v;
-	va_start(ap, fmt);
-	n = vasprintf(&v[e->nr], fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return PW_ENOMEM;
-	v[++e->nr] = NULL;
-	return 0;
-}
-
-static void env_free(struct env *e)
-{
-	size_t i;
-
-	for (i = 0; i < e->nr; i++)
-		free(e->v[i]);
-	free(e->v);
-}
-
-/* What nonces are signed over: the path the client named, as Git does, so a
- * stateless server checks a nonce another instance gave out for that path. */
-static const char *nonce_path(const struct rp *s)
-{
-	return s->opts->service_path ? s->opts->service_path : pw_repo_git_dir(s->repo);
-}
-
-/* The certificate's blob gets its map entry like any object that arrives
- * (its id in the other algorithm: the same bytes hashed there). */
-static void map_cert(struct rp *s)
-{
-	const struct pw_hash_algo *compat = pw_repo_compat_algo(s->repo);
-	struct pw_compat_map *map = NULL;
-	struct pw_error e;
-
-	if (!compat)
-		return;
-	memset(&e, 0, sizeof(e));
-	if (pw_compat_map_open(&map, pw_repo_objects_dir(s->repo), s->algo, compat, &e) ||
-	    pw_compat_map_add_objects(map, NULL, &s->cert_oid, 1, &e))
-		rp_warning(s, "compat map not updated (run 'packwire compat build'): %s", e.msg);
-	pw_compat_map_free(map);
-}
-
-/* Once, before the first hook: store the certificate as a blob, check
- * its signature and nonce (Git does it when a hook is about to see them). */
-static void prepare_cert(struct rp *s)
-{
-	struct pw_nonce_check nc;
-	size_t bogs;
-
-	if (!s->cert.len || s->cert_prepared)
-		return;
-	s->cert_prepared = 1;
-	s->have_cert_oid =
-	        s->main_odb && !pw_odb_write_loose(s->main_odb, PW_OBJ_BLOB, s->cert.data,
-	                                           s->cert.len, &s->cert_oid);
-	if (s->have_cert_oid)
-		map_cert(s);
-	bogs = pw_push_cert_sig_start(s->cert.data, s->cert.len);
-	if (pw_push_cert_verify(&s->cert_sig, pw_repo_config(s->repo), NULL, s->cert.data, bogs,
-	                        s->cert.data + bogs, s->cert.len - bogs))
-		s->cert_sig.result = 'N';
-	memset(&nc, 0, sizeof(nc));
-	nc.algo = s->algo;
-	nc.seed = s->cert_seed;
-	nc.path = nonce_path(s);
-	nc.issued = s->cert_nonce;
-	nc.stateless = s->opts->stateless_rpc;
-	nc.slop_limit = s->cert_slop_limit;
-	if (pw_push_cert_check_nonce(&nc, s->cert.data, bogs)) {
-		s->nonce_status = pw_nonce_bad;
-		return;
-	}
-	s->nonce_status = nc.status;
-	s->nonce_slop = nc.slop;
-	if (nc.adopted) {
-		free(s->cert_nonce);
-		s->cert_nonce = nc.adopted;
-	}
-}
-
-/* GIT_PUSH_CERT*: what the hooks learn about a signed push. */
-static int cert_env(struct rp *s, struct env *e)
-{
-	char hex[PW_MAX_HEXSZ + 1];
-	int rc;
-
-	if (s->no_cert_env)
-		return 0;
-	prepare_cert(s);
-	if (!s->have_cert_oid)
-		return 0;
-	rc = env_add(e, "GIT_PUSH_CERT=%s", pw_oid_to_hex(&s->cert_oid, hex)) ||
-	     env_add(e, "GIT_PUSH_CERT_SIGNER=%s", s->cert_sig.signer ? s->cert_sig.signer : "") ||
-	     env_add(e, "GIT_PUSH_CERT_KEY=%s", s->cert_sig.key ? s->cert_sig.key : "") ||
-	     env_add(e, "GIT_PUSH_CERT_STATUS=%c", s->cert_sig.result);
-	if (!rc && s->cert_nonce)
-		rc = env_add(e, "GIT_PUSH_CERT_NONCE=%s", s->cert_nonce) ||
-		     env_add(e, "GIT_PUSH_CERT_NONCE_STATUS=%s", s->nonce_status);
-	if (!rc && s->cert_nonce && s->nonce_status == pw_nonce_slop)
-		rc = env_add(e, "GIT_PUSH_CERT_NONCE_SLOP=%ld", s->nonce_slop);
-	/* the certificate names the client's ids, which differ from the
-	 * storage ids the hooks get on stdin when it pushed into the view */
-	if (!rc)
-		rc = env_add(e, "PACKWIRE_PUSH_CERT_OBJECT_FORMAT=%s", s->wire->name);
-	return rc;
-}
-
-static int hook_env(struct rp *s, struct env *e, int quarantined)
-{
-	size_t i;
-	int rc = env_add(e, "GIT_DIR=.") || cert_env(s, e);
-
-	if (!rc && quarantined && s->qdir)
-		rc = env_add(e, "GIT_QUARANTINE_PATH=%s", s->qdir) ||
-		     env_add(e, "GIT_OBJECT_DIRECTORY=%s", s->qdir) ||
-		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s",
-		             pw_repo_objects_dir(s->repo));
-	else if (!rc)
-		rc = env_add(e, "GIT_QUARANTINE_PATH") || env_add(e, "GIT_OBJECT_DIRECTORY") ||
-		     env_add(e, "GIT_ALTERNATE_OBJECT_DIRECTORIES");
-	if (!rc && s->use_push_options) {
-		rc = env_add(e, "GIT_PUSH_OPTION_COUNT=%zu", s->npopts);
-		for (i = 0; i < s->npopts && !rc; i++)
-			rc = env_add(e, "GIT_PUSH_OPTION_%zu=%s", i, s->popts[i]);
-	} else if (!rc) {
-		rc = env_add(e, "GIT_PUSH_OPTION_COUNT");
-	}
-	return rc;
-}
-
-/* Run hook `name` if present: 0 when absent or it succeeded, 1 when it
- * failed (declined), negative when it could not run. */
-static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
-                       size_t input_len, int quarantined);
-
-static int run_hook(struct rp *s, const char *name, const char *const *args, const char *input,
-                    size_t input_len, int quarantined)
-{
-	char *path;
-
-	if (s->opts->ref_store && s->opts->ref_store->objects_only)
-		return 0; /* a cluster's peer: the hooks ran where the push came in */
-	if (!(path = pw_hook_find(s->hooks_dir, name)))
-		return 0;
-	return run_program(s, path, args, input, input_len, quarantined);
-}
-
-/* Run path with args in cwd and the environment e (both freed here; a
- * non-zero env_failed means building e ran out of memory), output relayed
- * to the user: 0, 1 when it failed, negative when it could not run. */
-static int run_with_env(struct rp *s, char *path, const char *const *args, struct env *e,
-                        int env_failed, const char *cwd, const char *input, size_t input_len)
-{
-	struct pw_hook_run h;
-	struct pw_error err;
-	int status = 0, rc;
-
-	if (env_failed) {
-		free(path);
-		env_free(e);
-		return PW_ENOMEM;
-	}
-	memset(&h, 0, sizeof(h));
-	h.path = path;
-	h.args = args;
-	h.env = (const char *const *)e->v;
-	h.cwd = cwd;
-	h.input = input;
-	h.input_len = input_len;
-	h.output = hook_output;
-	h.ctx = s;
-	rc = pw_hook_run(&h, &status, &err);
-	if (rc)
-		rp_error(s, "%s", err.msg);
-	free(path);
-	env_free(e);
-	return rc ? rc : status ? 1 : 0;
-}
-
-/* Run path (freed here) in the repository with the hooks' environment, its
- * output relayed to the user; 0, 1 when it failed, negative when it could
- * not run. */
-static int run_program(struct rp *s, char *path, const char *const *args, const char *input,
-                       size_t input_len, int quarantined)
-{
-	struct env e = {NULL, 0};
-
-	return run_with_env(s, path, args, &e, hook_env(s, &e, quarantined),
-	                    pw_repo_git_dir(s->repo), input, input_len);
-}
-
-/* "<old> <new> <ref>\n" for every command that is still going (and, for
- * the post hooks, that changed something: skip_missing). */
-static int hook_input(struct rp *s, struct pw_buf *b, int skip_missing)
-{
-	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
-	size_t i;
-
-	for (i = 0; i < s->cmds.nr; i++) {
-		struct pw_receive_cmd *c = &s->cmds.v[i];
-
-		const struct pw_receive_report *r;
-
-		if (c->error || (skip_missing && c->did_not_exist))
-			continue;
-		if (!c->reports && pw_buf_addf(b, "%s %s %s\n", pw_oid_to_hex(&c->old_oid, o),
-		                               pw_oid_to_hex(&c->new_oid, n), c->name))
-			return PW_ENOMEM;
-		/* what a proc-receive hook says it did, one line per ref it names */
-		for (r = c->reports; r; r = r->next)
-			if (pw_buf_addf(b, "%s %s %s\n",
-			                pw_oid_to_hex(r->has_old ? &r->old_oid : &c->old_oid, o),
-			                pw_oid_to_hex(r->has_new ? &r->new_oid : &c->new_oid, n),
-			                r->ref_name ? r->ref_name : c->name))
-				return PW_ENOMEM;
-	}
-	return 0;
-}
-
-static void pre_receive(struct rp *s)
-{
-	struct pw_buf in = PW_BUF_INIT;
-	size_t i;
-	int rc;
-
-	if (hook_input(s, &in, 0))
-		rc = PW_ENOMEM;
-	else if (!in.len)
-		rc = 0;
-	else
-		rc = run_hook(s, "pre-receive", NULL, in.data, in.len, 1);
-	pw_buf_free(&in);
-	if (!rc)
-		return;
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
-			s->cmds.v[i].error = "pre-receive hook declined";
-}
-
-static const char *update_hook(struct rp *s, struct pw_receive_cmd *c)
-{
-	char o[PW_MAX_HEXSZ + 1], n[PW_MAX_HEXSZ + 1];
-	const char *args[4];
-
-	args[0] = c->name;
-	args[1] = pw_oid_to_hex(&c->old_oid, o);
-	args[2] = pw_oid_to_hex(&c->new_oid, n);
-	args[3] = NULL;
-	if (!run_hook(s, "update", args, NULL, 0, 1))
-		return NULL;
-	rp_error(s, "hook declined to update %s", c->name);
-	return "hook declined";
-}
-
-static void post_hooks(struct rp *s)
-{
-	struct pw_buf in = PW_BUF_INIT;
-	const char **args;
-	size_t i, n = 0;
-
-	if (!hook_input(s, &in, 1) && in.len)
-		run_hook(s, "post-receive", NULL, in.data, in.len, 0);
-	pw_buf_free(&in);
-	args = calloc(s->cmds.nr + 1, sizeof(*args));
-	if (!args)
-		return;
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error && !s->cmds.v[i].did_not_exist)
-			args[n++] = s->cmds.v[i].name;
-	if (n)
-		run_hook(s, "post-update", args, NULL, 0, 0);
-	free(args);
-}
-
-/* receive.autogc: Git runs "git gc --auto --quiet" after every push that
- * sent commands, its output going to the client; so do we, with stock git
- * (when it is on the PATH). */
-static void auto_gc(struct rp *s)
-{
-	static const char *const args[] = {"gc", "--auto", "--quiet", NULL};
-	char *git;
-
-	/* "git" is found in PATH when it runs; without one nothing happens.
-	 * Stock git refuses a repository with extensions.compatObjectFormat
-	 * (and would not keep its map): no gc there. */
-	if (!s->auto_gc || s->io_failed || pw_repo_compat_algo(s->repo) || !(git = strdup("git")))
-		return;
-	s->no_cert_env = 1;
-	run_program(s, git, args, NULL, 0, 0);
-	s->no_cert_env = 0;
-}
-
-/* receive.procReceiveRefs: the proc-receive hook handles the commands
- * marked for it (after the objects moved in); when it fails, what it did
- * not report on fails with it, and with --atomic everything still going. */
-static void proc_receive(struct rp *s)
-{
-	char *path = pw_hook_find(s->hooks_dir, "proc-receive");
-	struct pw_proc_receive r;
-	struct env e = {NULL, 0};
-	struct pw_buf msg = PW_BUF_INIT;
-	size_t i;
-	int rc = 1;
-
-	if (!path) {
-		rp_error(s, "cannot find hook 'proc-receive'");
-	} else if (hook_env(s, &e, 0)) {
-		rc = PW_ENOMEM;
-	} else {
-		memset(&r, 0, sizeof(r));
-		r.path = path;
-		r.env = (const char *const *)e.v;
-		r.cwd = pw_repo_git_dir(s->repo);
-		r.cmds = &s->cmds;
-		r.atomic = s->atomic;
-		r.push_options = s->use_push_options;
-		r.popts = s->popts;
-		r.npopts = s->npopts;
-		r.output = hook_output;
-		r.ctx = s;
-		rc = pw_proc_receive_run(&r, &msg);
-		if (rc == PW_ENOMEM)
-			rp_error(s, "proc-receive: out of memory");
-		else if (msg.len)
-			rp_error(s, "%s", msg.data);
-	}
-	free(path);
-	env_free(&e);
-	pw_buf_free(&msg);
-	if (!rc)
-		return;
-	for (i = 0; i < s->cmds.nr; i++) {
-		struct pw_receive_cmd *c = &s->cmds.v[i];
-
-		if (!c->error && !(c->run_proc & PW_RECEIVE_PROC_RETURNED) &&
-		    (c->run_proc || s->atomic))
-			c->error = "fail to run proc-receive hook";
-	}
-}
-
-static void fail_all(struct rp *s, const char *why)
-{
-	size_t i;
-
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error)
-			s->cmds.v[i].error = why;
-}
-
-/* ---- receive.denyCurrentBranch=updateInstead ------------------------------ */
-
-/* Run path (freed here) with args in cwd, with GIT_DIR=git_dir (and
- * GIT_WORK_TREE when work_tree), output relayed: 0, 1 failed, <0. */
-static int run_in_worktree(struct rp *s, char *path, const char *const *args, const char *cwd,
-                           const char *git_dir, const char *work_tree)
-{
-	struct env e = {NULL, 0};
-	int rc;
-
-	rc = env_add(&e, "GIT_DIR=%s", git_dir) || env_add(&e, "GIT_QUARANTINE_PATH") ||
-	     env_add(&e, "GIT_OBJECT_DIRECTORY") ||
-	     env_add(&e, "GIT_ALTERNATE_OBJECT_DIRECTORIES") || env_add(&e, "GIT_INDEX_FILE") ||
-	     (work_tree ? env_add(&e, "GIT_WORK_TREE=%s", work_tree)
-	                : env_add(&e, "GIT_WORK_TREE"));
-	return run_with_env(s, path, args, &e, rc, cwd, NULL, 0);
-}
-
-/* Git's push_to_checkout / push_to_deploy: the push-to-checkout hook when
- * there is one, else (with stock git, as Git runs its own commands) refresh
- * the index, require a clean work tree and index, and read-tree -u -m the
- * new commit. NULL when the work tree now matches, else the "ng" reason. */
-static const char *update_worktree(struct rp *s, struct pw_receive_cmd *c)
-{
-	char hex[PW_MAX_HEXSZ + 1], base[PW_MAX_HEXSZ + 1];
-	char *hook = pw_hook_find(s->hooks_dir, "push-to-checkout"), *git;
-	const char *hook_args[] = {hex, NULL};
-	const char *refresh[] = {"update-index", "-q", "--ignore-submodules", "--refresh", NULL};
-	const char *files[] = {"diff-files", "--quiet", "--ignore-submodules", "--", NULL};
-	const char *index[] = {"diff-index", "--quiet", "--cached", "--ignore-submodules",
-	                       base,         "--",      NULL};
-	const char *rtree[] = {"read-tree", "-u", "-m", hex, NULL};
-	struct {
-		const char *const *args;
-		const char *why;
-	} steps[] = {{refresh, "Up-to-date check failed"},
-	             {files, "Working directory has unstaged changes"},
-	             {index, "Working directory has staged changes"},
-	             {rtree, "Could not update working tree to new HEAD"}};
-	size_t i;
-
-	pw_oid_to_hex(&c->new_oid, hex);
-	if (hook)
-		return run_in_worktree(s, hook, hook_args, pw_repo_git_dir(s->repo),
-		                       c->worktree_git_dir, c->worktree)
-		               ? "push-to-checkout hook declined"
-		               : NULL;
-	/* diff-index against HEAD, or the empty tree on an unborn branch */
-	if (pw_oid_is_zero(&c->old_oid))
-		pw_oid_to_hex(s->algo->empty_tree, base);
-	else
-		snprintf(base, sizeof(base), "HEAD");
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if (!(git = strdup("git")))
-			return "Up-to-date check failed";
-		if (run_in_worktree(s, git, steps[i].args, c->worktree, c->worktree_git_dir, NULL))
-			return steps[i].why;
-	}
-	return NULL;
-}
-
 /* ---- ref updates --------------------------------------------------------- */
 
 static int queue_cmd(struct pw_ref_tx *tx, struct pw_receive_cmd *c)
 {
-	if (cmd_is_delete(c))
+	if (pw_rp__cmd_is_delete(c))
 		return pw_ref_tx_delete(tx, c->name,
 		                        pw_oid_is_zero(&c->old_oid) ? NULL : &c->old_oid);
 	return pw_ref_tx_update(tx, c->name, &c->new_oid, &c->old_oid, 0);
@@ -2171,7 +730,7 @@ static void log_update(struct rp *s, struct pw_receive_cmd *c)
 	struct pw_reflog_ident who;
 	struct pw_error e;
 
-	if (cmd_is_delete(c)) {
+	if (pw_rp__cmd_is_delete(c)) {
 		pw_reflog_delete(s->repo, c->name);
 		return;
 	}
@@ -2198,9 +757,9 @@ static void update_refs(struct rp *s)
 			struct pw_receive_cmd *c = &s->cmds.v[i];
 
 			if (c->error || c->skip_update || c->run_proc || !c->worktree ||
-			    !(c->error = update_worktree(s, c)))
+			    !(c->error = pw_rp__update_worktree(s, c)))
 				continue;
-			fail_all(s, "atomic push failure");
+			pw_rp__fail_all(s, "atomic push failure");
 			return;
 		}
 		rc = pw_ref_tx_new(&tx, s->repo);
@@ -2231,7 +790,7 @@ static void update_refs(struct rp *s)
 
 		if (c->error || c->skip_update || c->run_proc)
 			continue;
-		if (c->worktree && (c->error = update_worktree(s, c)))
+		if (c->worktree && (c->error = pw_rp__update_worktree(s, c)))
 			continue;
 		tx = NULL;
 		rc = pw_ref_tx_new(&tx, s->repo);
@@ -2241,28 +800,13 @@ static void update_refs(struct rp *s)
 			rc = pw_ref_tx_commit(tx);
 		if (rc) {
 			rp_error(s, "%s", tx ? pw_ref_tx_error(tx)->msg : "out of memory");
-			c->error = cmd_is_delete(c) ? "failed to delete" : "failed to update ref";
+			c->error = pw_rp__cmd_is_delete(c) ? "failed to delete"
+			                                   : "failed to update ref";
 		} else {
 			log_update(s, c);
 		}
 		pw_ref_tx_free(tx);
 	}
-}
-
-/* The updates through opts->ref_store (a cluster's): it applies them. */
-static void store_refs(struct rp *s)
-{
-	struct pw_error e;
-	size_t i;
-
-	if (pw_rp_store_commit(s->opts->ref_store, s->repo, s->atomic, &s->cmds, &s->store_err,
-	                       &e)) {
-		rp_error(s, "%s", e.msg);
-		return;
-	}
-	for (i = 0; i < s->cmds.nr; i++)
-		if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update && !s->cmds.v[i].run_proc)
-			log_update(s, &s->cmds.v[i]);
 }
 
 /* ---- report -------------------------------------------------------------- */
@@ -2296,9 +840,9 @@ static int send_report(struct rp *s)
 				rc = pw_pkt_writef(&r, "ok %s\n", c->name);
 			if (!rc && rr->ref_name)
 				rc = pw_pkt_writef(&r, "option refname %s\n", rr->ref_name);
-			if (!rc && rr->has_old && !wire_hex(s, &rr->old_oid, hex))
+			if (!rc && rr->has_old && !pw_rp__wire_hex(s, &rr->old_oid, hex))
 				rc = pw_pkt_writef(&r, "option old-oid %s\n", hex);
-			if (!rc && rr->has_new && !wire_hex(s, &rr->new_oid, hex))
+			if (!rc && rr->has_new && !pw_rp__wire_hex(s, &rr->new_oid, hex))
 				rc = pw_pkt_writef(&r, "option new-oid %s\n", hex);
 			if (!rc && rr->forced_update)
 				rc = pw_pkt_writes(&r, "option forced-update\n");
@@ -2321,14 +865,30 @@ static int send_report(struct rp *s)
  * refusal fails everything (returns 1). */
 static int check_ref(struct rp *s, struct pw_receive_cmd *c)
 {
-	if ((c->error = check_rules(s, c)) || (c->error = update_hook(s, c)) ||
-	    (c->error = check_old_value(s, c))) {
+	if ((c->error = pw_rp__check_rules(s, c)) || (c->error = pw_rp__update_hook(s, c)) ||
+	    (c->error = pw_rp__check_old_value(s, c))) {
 		if (s->atomic) {
-			fail_all(s, "atomic push failure");
+			pw_rp__fail_all(s, "atomic push failure");
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The updates through opts->ref_store (a cluster's): it applies them. */
+static void store_refs(struct rp *s)
+{
+	struct pw_error e;
+	size_t i;
+
+	if (pw_rp_store_commit(s->opts->ref_store, s->repo, s->atomic, &s->cmds, &s->store_err,
+	                       &e)) {
+		rp_error(s, "%s", e.msg);
+		return;
+	}
+	for (i = 0; i < s->cmds.nr; i++)
+		if (!s->cmds.v[i].error && !s->cmds.v[i].skip_update && !s->cmds.v[i].run_proc)
+			log_update(s, &s->cmds.v[i]);
 }
 
 static void execute(struct rp *s)
@@ -2338,25 +898,25 @@ static void execute(struct rp *s)
 	struct pw_error e;
 
 	for (i = 0; i < s->cmds.nr; i++)
-		if (!cmd_is_delete(&s->cmds.v[i]))
+		if (!pw_rp__cmd_is_delete(&s->cmds.v[i]))
 			need_pack = 1;
 	/* the parents of the client's shallow commits are not sent (across
-	 * algorithms: once translated, compat_shallow) */
+	 * algorithms: once translated, pw_rp__compat_shallow) */
 	for (i = 0; i < s->nshallow && !s->compat; i++) {
 		int created;
 
 		if (!pw_oidmap_put(&s->fsck_opts.shallow, &s->shallow[i], &created)) {
-			fail_all(s, "out of memory");
+			pw_rp__fail_all(s, "out of memory");
 			return;
 		}
 	}
-	if (need_pack && receive_pack_data(s)) {
-		fail_all(s, "unpacker error");
+	if (need_pack && pw_rp__receive_pack_data(s)) {
+		pw_rp__fail_all(s, "unpacker error");
 		return;
 	}
 	/* from here on every id is a storage id (hooks see those) */
-	if (compat_shallow(s)) {
-		fail_all(s, "out of memory");
+	if (pw_rp__compat_shallow(s)) {
+		pw_rp__fail_all(s, "out of memory");
 		return;
 	}
 	for (i = 0; i < s->cmds.nr && s->compat; i++) {
@@ -2364,7 +924,7 @@ static void execute(struct rp *s)
 		const char *why;
 
 		memset(&e, 0, sizeof(e));
-		if (!c->error && !cmd_is_delete(c) &&
+		if (!c->error && !pw_rp__cmd_is_delete(c) &&
 		    pw_rp_compat_cut_off(s->compat, &c->new_oid)) {
 			/* natively refused without receive.shallowUpdate; with it,
 			 * Git would take the client's shallow roots, which have no
@@ -2386,19 +946,19 @@ static void execute(struct rp *s)
 			c->error = why;
 		}
 	}
-	if (s->nshallow && find_theirs(s)) {
-		fail_all(s, "out of memory");
+	if (s->nshallow && pw_rp__find_theirs(s)) {
+		pw_rp__fail_all(s, "out of memory");
 		return;
 	}
 	/* a shallow push, or into a shallow repository: history ends at
 	 * shallow commits, which the walk knows and the rev-list does not */
-	if (s->theirs.count || is_shallow_repo(s))
-		check_shallow(s);
+	if (s->theirs.count || pw_rp__is_shallow_repo(s))
+		pw_rp__check_shallow(s);
 	else
-		check_connectivity(s);
+		pw_rp__check_connectivity(s);
 	pw_idx_free(s->self_contained);
 	s->self_contained = NULL;
-	reject_hidden(s);
+	pw_rp__reject_hidden(s);
 	for (i = 0; i < s->cmds.nr && s->proc_refs.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
@@ -2410,11 +970,11 @@ static void execute(struct rp *s)
 	if (s->atomic)
 		for (i = 0; i < s->cmds.nr; i++)
 			if (s->cmds.v[i].error) {
-				fail_all(s, "atomic push failure");
+				pw_rp__fail_all(s, "atomic push failure");
 				return;
 			}
-	pre_receive(s);
-	check_aliased(s);
+	pw_rp__pre_receive(s);
+	pw_rp__check_aliased(s);
 	for (i = 0; i < s->cmds.nr; i++) {
 		struct pw_receive_cmd *c = &s->cmds.v[i];
 
@@ -2430,11 +990,11 @@ static void execute(struct rp *s)
 		return;
 	if (s->qdir && pw_quarantine_migrate(s->qdir, pw_repo_objects_dir(s->repo), &e)) {
 		rp_error(s, "%s", e.msg);
-		fail_all(s, "unable to migrate objects to permanent storage");
+		pw_rp__fail_all(s, "unable to migrate objects to permanent storage");
 		return;
 	}
 	if (nproc) {
-		proc_receive(s);
+		pw_rp__proc_receive(s);
 		/* what the hook handed back goes the ordinary way */
 		for (i = 0; i < s->cmds.nr; i++) {
 			struct pw_receive_cmd *c = &s->cmds.v[i];
@@ -2448,7 +1008,7 @@ static void execute(struct rp *s)
 		store_refs(s);
 	else
 		update_refs(s);
-	write_shallow(s);
+	pw_rp__write_shallow(s);
 }
 
 static void session_free(struct rp *s)
@@ -2476,6 +1036,7 @@ static void session_free(struct rp *s)
 	pw_oidmap_free(&s->theirs);
 	free(s->new_shallow.v);
 	pw_rp_compat_free(s->compat);
+	pw_compat_submodules_free(s->subs);
 	pw_hide_refs_free(&s->hidden);
 	pw_fsck_opts_free(&s->fsck_opts);
 	pw_proc_refs_free(&s->proc_refs);
@@ -2515,8 +1076,9 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		goto out;
 	if (opts->ref_store)
 		pw_rp_store_prepare(opts->ref_store, repo, &s.store_err);
-	if (s.cert_seed && !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, nonce_path(&s),
-	                                                       (uint64_t)time(NULL)))) {
+	if (s.cert_seed &&
+	    !(s.cert_nonce = pw_push_cert_nonce(s.algo, s.cert_seed, pw_rp__nonce_path(&s),
+	                                        (uint64_t)time(NULL)))) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -2578,8 +1140,8 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 	}
 	if (s.report)
 		send_report(&s);
-	post_hooks(&s);
-	auto_gc(&s);
+	pw_rp__post_hooks(&s);
+	pw_rp__auto_gc(&s);
 	if (s.update_server_info && s.cmds.nr) { /* as Git, after gc; a failure is not the push's */
 		struct pw_error e;
 

@@ -8,12 +8,34 @@
 #include <stdint.h>
 
 #include "hash/oidmap.h"
+#include "odb/graph.h"
 #include "packwire/odb.h"
 #include "packwire/pkt.h"
 #include "packwire/proto.h"
 #include "packwire/server.h"
 #include "server/compat-serve.h"
-#include "server/graph.h"
+
+/* ---- the commit graph's flags in a fetch -------------------------------- */
+
+enum {
+	G_PARSED = PW_GRAPH_PARSED,
+	G_MISSING = PW_GRAPH_MISSING,           /* not in the odb (or not a commit) */
+	G_SRV_SHALLOW = PW_GRAPH_GRAFTED,       /* in the serving repository's shallow file */
+	G_THEY_HAVE = PW_GRAPH_FIRST_FREE << 0, /* the client has it (a have, or a have's parent) */
+	G_COMMON_KNOWN = PW_GRAPH_FIRST_FREE << 1, /* a want already known reachable from a have */
+	G_SHALLOW = PW_GRAPH_FIRST_FREE << 2,      /* boundary of this fetch's depth */
+	G_NOT_SHALLOW = PW_GRAPH_FIRST_FREE << 3,
+	G_CLIENT_SHALLOW = PW_GRAPH_FIRST_FREE << 4,
+	G_SEEN = PW_GRAPH_FIRST_FREE << 5, /* walk scratch */
+	G_UNINT = PW_GRAPH_FIRST_FREE << 6,
+	G_LISTED = PW_GRAPH_FIRST_FREE << 7,
+	G_CUT_SEND = PW_GRAPH_FIRST_FREE << 8, /* do not send parents of this commit */
+	G_CUT_HAVE = PW_GRAPH_FIRST_FREE << 9, /* the client lacks this commit's parents */
+	G_WANT = PW_GRAPH_FIRST_FREE << 10,
+	G_QUEUED = PW_GRAPH_FIRST_FREE << 11,
+	G_EXCL = PW_GRAPH_FIRST_FREE << 12,        /* reachable from deepen-not */
+	G_HAVE_LISTED = PW_GRAPH_FIRST_FREE << 13, /* in have_objs */
+};
 
 /* ---- session ------------------------------------------------------------ */
 

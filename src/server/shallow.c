@@ -289,19 +289,16 @@ out:
 	return rc;
 }
 
-int pw_srv_compute_shallow(struct pw_upload_session *s)
+/* The client's boundary (its shallow lines) marked in the graph; a line
+ * naming an object we have that is no commit is refused, one we do not
+ * know is ignored, as Git does. */
+static int mark_client_shallow(struct pw_upload_session *s)
 {
 	struct pw_graph *g = &s->graph;
 	struct pw_fetch_args *a = &s->args;
-	uint32_t *start = NULL;
-	size_t n = 0, i;
-	int deepen = a->depth || a->deepen_since || a->deepen_not.nr, rc = 0;
-	/* a shallow repository tells a v2 client its boundary on every fetch,
-	 * as a deepen to the full (grafted) history */
-	int srv_full = !deepen && s->v2 && s->srv_shallow.nr;
-	unsigned depth = srv_full ? INFINITE_DEPTH : a->depth;
+	size_t i;
+	int rc;
 
-	/* the client's boundary */
 	for (i = 0; i < a->shallows.nr; i++) {
 		uint32_t idx;
 
@@ -322,6 +319,57 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 			return rc;
 		g->v[idx].flags |= G_CLIENT_SHALLOW | G_CUT_HAVE;
 	}
+	return 0;
+}
+
+/* The new boundary (s->new_shallow, and nothing sent past it) and the
+ * client's commits that stop being shallow (s->unshallow). */
+static int record_boundary(struct pw_upload_session *s)
+{
+	struct pw_graph *g = &s->graph;
+	struct pw_fetch_args *a = &s->args;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < g->nr; i++) {
+		uint32_t f = g->v[i].flags;
+
+		if ((f & G_SHALLOW) && !(f & G_NOT_SHALLOW)) {
+			g->v[i].flags |= G_CUT_SEND;
+			if (!(f & G_CLIENT_SHALLOW) &&
+			    (rc = pw_srv__push_oid(s, &s->new_shallow, &g->v[i].oid)))
+				return rc;
+		}
+	}
+	for (i = 0; i < a->shallows.nr; i++) {
+		uint32_t idx;
+
+		if ((rc = pw_graph_lookup(g, &a->shallows.v[i], &idx)))
+			return rc;
+		if ((g->v[idx].flags & (G_CLIENT_SHALLOW | G_NOT_SHALLOW)) ==
+		    (G_CLIENT_SHALLOW | G_NOT_SHALLOW)) {
+			g->v[idx].flags &= ~G_CLIENT_SHALLOW;
+			if ((rc = pw_srv__push_oid(s, &s->unshallow, &g->v[idx].oid)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int pw_srv_compute_shallow(struct pw_upload_session *s)
+{
+	struct pw_graph *g = &s->graph;
+	struct pw_fetch_args *a = &s->args;
+	uint32_t *start = NULL;
+	size_t n = 0, i;
+	int deepen = a->depth || a->deepen_since || a->deepen_not.nr, rc = 0;
+	/* a shallow repository tells a v2 client its boundary on every fetch,
+	 * as a deepen to the full (grafted) history */
+	int srv_full = !deepen && s->v2 && s->srv_shallow.nr;
+	unsigned depth = srv_full ? INFINITE_DEPTH : a->depth;
+
+	if ((rc = mark_client_shallow(s)))
+		return rc;
 	if (!deepen && !srv_full)
 		goto cuts;
 
@@ -374,29 +422,8 @@ int pw_srv_compute_shallow(struct pw_upload_session *s)
 	if (rc)
 		goto out;
 
-	/* new boundary and the commits that stop being shallow */
-	for (i = 0; i < g->nr; i++) {
-		uint32_t f = g->v[i].flags;
-
-		if ((f & G_SHALLOW) && !(f & G_NOT_SHALLOW)) {
-			g->v[i].flags |= G_CUT_SEND;
-			if (!(f & G_CLIENT_SHALLOW) &&
-			    (rc = pw_srv__push_oid(s, &s->new_shallow, &g->v[i].oid)))
-				goto out;
-		}
-	}
-	for (i = 0; i < a->shallows.nr; i++) {
-		uint32_t idx;
-
-		if ((rc = pw_graph_lookup(g, &a->shallows.v[i], &idx)))
-			goto out;
-		if ((g->v[idx].flags & (G_CLIENT_SHALLOW | G_NOT_SHALLOW)) ==
-		    (G_CLIENT_SHALLOW | G_NOT_SHALLOW)) {
-			g->v[idx].flags &= ~G_CLIENT_SHALLOW;
-			if ((rc = pw_srv__push_oid(s, &s->unshallow, &g->v[idx].oid)))
-				goto out;
-		}
-	}
+	if ((rc = record_boundary(s)))
+		goto out;
 cuts:
 	/* the client's remaining boundary also stops what we send */
 	for (i = 0; i < a->shallows.nr; i++) {

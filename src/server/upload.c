@@ -16,8 +16,9 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 #include "packwire/version.h"
-#include "server/paths.h"
+#include "proto/adv.h"
 #include "server/filter.h"
+#include "server/paths.h"
 #include "server/session.h"
 #include "server/upload-parts.h"
 
@@ -217,7 +218,7 @@ static int v0_caps(struct pw_upload_session *s, struct pw_buf *caps)
 
 static int v0_advertise(struct pw_upload_session *s)
 {
-	struct pw_buf caps = PW_BUF_INIT, line = PW_BUF_INIT;
+	struct pw_buf caps = PW_BUF_INIT;
 	char hex[PW_MAX_HEXSZ + 1];
 	size_t i;
 	int rc;
@@ -230,24 +231,14 @@ static int v0_advertise(struct pw_upload_session *s)
 		goto out;
 	if (!s->nr_refs) {
 		/* an empty repository still tells its capabilities (and algorithm) */
-		pw_buf_addf(&line, "%s capabilities^{}", pw_oid_to_hex(s->wire->zero_oid, hex));
-		pw_buf_addch(&line, '\0');
-		pw_buf_add(&line, caps.data, caps.len);
-		if ((rc = pw_buf_addch(&line, '\n')) ||
-		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
+		if ((rc = pw_adv__write_no_refs(&s->out, s->wire, caps.data, caps.len)))
 			goto nomem;
 	}
 	for (i = 0; i < s->nr_refs; i++) {
 		const struct pw_adv_ref *r = &s->refs[i];
 
-		pw_buf_reset(&line);
-		pw_buf_addf(&line, "%s %s", pw_srv_hex(s, &r->oid, hex), r->name);
-		if (i == 0) {
-			pw_buf_addch(&line, '\0');
-			pw_buf_add(&line, caps.data, caps.len);
-		}
-		if ((rc = pw_buf_addch(&line, '\n')) ||
-		    (rc = pw_pkt_write(&s->out, line.data, line.len)))
+		if ((rc = pw_adv__write_ref(&s->out, pw_srv_hex(s, &r->oid, hex), r->name,
+		                            i ? NULL : caps.data, caps.len)))
 			goto nomem;
 		if (r->has_peeled && (rc = pw_pkt_writef(&s->out, "%s %s^{}\n",
 		                                         pw_srv_hex(s, &r->peeled, hex), r->name)))
@@ -268,7 +259,6 @@ nomem:
 	rc = pw_error_set(&s->err, rc, "advertisement: %s", pw_strerror(rc));
 out:
 	pw_buf_free(&caps);
-	pw_buf_free(&line);
 	return rc;
 }
 

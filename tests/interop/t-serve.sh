@@ -67,6 +67,12 @@ for algo in sha1 sha256; do
 		n401=$(grep -c '" 401 ' access.log || true)
 		check_fails "$algo v$v: push without a user refused" run_to "$w.anon" \
 			git -C "$w" -c protocol.version=$v push "$A/$algo.git" HEAD:refs/heads/pushed-v$v
+		# the server writes a request's line when the connection completes,
+		# which may be just after the client has its answer: wait (2 s at most)
+		for _ in $(seq 20); do
+			[ "$(grep -c '" 401 ' access.log)" -gt "$n401" ] && break
+			sleep 0.1
+		done
 		check "$algo v$v: ... with 401 in the access log" \
 			test "$(grep -c '" 401 ' access.log)" -gt "$n401"
 		U=${A/http:\/\//http://alice:wrong@}

@@ -12,8 +12,12 @@ Fails when, under src/:
     the library runs inside servers with many threads;
   - a file includes a header of a higher layer, or of a sibling layer
     (client/server, odb/refs);
-and when a public header (include/packwire/*.h) includes a header of a
-higher layer, a public header has no layer in the map below, or a file under
+  - a file is over MAX_FILE_LINES lines, or a function's body (the lines
+    between its opening and its closing brace) over MAX_FUNCTION_LINES: the
+    message names file:line and the count;
+and when docs/architecture.md's table of layers ("| <rank> | `<layer>` |"
+rows) and RANK disagree (checked in a tree that has docs/), when a public
+header (include/packwire/*.h) includes a header of a higher layer, a public header has no layer in the map below, or a file under
 cli/ includes a private library header. With --objects DIR (the library's
 object files) it also fails when a function of one layer calls into a higher
 or sibling layer, and when DIR holds no object file at all (a wrong path
@@ -22,7 +26,8 @@ would otherwise check nothing). No C file under SOURCE_ROOT/src fails too.
 Exceptions live in tests/lint/allowed.txt, one per line:
     <path> <rule> <reason...>
 where rule is the name printed with the violation (e.g. getenv,
-include:packwire/refs.h, call:src/refs). An exception that no longer
+include:packwire/refs.h, call:src/refs, file-length,
+function-length:pw_foo). An exception that no longer
 matches anything is an error too, so the list stays honest.
 
 Usage: lint.py [--objects DIR] [--allowed FILE] SOURCE_ROOT
@@ -37,6 +42,7 @@ import sys
 # compat sits above pack: it writes translated packs through the pack writer.
 # cluster sits above client and server: a cluster node serves (server/) and
 # copies objects to and from its peers with the client (client/).
+# docs/architecture.md explains each layer; its table must match this map.
 RANK = {
     "util": 0, "hash": 1, "repo": 2, "odb": 3, "refs": 3, "pack": 4, "compat": 5, "proto": 5,
     "transport": 6, "client": 7, "server": 7, "cluster": 8, "cli": 9, "umbrella": 10,
@@ -49,8 +55,8 @@ PUBLIC = {
     "odb": "odb", "idx": "odb", "compat": "compat", "convert": "compat",
     "pack-write": "pack", "revlist": "pack", "index-pack": "pack", "bitmap": "pack", "revision": "pack", "repack": "pack",
     "pkt": "proto", "proto": "proto",
-    "transport": "transport", "helper": "transport",
-    "client": "client", "push": "client", "bundle": "client",
+    "transport": "transport", "helper": "transport", "dumb": "transport",
+    "client": "client", "push": "client", "bundle": "client", "helper-serve": "client",
     "server": "server", "receive": "server",
     "packwire": "umbrella", "version": "util", "report": "util",
     "env": "transport", "daemon": "server", "http": "server",
@@ -72,6 +78,9 @@ CALLS = [
     ("umask", re.compile(r"(?<![\w.>])umask\s*\(")),
     ("signal", re.compile(r"(?<![\w.>])(signal|sigaction|sigset|bsd_signal|sysv_signal)\s*\(")),
 ]
+# Sizes (issue 27): a file of src/ says one thing, a function does one job.
+MAX_FILE_LINES = 1500
+MAX_FUNCTION_LINES = 120
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -102,6 +111,56 @@ def strip_comments_and_strings(text):
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def function_bodies(code):
+    """(name, line of the name, body lines) of every function
+    defined in code (comments and strings already blanked): a brace at file
+    scope that follows a closing parenthesis opens a function body."""
+    lines = code.split("\n")
+    cont = False
+    for i, line in enumerate(lines):  # blank preprocessor lines (and macros')
+        directive = cont or line.lstrip().startswith("#")
+        cont = directive and line.rstrip().endswith("\\")
+        if directive:
+            lines[i] = ""
+    code = "\n".join(lines)
+    depth, lineno, start = 0, 1, None
+    for i, c in enumerate(code):
+        if c == "\n":
+            lineno += 1
+        elif c == "{":
+            if depth == 0:
+                head = code[:i].rstrip()
+                start = None
+                if head.endswith(")"):
+                    j, d = len(head) - 1, 0
+                    while j >= 0:  # the parameter list's opening parenthesis
+                        d += {")": 1, "(": -1}.get(head[j], 0)
+                        if d == 0:
+                            break
+                        j -= 1
+                    m = re.search(r"(\w+)\s*$", head[:max(j, 0)])
+                    name_line = code.count("\n", 0, m.start()) + 1 if m else lineno
+                    start = (m.group(1) if m else "?", lineno, name_line)
+            depth += 1
+        elif c == "}" and depth > 0:
+            depth -= 1
+            if depth == 0 and start:
+                yield start[0], start[2], lineno - start[1] - 1
+                start = None
+
+
+def lint_sizes(rel, text, code):
+    """Yield (path, rule, message, line) for a file or function too long."""
+    n = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if n > MAX_FILE_LINES:
+        yield (rel, "file-length", "%d lines (at most %d: split it by responsibility)"
+               % (n, MAX_FILE_LINES), n)
+    for name, line, body in function_bodies(code):
+        if body > MAX_FUNCTION_LINES:
+            yield (rel, "function-length:" + name, "function %s has a body of %d lines (at "
+                   "most %d: cut it in pieces)" % (name, body, MAX_FUNCTION_LINES), line)
 
 
 def header_layer(inc):
@@ -146,6 +205,8 @@ def lint_tree(root):
                 elif not allowed_in(layer, t):
                     yield rel, "include:" + inc, "%s layer includes %s (layer %s)" % (layer, inc, t)
             code = strip_comments_and_strings(text)
+            for v in lint_sizes(rel, text, code):
+                yield v
             for lineno, line in enumerate(code.split("\n"), 1):
                 for rule, rx in CALLS:
                     if rx.search(line):
@@ -177,6 +238,37 @@ def lint_tree(root):
         for inc in INCLUDE.findall(text):
             if "/" in inc and not inc.startswith("packwire/"):
                 yield rel, "include:" + inc, "the CLI uses private header %s" % inc
+
+
+DOC_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*`(\w+)`\s*\|")
+
+
+def lint_doc(root):
+    """Yield (path, rule, message, line) where docs/architecture.md's table
+    of layers and RANK disagree."""
+    if not os.path.isdir(os.path.join(root, "docs")):
+        return
+    rel = os.path.join("docs", "architecture.md")
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        yield rel, "doc-rank", "missing: it describes the layers of RANK in lint.py", 0
+        return
+    seen = {}
+    for lineno, line in enumerate(text.split("\n"), 1):
+        m = DOC_ROW.match(line)
+        if not m:
+            continue
+        rank, layer = int(m.group(1)), m.group(2)
+        seen[layer] = lineno
+        if layer not in RANK:
+            yield rel, "doc-rank", "layer %s is not in lint.py's RANK" % layer, lineno
+        elif RANK[layer] != rank:
+            yield (rel, "doc-rank", "layer %s has rank %d here, %d in lint.py's RANK"
+                   % (layer, rank, RANK[layer]), lineno)
+    for layer in sorted(set(RANK) - set(seen)):
+        yield rel, "doc-rank", "layer %s of lint.py's RANK has no row in the table" % layer, 0
 
 
 def count_objects(objdir):
@@ -252,7 +344,7 @@ def main(argv):
                     sys.stderr.write("%s:%d: an exception needs a reason\n" % (allowed_path, n))
                     return 1
                 allowed[(p[0], p[1])] = [n, 0]
-    found = list(lint_tree(root))
+    found = list(lint_tree(root)) + list(lint_doc(root))
     failed = 0
     if not any(f.endswith(".c") for _, _, fs in os.walk(os.path.join(root, "src")) for f in fs):
         print("%s: no source files under src/: is this the packwire tree?" % root)
@@ -263,12 +355,14 @@ def main(argv):
                   "the --objects path" % objdir)
             failed = 1
         found += list(lint_objects(root, objdir))
-    for rel, rule, msg in found:
+    for v in found:
+        rel, rule, msg = v[:3]
         key = (rel, rule)
         if key in allowed:
             allowed[key][1] += 1
             continue
-        print("%s: %s [%s]" % (rel, msg, rule))
+        where = "%s:%d" % (rel, v[3]) if len(v) > 3 and v[3] else rel
+        print("%s: %s [%s]" % (where, msg, rule))
         failed = 1
     for (rel, rule), (n, used) in sorted(allowed.items(), key=lambda kv: kv[1][0]):
         if not used:

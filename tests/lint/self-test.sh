@@ -45,6 +45,59 @@ if [ $? -ne 1 ] || ! grep -q 'noobj: no object files' "$tmp/out5"; then
 	cat "$tmp/out5"
 	exit 1
 fi
+# Sizes: a function body of 121 lines fails (one of 120 passes), and so does
+# a file of 1,501 lines; each names file:line and the count.
+mkdir -p "$tmp/sizes/src/util"
+{
+	printf 'int pw_ok(void)\n{\n'
+	for i in $(seq 120); do printf '\t;\n'; done
+	printf '}\n\nstatic int too_long(int a,\n                    int b)\n{\n'
+	for i in $(seq 120); do printf '\t;\n'; done
+	printf '\treturn a + b;\n}\n'
+	for i in $(seq 1252); do printf '/* filler */\n'; done
+} >"$tmp/sizes/src/util/long.c"
+"$py" "$here/lint.py" "$tmp/sizes" >"$tmp/out6" 2>&1
+rc=$?
+printf '%s\n' \
+	'src/util/long.c:125: function too_long has a body of 121 lines (at most 120: cut it in pieces) [function-length:too_long]' \
+	'src/util/long.c:1501: 1501 lines (at most 1500: split it by responsibility) [file-length]' >"$tmp/want6"
+if [ $rc -ne 1 ] || ! grep -v '^lint: FAILED' "$tmp/out6" | sort | diff -u "$tmp/want6" -; then
+	echo "FAIL: lint missed or misreported a long function or file (exit $rc)"
+	cat "$tmp/out6"
+	exit 1
+fi
+# docs/architecture.md's table must give every layer of RANK its rank.
+mkdir -p "$tmp/doc/src/pack" "$tmp/doc/docs"
+cp "$here/fixture/src/pack/ok.c" "$tmp/doc/src/pack/"
+"$py" - "$here/lint.py" >"$tmp/doc/docs/architecture.md" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("lint", sys.argv[1])
+lint = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lint)
+print("| Rank | Layer |\n|---|---|")
+for layer, rank in sorted(lint.RANK.items(), key=lambda kv: kv[1]):
+    print("| %d | `%s` | the %s layer |" % (rank, layer, layer))
+PY
+if ! "$py" "$here/lint.py" "$tmp/doc" >"$tmp/out7" 2>&1; then
+	echo "FAIL: lint rejected a table of layers that matches RANK"
+	cat "$tmp/out7"
+	exit 1
+fi
+sed -i -e 's/^| [0-9]* | `odb` |/| 4 | `odb` |/' -e '/`refs`/d' "$tmp/doc/docs/architecture.md"
+"$py" "$here/lint.py" "$tmp/doc" >"$tmp/out7" 2>&1
+if [ $? -ne 1 ] || ! grep -q '^docs/architecture.md:[0-9]*: layer odb has rank 4 here, 3 in lint.py' "$tmp/out7" ||
+	! grep -q '^docs/architecture.md: layer refs of lint.py.s RANK has no row' "$tmp/out7"; then
+	echo "FAIL: lint missed a table of layers that differs from RANK"
+	cat "$tmp/out7"
+	exit 1
+fi
+rm "$tmp/doc/docs/architecture.md"
+"$py" "$here/lint.py" "$tmp/doc" >"$tmp/out7" 2>&1
+if [ $? -ne 1 ] || ! grep -q '^docs/architecture.md: missing' "$tmp/out7"; then
+	echo "FAIL: lint passed a tree with docs/ but without docs/architecture.md"
+	cat "$tmp/out7"
+	exit 1
+fi
 # Calls between layers, from object files: util calling into pack fails.
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1; then

@@ -112,6 +112,23 @@ static void test_alternates(void)
 	             PW_EPROTO);
 }
 
+/* The WebDAV push's objects/info/packs: the new pack first, once. */
+static void test_packs_add(void)
+{
+	static const char old[] = "P pack-1.pack\n\n";
+	struct pw_buf b = PW_BUF_INIT;
+
+	CHECK_EQ_INT(pw_dumb_info_packs_add(NULL, 0, "pack-2.pack", &b), 0);
+	CHECK(b.len == 14 && !memcmp(b.data, "P pack-2.pack\n", 14));
+	pw_buf_reset(&b);
+	CHECK_EQ_INT(pw_dumb_info_packs_add(old, sizeof(old) - 1, "pack-2.pack", &b), 0);
+	CHECK(b.len == 29 && !memcmp(b.data, "P pack-2.pack\nP pack-1.pack\n\n", 29));
+	pw_buf_reset(&b);
+	CHECK_EQ_INT(pw_dumb_info_packs_add(old, sizeof(old) - 1, "pack-1.pack", &b), 1);
+	CHECK_EQ_INT(b.len, 0);
+	pw_buf_free(&b);
+}
+
 int main(void)
 {
 	size_t i;
@@ -122,5 +139,6 @@ int main(void)
 		test_packs(algos[i]);
 	}
 	test_alternates();
+	test_packs_add();
 	return pw_test_done();
 }

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "odb/fsck.h"
 #include "odb/idx.h"
 #include "packwire/fs.h"
 #include "packwire/object.h"
-#include "server/fsck.h"
 
 enum sev { SEV_IGNORE = 1, SEV_INFO, SEV_WARN, SEV_ERROR, SEV_FATAL };
 

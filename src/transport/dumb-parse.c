@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client-priv.h"
-#include "client/dumb.h"
 #include "packwire/buf.h"
 #include "packwire/hash.h"
 #include "proto/quote.h"
+#include "transport/dumb.h"
 
 static int bad(struct pw_error *err, const char *file, size_t line, const char *what,
                const uint8_t *p, size_t n)
@@ -55,21 +54,11 @@ static int name_ok(const uint8_t *p, size_t n)
 	return 1;
 }
 
-/* The guess the spec allows for dumb HTTP: 40 hex digits are SHA-1, 64 SHA-256. */
-static const struct pw_hash_algo *guess_algo_by_hexlen(size_t len)
+int pw_dumb_parse_refs(const uint8_t *p, size_t n, pw_dumb_ref_fn fn, void *ctx,
+                       const struct pw_hash_algo **algo, struct pw_error *err)
 {
-	if (len == pw_hash_sha1.hexsz)
-		return &pw_hash_sha1;
-	if (len == pw_hash_sha256.hexsz)
-		return &pw_hash_sha256;
-	return NULL;
-}
-
-int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
-                            const struct pw_hash_algo **algo, struct pw_error *err)
-{
-	const uint8_t *line, *tab;
-	size_t off = 0, len, no = 0;
+	const uint8_t *line, *tab, *prev = NULL;
+	size_t off = 0, len, no = 0, prev_len = 0;
 	int rc;
 
 	*algo = NULL;
@@ -77,6 +66,7 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		struct pw_oid oid;
 		const uint8_t *name;
 		size_t hexlen, nlen;
+		int peeled;
 
 		no++;
 		if (len && line[len - 1] == '\r')
@@ -91,7 +81,7 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		if (!*algo) {
 			if (!is_hex(line, hexlen))
 				return bad(err, "info/refs", no, "not an object id", line, hexlen);
-			if (!(*algo = guess_algo_by_hexlen(hexlen)))
+			if (!(*algo = pw_hash_guess_from_hexlen(hexlen)))
 				return pw_error_set(err, PW_EPROTO,
 				                    "dumb HTTP: info/refs: an object id of %zu hex "
 				                    "digits is neither SHA-1 (40) nor SHA-256 (64)",
@@ -108,26 +98,17 @@ int pw_dumb_parse_info_refs(const uint8_t *p, size_t n, struct pw_adv *a,
 		nlen = len - hexlen - 1;
 		if (!name_ok(name, nlen))
 			return bad(err, "info/refs", no, "bad ref name", name, nlen);
-		if (nlen > 3 && !memcmp(name + nlen - 3, "^{}", 3)) {
-			struct pw_remote_ref *prev = a->nr ? &a->refs[a->nr - 1] : NULL;
-
-			if (!prev || strlen(prev->name) != nlen - 3 ||
-			    memcmp(prev->name, name, nlen - 3))
-				return bad(err, "info/refs", no, "peeled value without its ref",
-				           name, nlen);
-			prev->peeled = oid;
-			prev->has_peeled = 1;
-		} else {
-			struct pw_remote_ref *r = NULL;
-
-			if ((rc = pw_adv__add_ref(a, (const char *)name, nlen, &r, err)))
-				return rc;
-			r->oid = oid;
+		peeled = nlen > 3 && !memcmp(name + nlen - 3, "^{}", 3);
+		if (peeled && (!prev || prev_len != nlen - 3 || memcmp(prev, name, nlen - 3)))
+			return bad(err, "info/refs", no, "peeled value without its ref", name,
+			           nlen);
+		if (!peeled) {
+			prev = name;
+			prev_len = nlen;
 		}
+		if ((rc = fn(ctx, (const char *)name, peeled ? nlen - 3 : nlen, &oid, peeled)))
+			return rc;
 	}
-	a->algo = *algo ? *algo : &pw_hash_sha1;
-	a->empty = a->nr == 0;
-	a->state = PW_ADV_DONE;
 	return 0;
 }
 
@@ -152,7 +133,7 @@ int pw_dumb_parse_head(const uint8_t *p, size_t n, const struct pw_hash_algo *al
 		return 0;
 	}
 	if (!algo)
-		algo = guess_algo_by_hexlen(n);
+		algo = pw_hash_guess_from_hexlen(n);
 	if (!algo || n != algo->hexsz || !is_hex(p, n) ||
 	    pw_oid_from_hex(oid, (const char *)p, n, algo))
 		return bad(err, "HEAD", 1, "neither 'ref: <name>' nor an object id", p, n);

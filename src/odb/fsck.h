@@ -16,8 +16,8 @@
  * are printed as warnings), receive.fsck.<id>=error|warn|ignore changes one
  * severity and receive.fsck.skipList names objects not to complain about.
  */
-#ifndef PW_SERVER_FSCK_H
-#define PW_SERVER_FSCK_H
+#ifndef PW_ODB_FSCK_H
+#define PW_ODB_FSCK_H
 
 #include <stddef.h>
 

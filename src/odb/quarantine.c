@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "odb/quarantine.h"
 #include "packwire/buf.h"
-#include "server/quarantine.h"
 #include "util/fs.h"
 
 int pw_quarantine_create(char **dir, const char *objects_dir, struct pw_error *err)

@@ -1,8 +1,8 @@
 /* Running repository hooks (pre-receive, update, post-receive, ...) as child
  * processes: stdin fed from memory, stdout and stderr merged and handed to a
  * callback as they arrive (receive-pack relays them on side-band 2). */
-#ifndef PW_SERVER_HOOK_H
-#define PW_SERVER_HOOK_H
+#ifndef PW_REPO_HOOK_H
+#define PW_REPO_HOOK_H
 
 #include <stddef.h>
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/hook.h"
+#include "repo/hook.h"
 #include "util/fs.h"
 #include "util/spawn.h"
 

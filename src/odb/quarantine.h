@@ -2,8 +2,8 @@
  * objects/tmp_objdir-incoming-XXXXXX (with pack/ and an alternates file
  * pointing at the main object directory, so lookups see both) and only moved
  * into the repository once the push is accepted. */
-#ifndef PW_SERVER_QUARANTINE_H
-#define PW_SERVER_QUARANTINE_H
+#ifndef PW_ODB_QUARANTINE_H
+#define PW_ODB_QUARANTINE_H
 
 #include "packwire/error.h"
 

@@ -1,10 +1,9 @@
-/* A small commit graph for one fetch: nodes keyed by oid, parsed on demand,
- * with flag bits for negotiation and shallow computation. */
+/* A commit graph over an object database: see graph.h. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "odb/graph.h"
 #include "packwire/object.h"
-#include "server/graph.h"
 
 void pw_graph_init(struct pw_graph *g, struct pw_odb *odb, struct pw_error *err)
 {
@@ -67,14 +66,14 @@ int pw_graph_parse(struct pw_graph *g, uint32_t idx)
 	int type, rc;
 	size_t i;
 
-	if (g->v[idx].flags & G_PARSED)
+	if (g->v[idx].flags & PW_GRAPH_PARSED)
 		return 0;
-	if (g->v[idx].flags & G_MISSING)
+	if (g->v[idx].flags & PW_GRAPH_MISSING)
 		return PW_ENOTFOUND;
 	oid = g->v[idx].oid;
 	rc = pw_odb_read(g->odb, &oid, &type, &g->buf);
 	if (rc == PW_ENOTFOUND || (!rc && type != PW_OBJ_COMMIT)) {
-		g->v[idx].flags |= G_MISSING;
+		g->v[idx].flags |= PW_GRAPH_MISSING;
 		return PW_ENOTFOUND;
 	}
 	if (rc)
@@ -84,7 +83,7 @@ int pw_graph_parse(struct pw_graph *g, uint32_t idx)
 		return rc;
 	if (g->grafts && pw_oidmap_get(g->grafts, &oid)) {
 		ci.nr_parents = 0; /* the history stops here */
-		g->v[idx].flags |= G_SRV_SHALLOW;
+		g->v[idx].flags |= PW_GRAPH_GRAFTED;
 	}
 	if (g->parents_nr + ci.nr_parents > g->parents_alloc) {
 		size_t na = g->parents_alloc ? g->parents_alloc * 2 : 512;
@@ -115,7 +114,7 @@ int pw_graph_parse(struct pw_graph *g, uint32_t idx)
 	g->v[idx].nparents = (uint32_t)ci.nr_parents;
 	g->v[idx].tree = ci.tree;
 	g->v[idx].date = ci.commit_time;
-	g->v[idx].flags |= G_PARSED;
+	g->v[idx].flags |= PW_GRAPH_PARSED;
 	g->parents_nr += ci.nr_parents;
 	pw_commit_info_free(&ci);
 	return 0;
