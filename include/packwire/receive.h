@@ -40,8 +40,7 @@ struct pw_store_update {
  * returns 0, or a negative code (err set) when nothing was applied.
  */
 struct pw_ref_store {
-	int (*prepare)(void *data, struct pw_repo *repo, const char *service,
-	               struct pw_error *err);
+	int (*prepare)(void *data, struct pw_repo *repo, const char *service, struct pw_error *err);
 	int (*commit)(void *data, struct pw_repo *repo, int atomic, struct pw_store_update *u,
 	              size_t n, struct pw_error *err);
 	void *data;
