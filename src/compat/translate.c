@@ -537,17 +537,16 @@ int pw_compat_xlate_object(struct pw_compat_xlate *x, const struct pw_oid *root,
 	return 0;
 }
 
-/* The blobs first, each pack's in the order of the file. A blob's id needs
- * all of its content; read in the order of the ids, most delta chains are
- * rebuilt from their roots, while in pack order each delta finds its base
- * in the cache. An entry that cannot be read is left to the caller's loop
- * over every object to report. */
-int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err)
+/* Translate the packed objects whose type is in types (a mask of 1 << type),
+ * each pack's in the order of the file. The ids are taken first: reading
+ * reorders the odb's list of packs (most recently used first). An entry
+ * that cannot be read is left to the caller's loop over every object. */
+static int xlate_packed_in_file_order(struct pw_compat_xlate *x, unsigned types,
+                                      struct pw_error *err)
 {
-	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0;
-	/* reading reorders the odb's list of packs (most recently used
-	 * first): take them all before */
+	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0, nr = 0, alloc = 0;
 	struct pw_pack **packs = malloc((npacks ? npacks : 1) * sizeof(*packs));
+	struct pw_oid *oids = NULL;
 	int rc = 0;
 
 	if (!packs)
@@ -563,53 +562,10 @@ int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err
 		if (pw_pack_revindex(p, &e))
 			continue;
 		for (uint32_t j = 0; j < p->nr && !rc; j++) {
-			struct pw_oid oid;
 			int type;
 
-			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) ||
-			    type != PW_OBJ_BLOB)
-				continue;
-			pw_idx_nth_oid(p->idx, p->rev_pos[j], &oid);
-			rc = pw_compat_xlate_object(x, &oid, err);
-		}
-	}
-	free(packs);
-	return rc;
-}
-
-void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)
-{
-	*out = x->done;
-	memset(&x->done, 0, sizeof(x->done));
-}
-
-/* The packed commits and tags, each pack's in the order of the file (the
- * blobs are done: pw_compat__xlate_blobs_first), before the caller's loop
- * over every object: each tree is then reached from its commit. */
-int pw_compat__xlate_packed_commits_first(struct pw_compat_xlate *x, struct pw_error *err)
-{
-	size_t npacks = pw_odb_pack_count(x->o.odb), n = 0, nr = 0, alloc = 0;
-	struct pw_pack **packs = malloc((npacks ? npacks : 1) * sizeof(*packs));
-	struct pw_oid *oids = NULL;
-	int rc = 0;
-
-	if (!packs)
-		return pw_error_set(err, PW_ENOMEM, "out of memory");
-	for (size_t k = 0; k < npacks; k++)
-		if (!pw_odb_pack(x->o.odb, k, &packs[n]))
-			n++;
-	/* the ids first: translating reads, which reorders the packs */
-	for (size_t k = 0; k < n && !rc; k++) {
-		struct pw_pack *p = packs[k];
-		struct pw_error e = {0};
-
-		if (pw_pack_revindex(p, &e))
-			continue;
-		for (uint32_t j = 0; j < p->nr && !rc; j++) {
-			int type;
-
-			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) ||
-			    (type != PW_OBJ_COMMIT && type != PW_OBJ_TAG))
+			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) || type < 0 ||
+			    type > 31 || !(types & 1u << type))
 				continue;
 			if (nr == alloc) {
 				size_t na = alloc ? 2 * alloc : 1024;
@@ -630,4 +586,26 @@ int pw_compat__xlate_packed_commits_first(struct pw_compat_xlate *x, struct pw_e
 	free(oids);
 	free(packs);
 	return rc;
+}
+
+/* The blobs first. A blob's id needs all of its content; read in the order
+ * of the ids, most delta chains are rebuilt from their roots, while in pack
+ * order each delta finds its base in the cache. */
+int pw_compat__xlate_blobs_first(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	return xlate_packed_in_file_order(x, 1u << PW_OBJ_BLOB, err);
+}
+
+void pw_compat__xlate_take_pairs(struct pw_compat_xlate *x, struct pw_compat_pairs *out)
+{
+	*out = x->done;
+	memset(&x->done, 0, sizeof(x->done));
+}
+
+/* The packed commits and tags (the blobs are done:
+ * pw_compat__xlate_blobs_first), before the caller's loop over every
+ * object: each tree is then reached from its commit. */
+int pw_compat__xlate_packed_commits_first(struct pw_compat_xlate *x, struct pw_error *err)
+{
+	return xlate_packed_in_file_order(x, 1u << PW_OBJ_COMMIT | 1u << PW_OBJ_TAG, err);
 }
