@@ -1011,16 +1011,25 @@ static void execute(struct rp *s)
 	pw_rp__write_shallow(s);
 }
 
+/* The pushed objects' quarantine, its odb and directory, gone. */
+static void drop_quarantine(struct rp *s)
+{
+	if (s->q_odb) {
+		pw_odb_free(s->q_odb);
+		s->q_odb = NULL;
+	}
+	if (s->qdir) {
+		pw_quarantine_remove(s->qdir);
+		free(s->qdir);
+		s->qdir = NULL;
+	}
+}
+
 static void session_free(struct rp *s)
 {
 	size_t i;
 
-	if (s->q_odb)
-		pw_odb_free(s->q_odb);
-	if (s->qdir) {
-		pw_quarantine_remove(s->qdir);
-		free(s->qdir);
-	}
+	drop_quarantine(s);
 	if (s->main_odb)
 		pw_odb_free(s->main_odb);
 	if (s->rd_init)
@@ -1128,16 +1137,7 @@ int pw_receive_pack(struct pw_repo *repo, int in_fd, int out_fd, const struct pw
 		}
 	}
 	execute(&s);
-	/* drop the quarantine before anyone hears the result */
-	if (s.q_odb) {
-		pw_odb_free(s.q_odb);
-		s.q_odb = NULL;
-	}
-	if (s.qdir) {
-		pw_quarantine_remove(s.qdir);
-		free(s.qdir);
-		s.qdir = NULL;
-	}
+	drop_quarantine(&s); /* before anyone hears the result */
 	if (s.report)
 		send_report(&s);
 	pw_rp__post_hooks(&s);
