@@ -331,6 +331,18 @@ static int spool_add(struct req *r, const char *data, size_t len)
 	return 0;
 }
 
+/* A fresh backend request with what every request of r says about itself. */
+static void req_http_request(const struct req *r, struct pw_http_request *hr)
+{
+	pw_http_request_init(hr);
+	hr->method = r->method;
+	hr->path_info = r->url;
+	hr->query = r->query;
+	hr->server_protocol = r->version;
+	hr->content_type = r->ctype;
+	hr->content_encoding = r->cenc;
+}
+
 static long body_read(void *ctx, void *buf, size_t len)
 {
 	struct req *r = ctx;
@@ -669,13 +681,7 @@ static void *worker_main(void *arg)
 		served = 1;
 		if (r->fd >= 0)
 			lseek(r->fd, 0, SEEK_SET);
-		pw_http_request_init(&hr);
-		hr.method = r->method;
-		hr.path_info = r->url;
-		hr.query = r->query;
-		hr.server_protocol = r->version;
-		hr.content_type = r->ctype;
-		hr.content_encoding = r->cenc;
+		req_http_request(r, &hr);
 		hr.git_protocol = r->gitproto;
 		hr.remote_user = r->user;
 		hr.remote_addr = r->addr;
@@ -983,13 +989,7 @@ static int admit(struct req *r, int again)
 	int rc;
 
 	pw_error_clear(&err);
-	pw_http_request_init(&hr);
-	hr.method = r->method;
-	hr.path_info = r->url;
-	hr.query = r->query;
-	hr.server_protocol = r->version;
-	hr.content_type = r->ctype;
-	hr.content_encoding = r->cenc;
+	req_http_request(r, &hr);
 	hr.project_root = s->base;
 	hr.export_all = 1;
 	hr.max_request_buffer = s->o.max_request_buffer;
