@@ -86,7 +86,7 @@ def main():
     made = set()
     body = []
     total = 0
-    for n in order:
+    for m, n in enumerate(order):
         dv = dvs[n]
         conds = read_ubc(root, dv)
         total += len(conds)
@@ -116,6 +116,7 @@ def main():
                 else:
                     body.append("\t%s = %s(%s, %s);\n" % (var, op, var, t))
         body.append("\tPASS(%d, V_ANDNOT(f, g));\n" % n)
+        body.append("\tAFTER_DV(%d);\n" % m)
 
     with open(os.path.join(out, "sha1dc-ubc.inc"), "w") as f:
         f.write(NOTICE)
@@ -124,11 +125,18 @@ def main():
                 " * (expanded word t), V_ROL(x, n) (n in 1..31), V_XOR, V_OR, V_AND,\n"
                 " * V_ANDNOT(a, b) (~a & b), V_ZERO, V_ONES and PASS(dv, x): bit 0 of\n"
                 " * each lane of x is 1 where that block meets every condition of dv.\n"
+                " * AFTER_DV(m), after the m-th DV (0..31) in this order, is where a\n"
+                " * function may put other work to run beside the conditions (the\n"
+                " * fused kernel's SHA-1 rounds); it does nothing unless defined.\n"
                 " * %d conditions over %d rotated words. */\n" % (total, len(made)))
+        f.write("#ifndef AFTER_DV\n#define AFTER_DV(m) ((void)0)\n"
+                "#define PW_SHA1DC_AFTER_DV_DEFAULT\n#endif\n")
         f.write("{\n\tV f, g;\n")
         for line in body:
             f.write(line)
         f.write("}\n")
+        f.write("#ifdef PW_SHA1DC_AFTER_DV_DEFAULT\n#undef AFTER_DV\n"
+                "#undef PW_SHA1DC_AFTER_DV_DEFAULT\n#endif\n")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,16 @@ int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20]);
  * pass: what a small object costs is one pass, not three. */
 int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20]);
 
+/* Two messages, each the bytes of a then b, hashed at once (where the CPU
+ * can run two chains beside each other; else one after the other): the
+ * digests into out; bit i of the result is set when message i was part of
+ * a collision attack. */
+struct pw_sha1dc_msg {
+	const void *a, *b;
+	size_t alen, blen;
+};
+int pw_sha1dc_oneshot2(const struct pw_sha1dc_msg m[2], uint8_t out[2][20]);
+
 /* A seam for the tests: real colliding Git objects need a new attack, so
  * the end-to-end tests of the refusal paths (index-pack, receive-pack,
  * fetch, ...) make the detector report a digest of their choice. Set only by
@@ -54,9 +64,10 @@ extern int (*pw_sha1dc__test_collision)(const uint8_t digest[20]);
  * Process-wide: call it before hashing starts. */
 enum pw_sha1dc_impl {
 	PW_SHA1DC_AUTO,
-	PW_SHA1DC_GENERIC, /* plain C bit conditions, OpenSSL compression */
-	PW_SHA1DC_AVX2,    /* 8 blocks a pass */
-	PW_SHA1DC_AVX512,  /* 16 blocks a pass */
+	PW_SHA1DC_GENERIC,    /* plain C bit conditions, OpenSSL compression */
+	PW_SHA1DC_AVX2,       /* 8 blocks a pass */
+	PW_SHA1DC_AVX512,     /* 16 blocks a pass */
+	PW_SHA1DC_AVX512_SHA, /* the same with the SHA instructions in one kernel */
 };
 int pw_sha1dc_select(enum pw_sha1dc_impl impl);
 const char *pw_sha1dc_impl_name(void);
@@ -85,5 +96,28 @@ pw_sha1dc_states_fn pw_sha1dc__states_sha(void); /* NULL when not there */
  * instructions. */
 typedef void (*pw_sha1dc_forward_fn)(uint32_t s[5], const uint32_t *w, int g0, int g1);
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void); /* NULL when not there */
+
+/* The fused kernel: exactly PW_SHA1DC_BATCH blocks at rows[0..16) of one
+ * message compressed into ihv with the SHA instructions while their bit
+ * conditions are tested; returns the flagged blocks as ubc does, and for each
+ * flagged block i what its check needs in saved[i]. */
+struct pw_sha1dc_saved {
+	uint32_t w[80];          /* the expanded message words */
+	uint32_t s56[5], s64[5]; /* the states before steps 56 and 64 */
+	uint32_t out[5];         /* the chaining value after the block */
+};
+typedef uint32_t (*pw_sha1dc_fused_fn)(uint32_t ihv[5], const uint8_t *const *rows, uint32_t *dvs,
+                                       struct pw_sha1dc_saved *saved);
+pw_sha1dc_fused_fn pw_sha1dc__fused_avx512(void); /* NULL when not built or not there */
+/* The same for two messages at once: 8 blocks of one at rows[0..8) into
+ * ihv, 8 of another at rows[8..16) into ihv_b; the SHA instructions wait on
+ * their latency, so two chains cost little more than one. */
+typedef uint32_t (*pw_sha1dc_fused2_fn)(uint32_t ihv[5], uint32_t ihv_b[5],
+                                        const uint8_t *const *rows, uint32_t *dvs,
+                                        struct pw_sha1dc_saved *saved);
+pw_sha1dc_fused2_fn pw_sha1dc__fused2_avx512(void); /* NULL when not built or not there */
+/* The check of a block whose states the fused kernel kept: 1 when it is
+ * part of an attack along one of the DVs in dvmask. */
+int pw_sha1dc__check_saved(const struct pw_sha1dc_saved *saved, uint32_t dvmask);
 
 #endif

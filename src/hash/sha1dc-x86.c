@@ -128,7 +128,7 @@ AVX2_TARGET static uint32_t ubc_avx2(const uint8_t *const *rows, size_t n, uint3
 /* AVX-512: 16 blocks. */
 
 /* Rows r[0..15] (16 words each) become columns: r[t] = word t of every row. */
-AVX512_TARGET static inline void transpose16(__m512i r[16])
+AVX512_TARGET __attribute__((always_inline)) static inline void transpose16(__m512i r[16])
 {
 	__m512i a[16], b[16];
 	int i, j;
@@ -290,30 +290,124 @@ SHA_TARGET static void forward_sha(uint32_t s[5], const uint32_t *w, int g0, int
 {
 	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)s), 0x1b);
 	__m128i prev = abcd, e = _mm_set_epi32((int)s[4], 0, 0, 0), x;
-	int k;
+	int k = g0;
 
-	for (k = g0; k < g1; k++) {
-		__m128i g = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(w + 4 * k)), 0x1b);
-
-		x = k == g0 ? _mm_add_epi32(e, g) : _mm_sha1nexte_epu32(prev, g);
-		prev = abcd;
-		switch (k / 5) {
-		case 0:
-			abcd = _mm_sha1rnds4_epu32(abcd, x, 0);
-			break;
-		case 1:
-			abcd = _mm_sha1rnds4_epu32(abcd, x, 1);
-			break;
-		case 2:
-			abcd = _mm_sha1rnds4_epu32(abcd, x, 2);
-			break;
-		default:
-			abcd = _mm_sha1rnds4_epu32(abcd, x, 3);
-			break;
-		}
+	/* one loop for each round function: its number is an immediate, and
+	 * a switch in one loop mispredicts where the calls' ranges differ */
+#define FWD_LOOP(f)                                                                                \
+	for (; k < g1 && k < 5 * ((f) + 1); k++) {                                                 \
+		__m128i g =                                                                        \
+		        _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(w + 4 * k)), 0x1b);    \
+                                                                                                   \
+		x = k == g0 ? _mm_add_epi32(e, g) : _mm_sha1nexte_epu32(prev, g);                  \
+		prev = abcd;                                                                       \
+		abcd = _mm_sha1rnds4_epu32(abcd, x, f);                                            \
 	}
+	FWD_LOOP(0)
+	FWD_LOOP(1)
+	FWD_LOOP(2)
+	FWD_LOOP(3)
+#undef FWD_LOOP
 	ni_state(abcd, prev, s);
 }
+
+/* ------------------------------------------------------------------ */
+/* The fused kernels: blocks compressed with the SHA instructions while their
+ * bit conditions are tested in AVX-512 lanes. A block's rounds depend on
+ * the block before, so one message's SHA-1 waits on the latency of its
+ * rounds and leaves the vector units mostly idle; the conditions, which
+ * need the message words only, fill them, and so does a second message's
+ * chain where there is one. sha1dc-fused.inc is the kernel's body, made
+ * twice: 16 blocks of one message, and 8 blocks each of two messages. */
+
+#define FUSED_TARGET __attribute__((target("avx512f,avx512bw,sha,sse4.1,ssse3")))
+
+/* One chain of SHA-1 blocks: the chaining value (ABCD with A in the top
+ * lane, E in the top lane of e0), the working state and the schedule. */
+struct chain {
+	__m128i abcd0, e0, abcd, prev, mw[20];
+};
+
+/* A chaining value from its registers. */
+FUSED_TARGET static void ni_ihv(__m128i abcd, __m128i e, uint32_t s[5])
+{
+	s[0] = (uint32_t)_mm_extract_epi32(abcd, 3);
+	s[1] = (uint32_t)_mm_extract_epi32(abcd, 2);
+	s[2] = (uint32_t)_mm_extract_epi32(abcd, 1);
+	s[3] = (uint32_t)_mm_extract_epi32(abcd, 0);
+	s[4] = (uint32_t)_mm_extract_epi32(e, 3);
+}
+
+FUSED_TARGET static void chain_init(struct chain *c, const uint32_t ihv[5])
+{
+	c->abcd0 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)ihv), 0x1b);
+	c->e0 = _mm_set_epi32((int)ihv[4], 0, 0, 0);
+}
+
+/* The 80 expanded words of a block from the SHA message schedule. */
+FUSED_TARGET static void expand_sha(const uint8_t *block, uint32_t w[80])
+{
+	const __m128i bswap = _mm_set_epi64x(0x0001020304050607ll, 0x08090a0b0c0d0e0fll);
+	__m128i g[20];
+	int k;
+
+	for (k = 0; k < 4; k++)
+		g[k] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(block + 16 * k)), bswap);
+	for (k = 4; k < 20; k++)
+		g[k] = _mm_sha1msg2_epu32(
+		        _mm_xor_si128(_mm_sha1msg1_epu32(g[k - 4], g[k - 3]), g[k - 2]), g[k - 1]);
+	for (k = 0; k < 20; k++)
+		_mm_storeu_si128((__m128i *)(w + 4 * k), _mm_shuffle_epi32(g[k], 0x1b));
+}
+
+#define FUSED_LOAD(p) _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p)), bswap)
+/* Round group k (0..19) of chain c over the block at row, which is lane
+ * `lane` of the conditions: the states before steps 56 and 64 and the
+ * chaining value after the block are kept for the lane. */
+#define CHAIN_RG(c, row, lane, k)                                                                  \
+	do {                                                                                       \
+		if ((k) == 0) {                                                                    \
+			(c).mw[0] = FUSED_LOAD(row);                                               \
+			(c).mw[1] = FUSED_LOAD((row) + 16);                                        \
+			(c).mw[2] = FUSED_LOAD((row) + 32);                                        \
+			(c).mw[3] = FUSED_LOAD((row) + 48);                                        \
+			(c).abcd = (c).prev = (c).abcd0;                                           \
+		}                                                                                  \
+		if ((k) >= 4)                                                                      \
+			(c).mw[k] = _mm_sha1msg2_epu32(                                            \
+			        _mm_xor_si128(_mm_sha1msg1_epu32((c).mw[(k)-4], (c).mw[(k)-3]),    \
+			                      (c).mw[(k)-2]),                                      \
+			        (c).mw[(k)-1]);                                                    \
+		x_ = (k) ? _mm_sha1nexte_epu32((c).prev, (c).mw[k])                                \
+		         : _mm_add_epi32((c).e0, (c).mw[0]);                                       \
+		(c).prev = (c).abcd;                                                               \
+		(c).abcd = _mm_sha1rnds4_epu32((c).abcd, x_, (k) / 5);                             \
+		if ((k) == 13) {                                                                   \
+			s56_abcd[lane] = (c).abcd;                                                 \
+			s56_prev[lane] = (c).prev;                                                 \
+		} else if ((k) == 15) {                                                            \
+			s64_abcd[lane] = (c).abcd;                                                 \
+			s64_prev[lane] = (c).prev;                                                 \
+		} else if ((k) == 19) {                                                            \
+			(c).e0 = _mm_sha1nexte_epu32((c).prev, (c).e0);                            \
+			(c).abcd0 = _mm_add_epi32((c).abcd, (c).abcd0);                            \
+			out_abcd[lane] = (c).abcd0;                                                \
+			out_e[lane] = (c).e0;                                                      \
+		}                                                                                  \
+	} while (0)
+
+#define FUSED_NAME    fused_avx512
+#define FUSED_STREAMS 1
+#include "hash/sha1dc-fused.inc"
+#undef FUSED_NAME
+#undef FUSED_STREAMS
+#define FUSED_NAME    fused2_avx512
+#define FUSED_STREAMS 2
+#include "hash/sha1dc-fused.inc"
+#undef FUSED_NAME
+#undef FUSED_STREAMS
+#undef CHAIN_RG
+#undef FUSED_LOAD
 
 /* CPUID leaf 7: EBX bit 29 (not every compiler's __builtin_cpu_supports
  * knows "sha"). The SHA instructions use xmm registers only: no OS support
@@ -333,6 +427,16 @@ pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
 {
 	return have_sha() ? forward_sha : NULL;
+}
+
+pw_sha1dc_fused_fn pw_sha1dc__fused_avx512(void)
+{
+	return pw_sha1dc__ubc_avx512() && have_sha() ? fused_avx512 : NULL;
+}
+
+pw_sha1dc_fused2_fn pw_sha1dc__fused2_avx512(void)
+{
+	return pw_sha1dc__ubc_avx512() && have_sha() ? fused2_avx512 : NULL;
 }
 
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
@@ -358,6 +462,16 @@ size_t pw_sha1dc__ubc_batch(pw_sha1dc_ubc_fn fn)
 }
 
 #else
+
+pw_sha1dc_fused_fn pw_sha1dc__fused_avx512(void)
+{
+	return NULL;
+}
+
+pw_sha1dc_fused2_fn pw_sha1dc__fused2_avx512(void)
+{
+	return NULL;
+}
 
 pw_sha1dc_ubc_fn pw_sha1dc__ubc_avx2(void)
 {

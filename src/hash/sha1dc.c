@@ -222,6 +222,29 @@ static const struct check_impl *check_current(void)
 	return c;
 }
 
+/* For each DV of dvmask: from the block's state before its testt, with the
+ * DV's message difference, back to a chaining value and forward to an
+ * output; 1 when some DV gives the block's own output (an attack). */
+static int check_dvs(const struct check_impl *c, const uint32_t w[80], const uint32_t s58[5],
+                     const uint32_t s65[5], const uint32_t out[5], uint32_t dvmask)
+{
+	int hit = 0;
+
+	while (dvmask) {
+		const struct pw_sha1dc_dv *dv = &pw_sha1dc_dvs[__builtin_ctz(dvmask)];
+
+		dvmask &= dvmask - 1;
+		if (c->forward)
+			hit |= recompress_sha(c->forward, dv->testt == 58 ? s58 : s65, w, dv->dm,
+			                      dv->testt, out);
+		else if (dv->testt == 58)
+			hit |= recompress(s58, w, dv->dm, 58, out);
+		else
+			hit |= recompress(s65, w, dv->dm, 65, out);
+	}
+	return hit;
+}
+
 /* One block that met some DVs' conditions, compressed from chaining value
  * ihv: run it (ihv gets the result), keeping the states before steps 58 and
  * 65, then for each DV take the message with the DV's difference from there
@@ -231,7 +254,7 @@ int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
 {
 	const struct check_impl *c = check_current();
 	uint32_t w[80], s[5], s58[5], s65[5], out[5];
-	int i, t, hit = 0;
+	int i, t;
 
 	if (c->states) {
 		uint32_t s56[5];
@@ -257,20 +280,19 @@ int pw_sha1dc__check(uint32_t ihv[5], const uint8_t *block, uint32_t dvmask)
 			out[i] = ihv[i] + s[i];
 	}
 
-	while (dvmask) {
-		const struct pw_sha1dc_dv *dv = &pw_sha1dc_dvs[__builtin_ctz(dvmask)];
-
-		dvmask &= dvmask - 1;
-		if (c->forward)
-			hit |= recompress_sha(c->forward, dv->testt == 58 ? s58 : s65, w, dv->dm,
-			                      dv->testt, out);
-		else if (dv->testt == 58)
-			hit |= recompress(s58, w, dv->dm, 58, out);
-		else
-			hit |= recompress(s65, w, dv->dm, 65, out);
-	}
 	memcpy(ihv, out, sizeof(out));
-	return hit;
+	return check_dvs(c, w, s58, s65, out, dvmask);
+}
+
+int pw_sha1dc__check_saved(const struct pw_sha1dc_saved *saved, uint32_t dvmask)
+{
+	uint32_t s58[5], s65[5];
+
+	memcpy(s58, saved->s56, sizeof(s58));
+	steps_forward(s58, saved->w, NULL, 56, 58);
+	memcpy(s65, saved->s64, sizeof(s65));
+	steps_forward(s65, saved->w, NULL, 64, 65);
+	return check_dvs(check_current(), saved->w, s58, s65, saved->out, dvmask);
 }
 
 /* For the tests: the check in software only (1) or as the CPU allows (0). */
@@ -314,14 +336,16 @@ static void compress_blocks(uint32_t ihv[5], const uint8_t *p, size_t n)
 
 struct impl {
 	pw_sha1dc_ubc_fn ubc;
+	pw_sha1dc_fused_fn fused;   /* NULL: the bit conditions, then OpenSSL */
+	pw_sha1dc_fused2_fn fused2; /* two messages at once; NULL: one after the other */
 	const char *name;
 };
-static struct impl impls[4];
+static struct impl impls[5];
 static int chosen; /* index into impls + 1; 0 until the first use */
 
 static int try_impl(enum pw_sha1dc_impl which)
 {
-	struct impl m = {NULL, NULL};
+	struct impl m = {NULL, NULL, NULL, NULL};
 
 	switch (which) {
 	case PW_SHA1DC_GENERIC:
@@ -335,6 +359,14 @@ static int try_impl(enum pw_sha1dc_impl which)
 	case PW_SHA1DC_AVX512:
 		m.ubc = pw_sha1dc__ubc_avx512();
 		m.name = "avx512";
+		break;
+	case PW_SHA1DC_AVX512_SHA:
+		m.ubc = pw_sha1dc__ubc_avx512();
+		m.fused = pw_sha1dc__fused_avx512();
+		m.fused2 = pw_sha1dc__fused2_avx512();
+		m.name = "avx512+sha";
+		if (!m.fused)
+			return -1;
 		break;
 	default:
 		return -1;
@@ -351,7 +383,8 @@ int pw_sha1dc_select(enum pw_sha1dc_impl impl)
 	if (impl != PW_SHA1DC_AUTO)
 		return try_impl(impl);
 	/* the best this CPU has; every thread that gets here picks the same */
-	if (try_impl(PW_SHA1DC_AVX512) && try_impl(PW_SHA1DC_AVX2))
+	if (try_impl(PW_SHA1DC_AVX512_SHA) && try_impl(PW_SHA1DC_AVX512) &&
+	    try_impl(PW_SHA1DC_AVX2))
 		try_impl(PW_SHA1DC_GENERIC);
 	return 0;
 }
@@ -381,6 +414,26 @@ struct seg {
 	size_t n;
 };
 
+/* The first n & ~15 of the n blocks at rows through the fused kernel, 16 at
+ * a time, each flagged block checked from the states it kept; returns how
+ * many blocks it took. */
+static size_t fused_blocks(struct pw_sha1dc *c, pw_sha1dc_fused_fn fused, const uint8_t **rows,
+                           size_t n)
+{
+	struct pw_sha1dc_saved saved[PW_SHA1DC_BATCH];
+	uint32_t dvs[PW_SHA1DC_BATCH], f;
+	size_t at;
+
+	for (at = 0; at + PW_SHA1DC_BATCH <= n; at += PW_SHA1DC_BATCH)
+		for (f = fused(c->ihv, rows + at, dvs, saved); f; f &= f - 1) {
+			int i = __builtin_ctz(f);
+
+			if (pw_sha1dc__check_saved(&saved[i], dvs[i]))
+				c->collision = 1;
+		}
+	return at;
+}
+
 /* Up to 64 blocks at a time: the bit conditions of all of them first, then
  * OpenSSL's compression over each run of unflagged blocks (few calls) and
  * the software steps for each flagged one. */
@@ -404,11 +457,12 @@ static void process(struct pw_sha1dc *c, const struct seg *segs, size_t nseg)
 				so = 0;
 			}
 		}
-		for (at = 0; at < k; at += batch)
+		i = m->fused ? fused_blocks(c, m->fused, rows, k) : 0;
+		for (at = i; at < k; at += batch)
 			flagged |= (uint64_t)m->ubc(rows + at, k - at < batch ? k - at : batch,
 			                            dvs + at)
 			           << at;
-		for (i = 0; i < k;) {
+		while (i < k) {
 			size_t j = i + 1;
 
 			if (flagged >> i & 1) {
@@ -513,17 +567,16 @@ int pw_sha1dc_final(struct pw_sha1dc *c, uint8_t out[20])
 	return digest(c, out);
 }
 
-int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20])
+/* The blocks of a then b and the padding as segments (at most 4), with
+ * join and tail holding the blocks made of copied bytes. */
+static size_t oneshot_segs(const void *a, size_t alen, const void *b, size_t blen, uint8_t join[64],
+                           uint8_t tail[128], struct seg segs[4])
 {
 	/* an empty part may be NULL: never offset or copy from NULL */
 	const uint8_t *pa = alen ? a : (const void *)"", *pb = blen ? b : (const void *)"";
-	uint8_t join[64], tail[128];
-	struct pw_sha1dc c;
-	struct seg segs[4];
 	size_t ns = 0, rest;
 	uint64_t total = (uint64_t)alen + blen;
 
-	pw_sha1dc_init(&c);
 	if (alen >= 64) {
 		segs[ns].p = pa;
 		segs[ns++].n = alen / 64;
@@ -541,8 +594,7 @@ int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, ui
 		if (alen + take < 64) {
 			segs[ns].p = tail;
 			segs[ns++].n = pad(tail, join, alen + take, total);
-			process(&c, segs, ns);
-			return digest(&c, out);
+			return ns;
 		}
 		segs[ns].p = join;
 		segs[ns++].n = 1;
@@ -554,6 +606,81 @@ int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, ui
 	rest = blen & 63;
 	segs[ns].p = tail;
 	segs[ns++].n = pad(tail, pb + (blen & ~(size_t)63), rest, total);
+	return ns;
+}
+
+int pw_sha1dc_oneshot(const void *a, size_t alen, const void *b, size_t blen, uint8_t out[20])
+{
+	uint8_t join[64], tail[128];
+	struct pw_sha1dc c;
+	struct seg segs[4];
+	size_t ns = oneshot_segs(a, alen, b, blen, join, tail, segs);
+
+	pw_sha1dc_init(&c);
 	process(&c, segs, ns);
 	return digest(&c, out);
+}
+
+/* A message's segments and how far into them the fused pairs got. */
+struct cursor {
+	struct seg segs[4];
+	size_t ns, si, left; /* left: blocks not taken yet */
+};
+
+static void cursor_start(struct cursor *cu)
+{
+	size_t i;
+
+	cu->si = 0;
+	cu->left = 0;
+	for (i = 0; i < cu->ns; i++)
+		cu->left += cu->segs[i].n;
+}
+
+/* The next n blocks' addresses into rows. */
+static void cursor_take(struct cursor *cu, const uint8_t **rows, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		rows[k] = cu->segs[cu->si].p;
+		cu->segs[cu->si].p += 64;
+		if (!--cu->segs[cu->si].n)
+			cu->si++;
+	}
+	cu->left -= n;
+}
+
+int pw_sha1dc_oneshot2(const struct pw_sha1dc_msg m[2], uint8_t out[2][20])
+{
+	const struct impl *im = current();
+	uint8_t join[2][64], tail[2][128];
+	struct cursor cu[2];
+	struct pw_sha1dc c[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		cu[i].ns = oneshot_segs(m[i].a, m[i].alen, m[i].b, m[i].blen, join[i], tail[i],
+		                        cu[i].segs);
+		cursor_start(&cu[i]);
+		pw_sha1dc_init(&c[i]);
+	}
+	/* both chains in the fused kernel, 8 blocks of each at a time */
+	while (im->fused2 && cu[0].left >= 8 && cu[1].left >= 8) {
+		struct pw_sha1dc_saved saved[PW_SHA1DC_BATCH];
+		uint32_t dvs[PW_SHA1DC_BATCH], f;
+		const uint8_t *rows[PW_SHA1DC_BATCH];
+
+		cursor_take(&cu[0], rows, 8);
+		cursor_take(&cu[1], rows + 8, 8);
+		for (f = im->fused2(c[0].ihv, c[1].ihv, rows, dvs, saved); f; f &= f - 1) {
+			int l = __builtin_ctz(f);
+
+			if (pw_sha1dc__check_saved(&saved[l], dvs[l]))
+				c[l / 8].collision = 1;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		process(&c[i], cu[i].segs + cu[i].si, cu[i].ns - cu[i].si);
+	return digest(&c[0], out[0]) | digest(&c[1], out[1]) << 1;
 }

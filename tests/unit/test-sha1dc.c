@@ -236,6 +236,120 @@ static void test_kernels_agree(void)
 	printf("# %zu of 4096 random blocks met some DV's conditions\n", flagged_blocks);
 }
 
+/* A fused kernel against the generic conditions and a block-by-block
+ * compression: the same flagged blocks and DVs, the same chaining values,
+ * and for each flagged block the output it keeps and the same check.
+ * streams 1: rows 0..15 are one message; 2: rows 0..7 and 8..15 two. */
+static void test_fused_agrees(int streams)
+{
+	static uint8_t buf[64 * 4096];
+	pw_sha1dc_fused_fn fused = pw_sha1dc__fused_avx512();
+	pw_sha1dc_fused2_fn fused2 = pw_sha1dc__fused2_avx512();
+	uint32_t ihv[2][5], ref[2][5];
+	size_t i, at, mism = 0, checked = 0;
+
+	if (!fused || !fused2) {
+		printf("# fused avx512+sha kernels: not on this CPU, skipped\n");
+		return;
+	}
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = rnd8();
+	for (i = 0; i < 2; i++) {
+		static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
+		                               0xc3d2e1f0};
+
+		memcpy(ihv[i], iv, sizeof(iv));
+		ihv[i][0] += (uint32_t)i; /* two different chains */
+		memcpy(ref[i], ihv[i], sizeof(iv));
+	}
+	for (at = 0; at + PW_SHA1DC_BATCH <= 4096; at += PW_SHA1DC_BATCH) {
+		uint32_t dv1[PW_SHA1DC_BATCH], dv2[PW_SHA1DC_BATCH], f1, f2, m;
+		struct pw_sha1dc_saved saved[PW_SHA1DC_BATCH];
+		uint32_t before[PW_SHA1DC_BATCH][5], after[PW_SHA1DC_BATCH][5];
+		const uint8_t *rows[PW_SHA1DC_BATCH];
+		size_t r;
+
+		/* rows in order, and every third batch scattered */
+		for (r = 0; r < PW_SHA1DC_BATCH; r++)
+			rows[r] = buf + 64 * (at % 3 ? at + r : (at + 37 * r) % 4096);
+		f1 = pw_sha1dc__ubc_generic(rows, PW_SHA1DC_BATCH, dv1);
+		for (r = 0; r < PW_SHA1DC_BATCH; r++) {
+			uint32_t *h = ref[streams == 2 && r >= 8];
+
+			memcpy(before[r], h, sizeof(before[r]));
+			pw_sha1dc__check(h, rows[r], 0);
+			memcpy(after[r], h, sizeof(after[r]));
+		}
+		if (streams == 2)
+			f2 = fused2(ihv[0], ihv[1], rows, dv2, saved);
+		else
+			f2 = fused(ihv[0], rows, dv2, saved);
+		mism += f1 != f2 || memcmp(ihv, ref, sizeof(ref));
+		for (m = f1 & f2; m; m &= m - 1) {
+			int l = __builtin_ctz(m);
+			uint32_t t[5];
+
+			memcpy(t, before[l], sizeof(t));
+			mism += dv1[l] != dv2[l] || memcmp(saved[l].out, after[l], sizeof(t));
+			mism += pw_sha1dc__check_saved(&saved[l], dv2[l]) !=
+			        pw_sha1dc__check(t, rows[l], dv1[l]);
+			checked++;
+		}
+	}
+	CHECK_EQ_INT(mism, 0);
+	CHECK(checked > 0);
+}
+
+/* Two messages at once give what each gives alone: every pairing of the
+ * vectors with random messages of many lengths, each on either side, split
+ * into a and b at several places. */
+static void test_oneshot2(const char *dir, const struct vec *vs, size_t n)
+{
+	static uint8_t other[70000];
+	static const size_t lens[] = {0,   1,   55,  56,  63,   64,   119,
+	                              500, 511, 512, 513, 1000, 4096, 69999};
+	size_t i, k, side, mism = 0;
+
+	for (i = 0; i < sizeof(other); i++)
+		other[i] = rnd8();
+	for (i = 0; i <= n; i++) {
+		size_t len = 0;
+		uint8_t *data = i < n ? read_file(dir, vs[i].file, &len) : NULL, want[20],
+		        got[2][20];
+		int det = i < n && vs[i].detected;
+
+		if (i < n && !data)
+			continue;
+		if (!data) /* and one random message against the others */
+			data = other + 7, len = 40000;
+		for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+			for (side = 0; side < 2; side++) {
+				struct pw_sha1dc_msg m[2];
+				uint8_t owant[20];
+				size_t cut = (k * 37) % (len + 1);
+				int r, ow = pw_sha1dc_oneshot(other, lens[k], NULL, 0, owant);
+				int w = pw_sha1dc_oneshot(data, len, NULL, 0, want);
+
+				m[side].a = data;
+				m[side].alen = cut;
+				m[side].b = data + cut;
+				m[side].blen = len - cut;
+				m[!side].a = "";
+				m[!side].alen = 0;
+				m[!side].b = other;
+				m[!side].blen = lens[k];
+				r = pw_sha1dc_oneshot2(m, got);
+				mism += memcmp(got[side], want, 20) ||
+				        memcmp(got[!side], owant, 20);
+				mism += (r >> side & 1) != w || w != det ||
+				        (r >> !side & 1) != ow || ow;
+			}
+		if (i < n)
+			free(data);
+	}
+	CHECK_EQ_INT(mism, 0);
+}
+
 static void test_public_api(const char *dir)
 {
 	size_t len;
@@ -341,7 +455,7 @@ static void test_odb_refusals(void)
 static int shared_part(void)
 {
 	static const enum pw_sha1dc_impl impls[] = {PW_SHA1DC_GENERIC, PW_SHA1DC_AVX2,
-	                                            PW_SHA1DC_AVX512};
+	                                            PW_SHA1DC_AVX512, PW_SHA1DC_AVX512_SHA};
 	char shared[4096], path[4200];
 	FILE *probe;
 	size_t i;
@@ -358,6 +472,7 @@ static int shared_part(void)
 			continue;
 		printf("# implementation %s\n", pw_sha1dc_impl_name());
 		test_vectors(shared, full, sizeof(full) / sizeof(full[0]), 0);
+		test_oneshot2(shared, full, sizeof(full) / sizeof(full[0]));
 	}
 	pw_sha1dc__check_software(1);
 	test_vectors(shared, full, sizeof(full) / sizeof(full[0]), 0);
@@ -368,7 +483,7 @@ static int shared_part(void)
 int main(int argc, char **argv)
 {
 	static const enum pw_sha1dc_impl impls[] = {PW_SHA1DC_GENERIC, PW_SHA1DC_AVX2,
-	                                            PW_SHA1DC_AVX512};
+	                                            PW_SHA1DC_AVX512, PW_SHA1DC_AVX512_SHA};
 	const char *dir = PW_SOURCE_DIR "/tests/data/sha1dc";
 	size_t i;
 
@@ -381,6 +496,7 @@ int main(int argc, char **argv)
 		}
 		printf("# implementation %s\n", pw_sha1dc_impl_name());
 		test_vectors(dir, small, sizeof(small) / sizeof(small[0]), 1);
+		test_oneshot2(dir, small, sizeof(small) / sizeof(small[0]));
 		test_plain();
 	}
 	/* the checks of flagged blocks in software only, as on a CPU without
@@ -392,6 +508,8 @@ int main(int argc, char **argv)
 	pw_sha1dc__check_software(0);
 	pw_sha1dc_select(PW_SHA1DC_AUTO);
 	test_kernels_agree();
+	test_fused_agrees(1);
+	test_fused_agrees(2);
 	test_public_api(dir);
 	test_odb_refusals();
 	return pw_test_done();
