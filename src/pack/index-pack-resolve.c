@@ -11,6 +11,7 @@
 
 #include "odb/delta.h"
 #include "odb/entry.h"
+#include "hash/object-pair.h"
 #include "pack/index-pack-priv.h"
 #include "packwire/object.h"
 #include "util/fs.h"
@@ -121,6 +122,13 @@ struct worker {
 	size_t nr, alloc;
 	size_t held;
 	struct pw_buf delta, result, comp;
+	int pair; /* ids two at a time (resolved) */
+	struct pending {
+		uint8_t *data; /* NULL: none waiting */
+		size_t len;
+		uint32_t obj, depth, base;
+		int type;
+	} pend;
 	struct pw_error err;
 	struct ip_links links;
 };
@@ -398,6 +406,111 @@ static void split(struct worker *w, struct frame *f)
 	pthread_mutex_unlock(&ip->q_lock);
 }
 
+/* Object c is made (its data in `data`): its depth and base, the checks
+ * that need its id, and the count. */
+static int finish(struct worker *w, uint32_t c, int type, uint32_t depth, uint32_t base,
+                  const char *data, size_t len)
+{
+	struct pw_ipack *ip = w->ip;
+	struct ip_obj *o = &ip->objs[c];
+	uint32_t done;
+	int rc;
+
+	o->depth = depth;
+	o->base = base;
+	if ((ip->opts.check_objects || pw_ipack__wants_links(ip)) && type != PW_OBJ_BLOB &&
+	    (rc = pw_ipack__check_obj(ip, &w->links, type, data, len, &o->e.oid, &w->err)))
+		return rc;
+	__atomic_store_n(&o->real_type, (uint8_t)type, __ATOMIC_RELEASE);
+	done = __atomic_add_fetch(&ip->resolved_nr, 1, __ATOMIC_RELAXED);
+	if (w->id == 0)
+		pw_ipack__report(ip, PW_IPACK_RESOLVING, done, ip->nr_deltas);
+	return 0;
+}
+
+static int has_ofs_children(const struct pw_ipack *ip, uint32_t obj)
+{
+	uint32_t lo, hi;
+
+	if (ip->objs[obj].appended)
+		return 0;
+	ofs_range(ip, obj, &lo, &hi);
+	return lo < hi;
+}
+
+/* The object waiting for a partner, if any: its id alone. */
+static int flush_pending(struct worker *w)
+{
+	struct pending *p = &w->pend;
+	struct pw_oid *oid;
+	int rc;
+
+	if (!p->data)
+		return 0;
+	oid = &w->ip->objs[p->obj].e.oid;
+	if (pw_object_hash(w->ip->algo, p->type, p->data, p->len, oid))
+		rc = pw_hash_collision_error(&w->err, oid);
+	else
+		rc = finish(w, p->obj, p->type, p->depth, p->base, (const char *)p->data, p->len);
+	free(p->data);
+	p->data = NULL;
+	return rc;
+}
+
+/* Object c came out of a delta into w->result: its id, its checks, and
+ * its own deltas onto the stack. Ids are computed two at a time where
+ * they can be (pw_object_hash_pair): an object that is no delta's base
+ * waits in w->pend for the next one. Not with REF_DELTAs in the pack,
+ * whose bases are found by id as soon as they are made. */
+static int resolved(struct worker *w, uint32_t c, int type, uint32_t depth, uint32_t base)
+{
+	struct pw_ipack *ip = w->ip;
+	struct ip_obj *o = &ip->objs[c];
+	int rc;
+
+	if (w->pair && !w->pend.data && !has_ofs_children(ip, c)) {
+		struct pending *p = &w->pend;
+
+		p->len = w->result.len;
+		p->obj = c;
+		p->type = type;
+		p->depth = depth;
+		p->base = base;
+		p->data = (uint8_t *)pw_buf_detach(&w->result, NULL);
+		return p->data ? 0 : pw_error_set(&w->err, PW_ENOMEM, "out of memory");
+	}
+	if (w->pend.data) {
+		struct pending *p = &w->pend;
+		struct pw_object_bytes in[2] = {{p->type, p->data, p->len},
+		                                {type, w->result.data, w->result.len}};
+		struct pw_oid out[2];
+		int hrc[2];
+
+		pw_object_hash_pair(ip->algo, in, out, hrc);
+		ip->objs[p->obj].e.oid = out[0];
+		o->e.oid = out[1];
+		if (hrc[0] || hrc[1])
+			return pw_hash_collision_error(&w->err, hrc[0] ? &out[0] : &out[1]);
+		rc = finish(w, p->obj, p->type, p->depth, p->base, (const char *)p->data, p->len);
+		free(p->data);
+		p->data = NULL;
+		if (rc)
+			return rc;
+	} else if (pw_object_hash(ip->algo, type, w->result.data, w->result.len, &o->e.oid)) {
+		return pw_hash_collision_error(&w->err, &o->e.oid);
+	}
+	if ((rc = finish(w, c, type, depth, base, w->result.data, w->result.len)))
+		return rc;
+	if (has_children(ip, c)) {
+		size_t len = w->result.len;
+		uint8_t *data = (uint8_t *)pw_buf_detach(&w->result, NULL);
+
+		if ((rc = push(w, c, type, depth, data, len)))
+			return rc;
+	}
+	return 0;
+}
+
 /* Resolve every delta below the object at the bottom of the stack. */
 static int run_stack(struct worker *w)
 {
@@ -408,7 +521,6 @@ static int run_stack(struct worker *w)
 		struct frame *f = &w->st[w->nr - 1];
 		uint32_t c;
 		struct ip_obj *o;
-		uint32_t done;
 
 		if (__atomic_load_n(&ip->idle, __ATOMIC_RELAXED) && f->data)
 			split(w, f);
@@ -438,26 +550,8 @@ static int run_stack(struct worker *w)
 			w->held -= f->len;
 			frame_release(f);
 		}
-		if (pw_object_hash(ip->algo, f->type, w->result.data, w->result.len, &o->e.oid))
-			return pw_hash_collision_error(&w->err, &o->e.oid);
-		o->depth = f->depth + 1;
-		o->base = f->obj;
-		if ((ip->opts.check_objects || pw_ipack__wants_links(ip)) &&
-		    f->type != PW_OBJ_BLOB &&
-		    (rc = pw_ipack__check_obj(ip, &w->links, f->type, w->result.data, w->result.len,
-		                              &o->e.oid, &w->err)))
+		if ((rc = resolved(w, c, f->type, f->depth + 1, f->obj)))
 			return rc;
-		__atomic_store_n(&o->real_type, (uint8_t)f->type, __ATOMIC_RELEASE);
-		done = __atomic_add_fetch(&ip->resolved_nr, 1, __ATOMIC_RELAXED);
-		if (w->id == 0)
-			pw_ipack__report(ip, PW_IPACK_RESOLVING, done, ip->nr_deltas);
-		if (has_children(ip, c)) {
-			size_t len = w->result.len;
-			uint8_t *data = (uint8_t *)pw_buf_detach(&w->result, NULL);
-
-			if ((rc = push(w, c, f->type, f->depth + 1, data, len)))
-				return rc;
-		}
 	}
 	return 0;
 }
@@ -526,6 +620,8 @@ static void steal_loop(struct worker *w)
 			__atomic_sub_fetch(&ip->idle, 1, __ATOMIC_RELAXED);
 			pthread_mutex_unlock(&ip->q_lock);
 			rc = run_item(w, &it);
+			if (!rc)
+				rc = flush_pending(w);
 			if (rc)
 				fail_from(ip, &w->err);
 			pthread_mutex_lock(&ip->q_lock);
@@ -560,6 +656,8 @@ static void *worker_main(void *arg)
 			break;
 		}
 	}
+	if (flush_pending(w))
+		fail_from(ip, &w->err);
 	if (ip->nthreads > 1)
 		steal_loop(w);
 	return NULL;
@@ -575,6 +673,8 @@ static int worker_init(struct worker *w, struct pw_ipack *ip, int id)
 	pw_buf_init(&w->comp, 0);
 	pw_ip_links_init(&w->links, &ip->linkset);
 	w->ld = libdeflate_alloc_decompressor();
+	/* REF_DELTA bases are found by id: with them, every id at once */
+	w->pair = !ip->nr_refs;
 	return w->ld ? 0 : PW_ENOMEM;
 }
 
@@ -588,6 +688,7 @@ static void worker_free(struct worker *w)
 	pw_buf_free(&w->result);
 	pw_buf_free(&w->comp);
 	pw_ip_links_free(&w->links);
+	free(w->pend.data);
 }
 
 static int nr_threads(const struct pw_ipack *ip)
