@@ -640,12 +640,18 @@ static void cursor_start(struct cursor *cu)
 /* The next n blocks' addresses into rows. */
 static void cursor_take(struct cursor *cu, const uint8_t **rows, size_t n)
 {
-	size_t k;
+	size_t k = 0;
 
-	for (k = 0; k < n; k++) {
-		rows[k] = cu->segs[cu->si].p;
-		cu->segs[cu->si].p += 64;
-		if (!--cu->segs[cu->si].n)
+	while (k < n) {
+		struct seg *s = &cu->segs[cu->si];
+		size_t take = s->n < n - k ? s->n : n - k, j;
+
+		for (j = 0; j < take; j++)
+			rows[k + j] = s->p + 64 * j;
+		s->p += 64 * take;
+		s->n -= take;
+		k += take;
+		if (!s->n)
 			cu->si++;
 	}
 	cu->left -= n;
