@@ -90,8 +90,7 @@ struct pw_ipack {
 	/* phase 2 view of the pack */
 	const uint8_t *map;
 	size_t map_len;
-	int map_owned; /* map is our mmap of pack_fd (else the caller's bytes) */
-	int pack_fd;   /* phase 2 reads with pread when there is no map */
+	int pack_fd; /* phase 2 reads with pread when there is no map */
 	int own_fd;
 	int out_fd;
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -68,8 +67,6 @@ void pw_ipack_free(struct pw_ipack *ip)
 {
 	if (!ip)
 		return;
-	if (ip->map_owned)
-		munmap((void *)ip->map, ip->map_len);
 	if (ip->own_fd && ip->pack_fd >= 0)
 		close(ip->pack_fd);
 	if (ip->ld)
@@ -717,26 +714,6 @@ int pw_ipack_parse_mem(struct pw_ipack *ip, const uint8_t *data, size_t len)
 	return 0;
 }
 
-/* Phase 2 reads every delta and base back: from a map of the pack file
- * rather than a pread each (a system call per object, which costs most in
- * a virtual machine). Only when the file holds the whole pack; without a
- * map, pread. The file is ours or the caller's pack, which nobody shrinks
- * while it is indexed. */
-static void map_pack(struct pw_ipack *ip)
-{
-	struct stat st;
-	void *m;
-
-	if (ip->pack_fd < 0 || !ip->map_len || fstat(ip->pack_fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < (uint64_t)ip->map_len)
-		return;
-	m = mmap(NULL, ip->map_len, PROT_READ, MAP_PRIVATE, ip->pack_fd, 0);
-	if (m == MAP_FAILED)
-		return;
-	ip->map = m;
-	ip->map_owned = 1;
-}
-
 /* Phase 1 through the window, reading in_fd (and copying to out_fd when not
  * -1); phase 2 then reads entries back with pread from pack_fd. */
 static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
@@ -766,8 +743,6 @@ static int parse_stream(struct pw_ipack *ip, int in_fd, int out_fd)
 	rc = parse(ip, &in);
 	free(in.own);
 	ip->map_len = (size_t)ip->pack_end + ip->algo->rawsz;
-	if (!rc)
-		map_pack(ip);
 	return rc;
 }
 
