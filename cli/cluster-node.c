@@ -1,6 +1,8 @@
 /* packwire serve's cluster options: see cluster-node.h. */
 #include "cluster-node.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +103,60 @@ void pw_cli_cluster_stop(struct pw_cli_cluster *cl)
 	pw_serve_stop(cl->peer, 5);
 	cl->c = NULL;
 	cl->peer = NULL;
+}
+
+int pw_cli_cluster_ssh_option(struct pw_cli_cluster *cl, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	int rc;
+
+	if (!strncmp(a, "--peer-", 7)) {
+		pw_cli_fatal("%s: only `packwire serve` has a peer endpoint", a);
+		return -1;
+	}
+	if (pw_cli_opt_value(argc, argv, i, "--base-path", NULL, &cl->base_path))
+		return 1;
+	rc = pw_cli_cluster_option(cl, argc, argv, i);
+	return rc;
+}
+
+int pw_cli_cluster_open(struct pw_cli_cluster *cl, struct pw_repo *repo,
+                        const struct pw_ref_store **store, struct pw_error *err)
+{
+	struct pw_cluster_opts co;
+	char base[PATH_MAX];
+	char *slash;
+	int rc;
+
+	if (!cl->node)
+		return pw_error_set(err, PW_EINVAL, "--cluster needs --node=NAME");
+	if (!cl->base_path) {
+		/* the directory that holds the repository (x.git, or x of x/.git) */
+		if (!realpath(pw_repo_git_dir(repo), base))
+			return pw_error_set(err, PW_EIO, "cannot resolve %s: %s",
+			                    pw_repo_git_dir(repo), strerror(errno));
+		slash = strrchr(base, '/');
+		if (slash && !strcmp(slash, "/.git")) {
+			*slash = '\0';
+			slash = strrchr(base, '/');
+		}
+		if (!slash)
+			return pw_error_set(err, PW_EINVAL, "%s has no parent directory", base);
+		if (slash == base)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	memset(&co, 0, sizeof(co));
+	co.etcd = cl->etcd;
+	co.node = cl->node;
+	co.advertise = cl->advertise;
+	co.base_path = cl->base_path ? cl->base_path : base;
+	co.replicas = (unsigned)cl->replicas;
+	co.transient = 1;
+	co.log = log_msg;
+	if ((rc = pw_cluster_start(&cl->c, &co, err)))
+		return rc;
+	*store = pw_cluster_store(cl->c);
+	return 0;
 }

@@ -27,6 +27,11 @@ struct pw_cluster_opts {
 	unsigned etcd_timeout_ms; /* one etcd request to one endpoint; 0 = 2000 */
 	unsigned lease_ttl;       /* seconds a dead node stays listed; 0 = 5 */
 	unsigned poll_ms;         /* catch-up interval; 0 = 500 */
+	/* A short-lived process (ssh's upload-pack and receive-pack): no lease
+	 * and no catch-up thread; it reads the node list that the running
+	 * nodes registered, and advertise may be NULL. Its refs go through etcd
+	 * as a node's: prepare and commit work the same. */
+	int transient;
 	/* Messages of the background work (may be NULL); any thread. */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
@@ -34,7 +39,8 @@ struct pw_cluster_opts {
 
 struct pw_cluster;
 
-/* Join: register in etcd (a lease), start the catch-up thread. */
+/* Join: register in etcd (a lease), start the catch-up thread (neither
+ * with opts->transient). */
 PW_API int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts,
                             struct pw_error *err);
 /* Leave (revoke nothing: the lease runs out) and free. NULL is fine. */

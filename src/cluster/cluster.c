@@ -924,7 +924,7 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 	int rc;
 
 	*out = NULL;
-	if (!opts->etcd || !opts->node || !opts->advertise)
+	if (!opts->etcd || !opts->node || (!opts->advertise && !opts->transient))
 		return pw_error_set(err, PW_EINVAL,
 		                    "cluster mode needs --cluster=etcd:URL, --node=NAME and "
 		                    "--advertise=URL");
@@ -937,7 +937,7 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	c->o = *opts;
 	c->node = strdup(opts->node);
-	c->advertise = strdup(opts->advertise);
+	c->advertise = strdup(opts->advertise ? opts->advertise : "");
 	c->base_real = strdup(real);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
@@ -957,6 +957,10 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 	/* the catch-up thread registers the node first thing: a node that
 	 * starts while etcd is away serves its last state, not ready, and
 	 * joins when etcd answers */
+	if (opts->transient) {
+		*out = c;
+		return 0;
+	}
 	if (pthread_create(&c->thread, NULL, run, c)) {
 		pw_cluster_stop(c);
 		return pw_error_set(err, PW_ERROR, "cannot start the catch-up thread");
