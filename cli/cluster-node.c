@@ -44,10 +44,25 @@ static void log_msg(void *ctx, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
+/* The peer endpoint's /healthz: whether this node reaches etcd (the peer
+ * status its partitioned peers ask for). cl->c comes after the endpoint. */
+static int peer_status(void *ctx, char *why, size_t cap)
+{
+	struct pw_cli_cluster *cl = ctx;
+	struct pw_cluster *c = __atomic_load_n(&cl->c, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		snprintf(why, cap, "starting");
+		return 1;
+	}
+	return pw_cluster_peer_status(c, why, cap);
+}
+
 int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, struct pw_error *err)
 {
 	struct pw_serve_opts po;
 	struct pw_cluster_opts co;
+	struct pw_cluster *c = NULL;
 	char adv[300];
 	int rc;
 
@@ -67,6 +82,8 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 	po.ref_store = pw_cluster_peer_store();
 	po.allow_push = 1;
 	po.allow_any_want = 1;
+	po.not_ready = peer_status;
+	po.hooks_ctx = cl;
 	if ((rc = pw_serve_start(&cl->peer, &po, err)))
 		return pw_error_wrap(err, "peer endpoint");
 	if (!cl->advertise) {
@@ -81,11 +98,12 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 	co.base_path = o->base_path;
 	co.replicas = (unsigned)cl->replicas;
 	co.log = log_msg;
-	if ((rc = pw_cluster_start(&cl->c, &co, err))) {
+	if ((rc = pw_cluster_start(&c, &co, err))) {
 		pw_serve_stop(cl->peer, 0);
 		cl->peer = NULL;
 		return rc;
 	}
+	__atomic_store_n(&cl->c, c, __ATOMIC_RELEASE);
 	fprintf(stderr, "packwire serve: cluster node %s, peer endpoint %s\n", cl->node,
 	        cl->advertise);
 	if (cl->advertise == adv)
@@ -99,8 +117,9 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 
 void pw_cli_cluster_stop(struct pw_cli_cluster *cl)
 {
-	pw_cluster_stop(cl->c);
+	/* the peer endpoint first: its /healthz reads the cluster */
 	pw_serve_stop(cl->peer, 5);
+	pw_cluster_stop(cl->c);
 	cl->c = NULL;
 	cl->peer = NULL;
 }

@@ -55,6 +55,11 @@ PW_API const struct pw_ref_store *pw_cluster_peer_store(void);
 /* For pw_serve_opts.not_ready / .metrics (ctx = the cluster). */
 PW_API int pw_cluster_not_ready(void *ctx, char *why, size_t cap);
 PW_API int pw_cluster_metrics(void *ctx, struct pw_buf *out);
+/* For the peer endpoint's pw_serve_opts.not_ready: 0 (200) while this node
+ * reaches etcd (an answer within the last 1.5 s), else 1 (503). A node
+ * that cannot reach etcd asks its peers this: when one of them can, it is
+ * partitioned and answers 503 on its own /healthz. */
+PW_API int pw_cluster_peer_status(void *ctx, char *why, size_t cap);
 
 /* packwire cluster add: put the repository at base_path/name under the
  * cluster's care (its algorithm, HEAD and refs into etcd, from this

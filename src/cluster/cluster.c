@@ -32,6 +32,19 @@
 
 #define KP "/packwire/"
 
+/* A peer says it reaches etcd when its last answer from etcd is this
+ * recent; a node is partitioned when its peers said so for this long (a
+ * node whose etcd lost its quorum sees its peers lose it too within a
+ * pass: their answers go stale and they say no). */
+#define PEER_FRESH_MS   1500
+#define PART_CONFIRM_MS 2000
+#define PEER_STATUS_MS  1000
+
+struct peers {
+	char **url;
+	size_t nr;
+};
+
 /* The etcd revision last applied to each repository's local refs: an
  * older snapshot is never applied over a newer one. */
 struct applied {
@@ -56,6 +69,13 @@ struct pw_cluster {
 	time_t down_since;  /* when etcd last stopped answering */
 	char etcd_why[400]; /* what its last failure said */
 	int64_t revision;
+	/* partitions, under lock: the node list of the last pass that reached
+	 * etcd; since when (monotonic ms) every pass that could not reach etcd
+	 * found a peer that can; partitioned once that lasted PART_CONFIRM_MS */
+	struct peers last_peers;
+	int64_t part_since;
+	int partitioned;
+	char part_peer[256];
 	/* counters (atomic) */
 	unsigned long long stale_reads, commits, lost, refused, repl_ok, repl_fail, fetch_ok,
 	        fetch_fail, etcd_errors;
@@ -140,11 +160,6 @@ static int parse_value(const char *v, size_t len, const struct pw_hash_algo *alg
 }
 
 /* ---- peers --------------------------------------------------------------- */
-
-struct peers {
-	char **url;
-	size_t nr;
-};
 
 static void peers_free(struct peers *p)
 {
@@ -839,6 +854,64 @@ static int create_repo(struct pw_cluster *c, const char *name, const char *algo_
 	return 0;
 }
 
+/* The node list of a pass that reached etcd: whom to ask when etcd stops
+ * answering. */
+static void remember_peers(struct pw_cluster *c)
+{
+	struct peers p;
+	struct pw_error err;
+
+	if (list_peers(c, "", &p, &err))
+		return;
+	pthread_mutex_lock(&c->lock);
+	peers_free(&c->last_peers);
+	c->last_peers = p;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* etcd did not answer this node: does it answer one of the others (their
+ * peer endpoint's /healthz, pw_cluster_peer_status)? Then this node is
+ * partitioned, and says so on /healthz once that has lasted. */
+static void check_partition(struct pw_cluster *c)
+{
+	struct peers p;
+	struct pw_error err;
+	char url[4200], who[256] = "";
+	size_t i;
+	int64_t now;
+
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_lock(&c->lock);
+	if (c->last_peers.nr && (p.url = calloc(c->last_peers.nr, sizeof(char *))))
+		for (i = 0; i < c->last_peers.nr; i++)
+			if ((p.url[p.nr] = strdup(c->last_peers.url[i])))
+				p.nr++;
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < p.nr && !*who && !c->stopping; i++) {
+		long st = 0;
+
+		snprintf(url, sizeof(url), "%s/healthz", p.url[i]);
+		if (!pw_etcd_get_status(url, PEER_STATUS_MS, &st, &err) && st == 200)
+			snprintf(who, sizeof(who), "%.250s", p.url[i]);
+	}
+	peers_free(&p);
+	now = pw_etcd_now_ms();
+	pthread_mutex_lock(&c->lock);
+	if (!*who) {
+		c->part_since = 0;
+		c->partitioned = 0;
+	} else {
+		if (!c->part_since)
+			c->part_since = now;
+		snprintf(c->part_peer, sizeof(c->part_peer), "%s", who);
+		if (now - c->part_since >= PART_CONFIRM_MS && !c->partitioned) {
+			c->partitioned = 1;
+			logf_(c, "cluster: partitioned: this node cannot reach etcd, %s can", who);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* One pass over every managed repository. */
 static void catch_up(struct pw_cluster *c)
 {
@@ -856,8 +929,10 @@ static void catch_up(struct pw_cluster *c)
 		c->etcd_up = 0;
 		pthread_mutex_unlock(&c->lock);
 		count(&c->etcd_errors);
+		check_partition(c);
 		return;
 	}
+	remember_peers(c);
 	for (i = 0; i < r.nr && !c->stopping; i++) {
 		const char *name = r.kvs[i].key + pl;
 		char path[PATH_MAX];
@@ -884,6 +959,8 @@ static void catch_up(struct pw_cluster *c)
 	pthread_mutex_lock(&c->lock);
 	c->etcd_up = 1;
 	c->down_since = 0;
+	c->part_since = 0;
+	c->partitioned = 0;
 	c->behind = behind + failed;
 	if (!failed && !behind)
 		c->synced_once = 1;
@@ -983,6 +1060,7 @@ void pw_cluster_stop(struct pw_cluster *c)
 		pthread_mutex_unlock(&c->lock);
 		pthread_join(c->thread, NULL);
 	}
+	peers_free(&c->last_peers);
 	while ((a = c->applied)) {
 		c->applied = a->next;
 		free(a->name);
@@ -1003,7 +1081,13 @@ int pw_cluster_not_ready(void *ctx, char *why, size_t cap)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (!c->synced_once) {
+	if (c->partitioned) {
+		snprintf(why, cap,
+		         "partitioned: this node cannot reach etcd, but its peer %s can "
+		         "(serving from another node)",
+		         c->part_peer);
+		rc = 1;
+	} else if (!c->synced_once) {
 		snprintf(why, cap, "catching up: not yet in step with etcd");
 		rc = 1;
 	} else if (c->behind) {
@@ -1014,10 +1098,24 @@ int pw_cluster_not_ready(void *ctx, char *why, size_t cap)
 	return rc;
 }
 
+int pw_cluster_peer_status(void *ctx, char *why, size_t cap)
+{
+	struct pw_cluster *c = ctx;
+	int up;
+
+	pthread_mutex_lock(&c->lock);
+	up = c->etcd_up;
+	pthread_mutex_unlock(&c->lock);
+	if (up && pw_etcd_now_ms() - pw_etcd_last_ok_ms(c->etcd) < PEER_FRESH_MS)
+		return 0;
+	snprintf(why, cap, "this node does not reach etcd");
+	return 1;
+}
+
 int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 {
 	struct pw_cluster *c = ctx;
-	int ready, up, behind;
+	int ready, up, behind, part;
 	long long rev;
 	char why[64];
 
@@ -1025,6 +1123,7 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 	pthread_mutex_lock(&c->lock);
 	up = c->etcd_up;
 	behind = c->behind;
+	part = c->partitioned;
 	rev = (long long)c->revision;
 	pthread_mutex_unlock(&c->lock);
 #define GAUGE(n, help, v)                                                                          \
@@ -1042,6 +1141,8 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 	          "1 when the last etcd request answered; 0: reads come from this "
 	          "node's last known state and pushes are refused.",
 	          up) ||
+	    GAUGE("partitioned",
+	          "1 while this node cannot reach etcd but a peer can (/healthz 503).", part) ||
 	    GAUGE("refs_behind", "Refs in etcd whose objects this node lacks.", behind) ||
 	    GAUGE("etcd_revision", "The newest etcd revision this node has read.", rev) ||
 	    COUNTER("stale_reads_total",

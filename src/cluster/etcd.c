@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "packwire/buf.h"
 #include "transport/curl-load.h"
@@ -13,8 +14,22 @@ struct pw_etcd {
 	char *urls[PW_ETCD_MAX_ENDPOINTS];
 	size_t nr;
 	unsigned timeout_ms;
-	int preferred; /* the endpoint that answered last (atomic) */
+	int preferred;   /* the endpoint that answered last (atomic) */
+	int64_t last_ok; /* monotonic ms of the last answer (atomic), 0 none */
 };
+
+int64_t pw_etcd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t pw_etcd_last_ok_ms(struct pw_etcd *e)
+{
+	return __atomic_load_n(&e->last_ok, __ATOMIC_RELAXED);
+}
 
 int pw_etcd_new(struct pw_etcd **out, const char *endpoints, unsigned timeout_ms,
                 struct pw_error *err)
@@ -130,6 +145,8 @@ static int post(struct pw_etcd *e, const char *path, const struct pw_buf *body, 
 		curl_easy_cleanup(c);
 		if (cc == CURLE_OK && *status < 500) {
 			__atomic_store_n(&e->preferred, (int)i, __ATOMIC_RELAXED);
+			if (*status == 200)
+				__atomic_store_n(&e->last_ok, pw_etcd_now_ms(), __ATOMIC_RELAXED);
 			curl_slist_free_all(hdrs);
 			return 0;
 		}
@@ -154,6 +171,38 @@ static int post(struct pw_etcd *e, const char *path, const struct pw_buf *body, 
 	}
 	curl_slist_free_all(hdrs);
 	return pw_error_set(err, PW_EIO, "cannot reach etcd (%.900s)", why);
+}
+
+static size_t drop_data(char *data, size_t size, size_t n, void *ctx)
+{
+	(void)data, (void)ctx;
+	return size * n;
+}
+
+int pw_etcd_get_status(const char *url, unsigned timeout_ms, long *status, struct pw_error *err)
+{
+	CURL *c;
+	CURLcode cc;
+	int rc;
+
+	*status = 0;
+	if ((rc = pw_curl_load(err)))
+		return rc;
+	if (!(c = curl_easy_init()))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, drop_data);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_cleanup(c);
+	if (cc != CURLE_OK)
+		return pw_error_set(err, PW_EIO, "%s: %s", url, curl_easy_strerror(cc));
+	return 0;
 }
 
 /* A request whose answer is JSON with status 200; anything else becomes a

@@ -76,6 +76,15 @@ int pw_etcd_lease_grant(struct pw_etcd *e, int64_t ttl, int64_t *id, struct pw_e
 /* *ttl gets the seconds left; 0 when the lease has expired. */
 int pw_etcd_lease_keepalive(struct pw_etcd *e, int64_t id, int64_t *ttl, struct pw_error *err);
 
+/* Monotonic milliseconds now, and of the last request that etcd answered
+ * with 200 on this handle (0: none yet). */
+int64_t pw_etcd_now_ms(void);
+int64_t pw_etcd_last_ok_ms(struct pw_etcd *e);
+
+/* GET url (a peer's status), the body dropped: *status gets the HTTP
+ * status; PW_EIO when no answer came within timeout_ms. */
+int pw_etcd_get_status(const char *url, unsigned timeout_ms, long *status, struct pw_error *err);
+
 /* Exposed for tests and fuzzing: decode a range answer / a txn answer. */
 int pw_etcd_parse_range(const char *text, size_t len, struct pw_etcd_range *out,
                         struct pw_error *err);
