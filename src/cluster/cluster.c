@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cluster/etcd.h"
+#include "cluster/state.h"
 #include "packwire/client.h"
 #include "packwire/config.h"
 #include "packwire/hash.h"
@@ -50,6 +51,7 @@ struct peers {
 struct applied {
 	char *name;
 	int64_t rev;
+	int older; /* syncs in a row that found the record newer than etcd */
 	struct applied *next;
 };
 
@@ -363,6 +365,101 @@ static int apply_local(struct pw_cluster *c, struct pw_repo *repo, struct want_r
 	return rc;
 }
 
+/* ---- the state record (cluster/state.h) ------------------------------- */
+
+/* Record w (the refs about to be applied) before the local refs change:
+ * all of etcd's at revision when full, else merged in. *skip: the record
+ * is of a newer revision (another process applied a newer snapshot): do
+ * not apply this one. A record newer than etcd for many syncs in a row is
+ * from an etcd that was rebuilt (its revisions restarted): etcd wins. */
+static int record_sync(struct pw_cluster *c, struct pw_repo *repo, struct applied *a,
+                       const struct want_ref *w, size_t nw, int full, int64_t revision, int *skip,
+                       struct pw_error *err)
+{
+	struct pw_cstate_set *set = calloc(nw + 1, sizeof(*set));
+	size_t i, n = 0;
+	int rc, mode = full ? (a->older >= 10 ? 2 : 1) : 0;
+
+	*skip = 0;
+	if (!set)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (i = 0; i < nw; i++)
+		if (w[i].present) {
+			set[n].name = w[i].name;
+			set[n++].oid = &w[i].oid;
+		}
+	if (mode == 2)
+		logf_(c,
+		      "cluster: %s: this node's record is newer than etcd for %d syncs (etcd "
+		      "rebuilt?): taking etcd's state",
+		      a->name, a->older);
+	rc = pw_cstate_store(pw_repo_git_dir(repo), pw_repo_algo(repo), mode, full ? revision : 0,
+	                     set, n, skip, err);
+	a->older = *skip ? a->older + 1 : 0;
+	free(set);
+	return rc;
+}
+
+/* A push's updates into the record: before the etcd transaction, every
+ * new value (pending: a crash before the local update must not bring the
+ * old refs back); after it, the outcome (done: taken at revision, the
+ * losers back to their old value). */
+static void record_push(struct pw_cluster *c, struct pw_repo *repo, const char *name,
+                        const struct pw_store_update *u, size_t n, const int *taken,
+                        int64_t revision)
+{
+	struct pw_cstate_set *set = calloc(n + 1, sizeof(*set));
+	struct pw_error e;
+	size_t i;
+
+	if (!set)
+		return;
+	for (i = 0; i < n; i++) {
+		set[i].name = u[i].name;
+		set[i].oid = !taken || taken[i] ? &u[i].new_oid : &u[i].old_oid;
+	}
+	if (pw_cstate_store(pw_repo_git_dir(repo), pw_repo_algo(repo), 0, revision, set, n, NULL,
+	                    &e))
+		logf_(c, "cluster: %s: %s", name, e.msg);
+	free(set);
+}
+
+/* etcd does not answer: serve at least the record (what this node last
+ * applied or sent to etcd), never older: the refs whose objects are here
+ * go back to it (after a restart, or a crash between etcd's commit and
+ * the local update). */
+static void restore_record(struct pw_cluster *c, struct pw_repo *repo, const char *name)
+{
+	struct pw_cstate st;
+	struct pw_error e;
+	struct pw_odb *odb = NULL;
+	struct want_ref *w;
+	size_t i;
+	int all = 1;
+
+	if (pw_cstate_load(pw_repo_git_dir(repo), pw_repo_algo(repo), &st, &e))
+		return;
+	if (!(w = calloc(st.nr + 1, sizeof(*w))) ||
+	    pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), &e)) {
+		free(w);
+		pw_cstate_free(&st);
+		return;
+	}
+	for (i = 0; i < st.nr; i++) {
+		w[i].name = st.refs[i].name;
+		w[i].oid = st.refs[i].oid;
+		if (!(w[i].present = pw_odb_exists(odb, &w[i].oid)))
+			all = 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (apply_local(c, repo, w, st.nr, all, &e))
+		logf_(c, "cluster: %s: restoring the recorded refs: %s", name, e.msg);
+	pthread_mutex_unlock(&c->lock);
+	pw_odb_free(odb);
+	free(w);
+	pw_cstate_free(&st);
+}
+
 /*
  * Bring one repository's refs in step with etcd (a linearizable read),
  * fetching missing objects from peers. *managed: the repository is in
@@ -440,10 +537,15 @@ static int sync_repo(struct pw_cluster *c, struct pw_repo *repo, const char *nam
 		struct applied *a = applied_get(c, name, 1);
 
 		if (a && r.revision >= a->rev) {
-			/* a ref we could not complete keeps its old value: we never
+			int skip = 0;
+
+			/* the record first: it is never older than the local refs.
+			 * A ref we could not complete keeps its old value: we never
 			 * advertise what we cannot serve */
-			rc = apply_local(c, repo, w, nw, !*behind, err);
-			if (!rc)
+			rc = record_sync(c, repo, a, w, nw, !*behind, r.revision, &skip, err);
+			if (!rc && !skip)
+				rc = apply_local(c, repo, w, nw, !*behind, err);
+			if (!rc && !skip)
 				a->rev = r.revision;
 		}
 		if (r.revision > c->revision)
@@ -495,7 +597,9 @@ static int store_prepare(void *data, struct pw_repo *repo, const char *service,
 			                    "try again later): %s",
 			                    why);
 		}
-		/* reads go on from the last state we had (docs/cluster.md) */
+		/* reads go on from the last state we had (docs/cluster.md), at
+		 * least the one recorded */
+		restore_record(c, repo, name);
 		count(&c->stale_reads);
 		logf_(c, "cluster: serving %s from this node's last known refs: %s", name,
 		      err->msg);
@@ -652,6 +756,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	struct pw_etcd_group *groups = NULL;
 	struct pw_oid *fresh = NULL;
 	struct want_ref *w = NULL;
+	int *taken = NULL;
 	size_t i, nf = 0, ng;
 	int64_t rev = 0;
 	int rc, managed;
@@ -679,7 +784,9 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	groups = calloc(n, sizeof(*groups));
 	fresh = calloc(n, sizeof(*fresh));
 	w = calloc(n, sizeof(*w));
-	if (!keys || !olds || !news || !cmps || !acmps || !ops || !groups || !fresh || !w) {
+	taken = calloc(n, sizeof(*taken));
+	if (!keys || !olds || !news || !cmps || !acmps || !ops || !groups || !fresh || !w ||
+	    !taken) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -728,14 +835,21 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 		}
 		ng = n;
 	}
+	/* the record gets the new values first: if this process dies after
+	 * etcd's commit, a restart without etcd must not serve the old refs */
+	record_push(c, repo, name, u, n, NULL, 0);
 	if ((rc = pw_etcd_txn(c->etcd, groups, ng, &rev, err))) {
+		/* the outcome is unknown: the record keeps the new values */
 		count(&c->refused);
 		count(&c->etcd_errors);
 		pw_error_wrap(err, "cluster: the push could not be committed, nothing was applied "
 		                   "(pushes are refused while etcd cannot be reached)");
 		goto fail;
 	}
-	/* 4. apply here what etcd took */
+	/* 4. apply here what etcd took (recorded first) */
+	for (i = 0; i < n; i++)
+		taken[i] = groups[ng == 1 ? 0 : i].succeeded;
+	record_push(c, repo, name, u, n, taken, rev);
 	apply_results(c, repo, name, u, n, groups, ng, w);
 	rc = 0;
 	goto out;
@@ -758,6 +872,7 @@ out:
 	free(groups);
 	free(fresh);
 	free(w);
+	free(taken);
 	return rc;
 }
 
