@@ -403,10 +403,10 @@ static int record_sync(struct pw_cluster *c, struct pw_repo *repo, struct applie
 /* A push's updates into the record: before the etcd transaction, every
  * new value (pending: a crash before the local update must not bring the
  * old refs back); after it, the outcome (done: taken at revision, the
- * losers back to their old value). */
+ * losers back to their old value; groups as etcd answered them). */
 static void record_push(struct pw_cluster *c, struct pw_repo *repo, const char *name,
-                        const struct pw_store_update *u, size_t n, const int *taken,
-                        int64_t revision)
+                        const struct pw_store_update *u, size_t n,
+                        const struct pw_etcd_group *groups, size_t ng, int64_t revision)
 {
 	struct pw_cstate_set *set = calloc(n + 1, sizeof(*set));
 	struct pw_error e;
@@ -416,7 +416,8 @@ static void record_push(struct pw_cluster *c, struct pw_repo *repo, const char *
 		return;
 	for (i = 0; i < n; i++) {
 		set[i].name = u[i].name;
-		set[i].oid = !taken || taken[i] ? &u[i].new_oid : &u[i].old_oid;
+		set[i].oid = !groups || groups[ng == 1 ? 0 : i].succeeded ? &u[i].new_oid
+		                                                          : &u[i].old_oid;
 	}
 	if (pw_cstate_store(pw_repo_git_dir(repo), pw_repo_algo(repo), 0, revision, set, n, NULL,
 	                    &e))
@@ -744,6 +745,33 @@ static void apply_results(struct pw_cluster *c, struct pw_repo *repo, const char
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The transaction's groups: one for an atomic push (the registration
+ * once, then every ref's old value), else one per ref (cmps: two per ref);
+ * returns how many. */
+static size_t make_groups(int atomic, size_t n, struct pw_etcd_cmp *cmps, struct pw_etcd_cmp *acmps,
+                          const struct pw_etcd_op *ops, struct pw_etcd_group *groups)
+{
+	size_t i;
+
+	if (atomic || n == 1) {
+		acmps[0] = cmps[0];
+		for (i = 0; i < n; i++)
+			acmps[i + 1] = cmps[2 * i + 1];
+		groups[0].cmps = acmps;
+		groups[0].ncmps = n + 1;
+		groups[0].ops = ops;
+		groups[0].nops = n;
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		groups[i].cmps = &cmps[2 * i];
+		groups[i].ncmps = 2;
+		groups[i].ops = &ops[i];
+		groups[i].nops = 1;
+	}
+	return n;
+}
+
 static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_store_update *u,
                         size_t n, struct pw_error *err)
 {
@@ -756,7 +784,6 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	struct pw_etcd_group *groups = NULL;
 	struct pw_oid *fresh = NULL;
 	struct want_ref *w = NULL;
-	int *taken = NULL;
 	size_t i, nf = 0, ng;
 	int64_t rev = 0;
 	int rc, managed;
@@ -784,9 +811,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	groups = calloc(n, sizeof(*groups));
 	fresh = calloc(n, sizeof(*fresh));
 	w = calloc(n, sizeof(*w));
-	taken = calloc(n, sizeof(*taken));
-	if (!keys || !olds || !news || !cmps || !acmps || !ops || !groups || !fresh || !w ||
-	    !taken) {
+	if (!keys || !olds || !news || !cmps || !acmps || !ops || !groups || !fresh || !w) {
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -816,28 +841,10 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	if ((rc = replicate(c, repo, name, fresh, nf, err)))
 		goto fail;
 	/* 3. one transaction: all or nothing (atomic), or per ref */
-	if (atomic || n == 1) {
-		/* the registration once, then every ref's old value */
-		acmps[0] = cmps[0];
-		for (i = 0; i < n; i++)
-			acmps[i + 1] = cmps[2 * i + 1];
-		groups[0].cmps = acmps;
-		groups[0].ncmps = n + 1;
-		groups[0].ops = ops;
-		groups[0].nops = n;
-		ng = 1;
-	} else {
-		for (i = 0; i < n; i++) {
-			groups[i].cmps = &cmps[2 * i];
-			groups[i].ncmps = 2;
-			groups[i].ops = &ops[i];
-			groups[i].nops = 1;
-		}
-		ng = n;
-	}
+	ng = make_groups(atomic, n, cmps, acmps, ops, groups);
 	/* the record gets the new values first: if this process dies after
 	 * etcd's commit, a restart without etcd must not serve the old refs */
-	record_push(c, repo, name, u, n, NULL, 0);
+	record_push(c, repo, name, u, n, NULL, 0, 0);
 	if ((rc = pw_etcd_txn(c->etcd, groups, ng, &rev, err))) {
 		/* the outcome is unknown: the record keeps the new values */
 		count(&c->refused);
@@ -847,9 +854,7 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 		goto fail;
 	}
 	/* 4. apply here what etcd took (recorded first) */
-	for (i = 0; i < n; i++)
-		taken[i] = groups[ng == 1 ? 0 : i].succeeded;
-	record_push(c, repo, name, u, n, taken, rev);
+	record_push(c, repo, name, u, n, groups, ng, rev);
 	apply_results(c, repo, name, u, n, groups, ng, w);
 	rc = 0;
 	goto out;
@@ -872,7 +877,6 @@ out:
 	free(groups);
 	free(fresh);
 	free(w);
-	free(taken);
 	return rc;
 }
 
