@@ -98,6 +98,11 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 	co.base_path = o->base_path;
 	co.replicas = (unsigned)cl->replicas;
 	co.log = log_msg;
+	/* tests: a full catch-up pass this rarely, to see that the watch
+	 * alone brings changes */
+	if (getenv("PACKWIRE_TEST_CLUSTER_FULL_PASS_MS"))
+		co.full_pass_ms =
+		        (unsigned)strtoul(getenv("PACKWIRE_TEST_CLUSTER_FULL_PASS_MS"), NULL, 10);
 	if ((rc = pw_cluster_start(&c, &co, err))) {
 		pw_serve_stop(cl->peer, 0);
 		cl->peer = NULL;

@@ -26,7 +26,8 @@ struct pw_cluster_opts {
 	unsigned replicas;        /* copies of a push's objects before it is acknowledged; 0 = 2 */
 	unsigned etcd_timeout_ms; /* one etcd request to one endpoint; 0 = 2000 */
 	unsigned lease_ttl;       /* seconds a dead node stays listed; 0 = 5 */
-	unsigned poll_ms;         /* catch-up interval; 0 = 500 */
+	unsigned poll_ms;      /* lease keep-alive, and catch-up while the watch is down; 0 = 500 */
+	unsigned full_pass_ms; /* a full catch-up pass while the watch is up; 0 = 10 * poll_ms */
 	/* A short-lived process (ssh's upload-pack and receive-pack): no lease
 	 * and no catch-up thread; it reads the node list that the running
 	 * nodes registered, and advertise may be NULL. Its refs go through etcd

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster/cluster-priv.h"
 #include "cluster/etcd.h"
 #include "cluster/state.h"
 #include "packwire/client.h"
@@ -30,8 +31,6 @@
 #include "packwire/push.h"
 #include "packwire/refs.h"
 #include "packwire/repo.h"
-
-#define KP "/packwire/"
 
 /* A peer says it reaches etcd when its last answer from etcd is this
  * recent; a node is partitioned when its peers said so for this long (a
@@ -62,8 +61,11 @@ struct pw_cluster {
 	struct pw_ref_store store;
 	pthread_mutex_t lock; /* local ref updates, applied, status */
 	pthread_cond_t wake;
-	pthread_t thread;
-	int thread_started, stopping;
+	pthread_t thread, watcher;
+	int thread_started, watcher_started, stopping;
+	/* the watch (atomic): it is up; a ref changed since the last pass; a
+	 * pass failed (the watch starts again) */
+	int watch_up, dirty, watch_reset;
 	int64_t lease;
 	struct applied *applied;
 	/* status, under lock */
@@ -80,7 +82,7 @@ struct pw_cluster {
 	char part_peer[256];
 	/* counters (atomic) */
 	unsigned long long stale_reads, commits, lost, refused, repl_ok, repl_fail, fetch_ok,
-	        fetch_fail, etcd_errors;
+	        fetch_fail, etcd_errors, watch_events, watch_starts;
 };
 
 static void logf_(struct pw_cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -104,7 +106,7 @@ static void count(unsigned long long *n)
 
 /* ---- names and values ---------------------------------------------------- */
 
-static int name_ok(const char *name)
+int pw_cluster__name_ok(const char *name)
 {
 	return *name && !strchr(name, ':') && name[0] != '/' && !strstr(name, "..");
 }
@@ -130,13 +132,13 @@ static int repo_name(struct pw_cluster *c, struct pw_repo *repo, char *out, size
 		return pw_error_set(err, PW_ETOOBIG, "repository path too long");
 	memcpy(out, real + bl + 1, n);
 	out[n] = '\0';
-	if (!name_ok(out))
+	if (!pw_cluster__name_ok(out))
 		return pw_error_set(err, PW_EINVAL, "repository name '%s' cannot be in a cluster",
 		                    out);
 	return 0;
 }
 
-static void fmt_value(char *buf, size_t cap, const struct pw_oid *oid)
+void pw_cluster__fmt_value(char *buf, size_t cap, const struct pw_oid *oid)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	const struct pw_hash_algo *a = pw_hash_by_id(oid->algo);
@@ -824,8 +826,8 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 			goto fail;
 		}
 		snprintf(keys[i], kl, "%s%s", regkey, u[i].name);
-		fmt_value(olds[i], 80, &u[i].old_oid);
-		fmt_value(news[i], 80, &u[i].new_oid);
+		pw_cluster__fmt_value(olds[i], 80, &u[i].old_oid);
+		pw_cluster__fmt_value(news[i], 80, &u[i].new_oid);
 		/* every update also checks that the repository is still ours, of
 		 * this algorithm */
 		cmps[2 * i].key = regkey;
@@ -1048,6 +1050,7 @@ static void catch_up(struct pw_cluster *c)
 		c->etcd_up = 0;
 		pthread_mutex_unlock(&c->lock);
 		count(&c->etcd_errors);
+		__atomic_store_n(&c->watch_reset, 1, __ATOMIC_RELAXED);
 		check_partition(c);
 		return;
 	}
@@ -1058,7 +1061,7 @@ static void catch_up(struct pw_cluster *c)
 		struct pw_repo *repo = NULL;
 		int managed, b = 0;
 
-		if (!name_ok(name))
+		if (!pw_cluster__name_ok(name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", c->base_real, name);
 		if (access(path, F_OK) && create_repo(c, name, r.kvs[i].value, &err)) {
@@ -1086,17 +1089,86 @@ static void catch_up(struct pw_cluster *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The watch's messages: a ref changed: wake the catch-up thread. */
+static int on_watch(void *ctx, const struct pw_etcd_watch_msg *m)
+{
+	struct pw_cluster *c = ctx;
+
+	if (m->created)
+		__atomic_store_n(&c->watch_up, 1, __ATOMIC_RELAXED);
+	if (m->canceled)
+		return PW_EPROTO; /* compacted past our start: a full pass, then anew */
+	if (!m->nr)
+		return 0;
+	__atomic_add_fetch(&c->watch_events, m->nr, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->lock);
+	c->dirty = 1;
+	pthread_cond_broadcast(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* Watch /packwire/refs/ from the newest revision read; when the stream
+ * breaks, the catch-up thread polls every poll_ms until it is back. */
+static void *watch_run(void *arg)
+{
+	struct pw_cluster *c = arg;
+	struct pw_error err;
+	int64_t from;
+	int rc;
+
+	while (!__atomic_load_n(&c->stopping, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&c->lock);
+		from = c->revision ? c->revision + 1 : 0;
+		pthread_mutex_unlock(&c->lock);
+		__atomic_store_n(&c->watch_reset, 0, __ATOMIC_RELAXED);
+		count(&c->watch_starts);
+		/* a failed pass (or the end) sets watch_reset: the stream stops */
+		rc = pw_etcd_watch(c->etcd, KP "refs/", from, on_watch, c, &c->watch_reset, &err);
+		__atomic_store_n(&c->watch_up, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&c->stopping, __ATOMIC_RELAXED))
+			break;
+		if (rc)
+			logf_(c, "cluster: the watch of etcd ended (polling until it is back): %s",
+			      err.msg);
+		pthread_mutex_lock(&c->lock);
+		c->dirty = 1; /* what the stream missed */
+		pthread_cond_broadcast(&c->wake);
+		pthread_mutex_unlock(&c->lock);
+		/* wait for a pass to reach etcd before watching again */
+		for (rc = 0; rc < 40 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED); rc++) {
+			usleep(50000);
+			if (rc >= 10 && !__atomic_load_n(&c->watch_reset, __ATOMIC_RELAXED))
+				break;
+		}
+	}
+	return NULL;
+}
+
+/* Every poll_ms: the lease; a full pass when the watch is down, when it
+ * saw a change, or every full_pass_ms anyway (a watch can hang silently). */
 static void *run(void *arg)
 {
 	struct pw_cluster *c = arg;
 	unsigned ms = c->o.poll_ms ? c->o.poll_ms : 500;
+	unsigned full_ms = c->o.full_pass_ms ? c->o.full_pass_ms : 10 * ms;
+	int64_t last_full = 0;
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
 		struct timespec ts;
+		int dirty = c->dirty, now = 0;
+		struct pw_error err;
 
+		c->dirty = 0;
 		pthread_mutex_unlock(&c->lock);
-		catch_up(c);
+		if (!__atomic_load_n(&c->watch_up, __ATOMIC_RELAXED) || dirty ||
+		    pw_etcd_now_ms() - last_full >= full_ms || register_node(c, &err))
+			now = 1;
+		if (now) {
+			last_full = pw_etcd_now_ms();
+			catch_up(c);
+		}
 		pthread_mutex_lock(&c->lock);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += ms / 1000;
@@ -1105,7 +1177,7 @@ static void *run(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		if (!c->stopping)
+		if (!c->stopping && !c->dirty)
 			pthread_cond_timedwait(&c->wake, &c->lock, &ts);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -1162,6 +1234,11 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 		return pw_error_set(err, PW_ERROR, "cannot start the catch-up thread");
 	}
 	c->thread_started = 1;
+	if (!pthread_create(&c->watcher, NULL, watch_run, c))
+		c->watcher_started = 1;
+	else
+		logf_(c, "cluster: cannot start the watch thread: polling every %u ms",
+		      opts->poll_ms ? opts->poll_ms : 500);
 	*out = c;
 	return 0;
 }
@@ -1175,10 +1252,13 @@ void pw_cluster_stop(struct pw_cluster *c)
 	if (c->thread_started) {
 		pthread_mutex_lock(&c->lock);
 		c->stopping = 1;
+		__atomic_store_n(&c->watch_reset, 1, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&c->wake);
 		pthread_mutex_unlock(&c->lock);
 		pthread_join(c->thread, NULL);
 	}
+	if (c->watcher_started)
+		pthread_join(c->watcher, NULL);
 	peers_free(&c->last_peers);
 	while ((a = c->applied)) {
 		c->applied = a->next;
@@ -1262,6 +1342,14 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 	          up) ||
 	    GAUGE("partitioned",
 	          "1 while this node cannot reach etcd but a peer can (/healthz 503).", part) ||
+	    GAUGE("watch_up", "1 while this node watches etcd's refs (else it polls every 0.5 s).",
+	          __atomic_load_n(&c->watch_up, __ATOMIC_RELAXED)) ||
+	    COUNTER("watch_events_total", "Ref changes the watch of etcd reported.",
+	            c->watch_events) ||
+	    COUNTER("watch_starts_total",
+	            "Watches of etcd started (the first, then after "
+	            "each break).",
+	            c->watch_starts) ||
 	    GAUGE("refs_behind", "Refs in etcd whose objects this node lacks.", behind) ||
 	    GAUGE("etcd_revision", "The newest etcd revision this node has read.", rev) ||
 	    COUNTER("stale_reads_total",
@@ -1284,134 +1372,4 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 #undef GAUGE
 #undef COUNTER
 	return 0;
-}
-
-/* ---- packwire cluster add ------------------------------------------------ */
-
-struct add_state {
-	struct pw_etcd_op *ops;
-	char **vals;
-	size_t nr, cap;
-	const char *prefix;
-	int rc;
-};
-
-static int add_one(const struct pw_ref *ref, void *data)
-{
-	struct add_state *a = data;
-	char *key, *val;
-	size_t kl;
-
-	if (ref->symref_target || a->rc)
-		return 0;
-	if (a->nr == a->cap) {
-		a->rc = PW_ETOOBIG;
-		return 1;
-	}
-	kl = strlen(a->prefix) + strlen(ref->name) + 1;
-	key = malloc(kl);
-	val = malloc(80);
-	if (!key || !val) {
-		free(key);
-		free(val);
-		a->rc = PW_ENOMEM;
-		return 1;
-	}
-	snprintf(key, kl, "%s%s", a->prefix, ref->name);
-	fmt_value(val, 80, &ref->oid);
-	a->ops[a->nr].key = key;
-	a->ops[a->nr].value = val;
-	a->vals[a->nr] = key;
-	a->nr++;
-	return 0;
-}
-
-int pw_cluster_add(const char *etcd_urls, const char *base_path, const char *name,
-                   struct pw_error *err)
-{
-	struct pw_etcd *e = NULL;
-	struct pw_repo *repo = NULL;
-	struct add_state a;
-	struct pw_etcd_group g;
-	struct pw_etcd_cmp cmp[2];
-	char path[PATH_MAX], regkey[PATH_MAX + 64], repokey[PATH_MAX + 64], headkey[PATH_MAX + 64];
-	char head[300], rpkey[PATH_MAX + 64];
-	char *target = NULL;
-	int rp = 0;
-	struct pw_oid hoid;
-	size_t i;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	if (!name_ok(name))
-		return pw_error_set(err, PW_EINVAL,
-		                    "'%s': a repository's name in a cluster is its path under the "
-		                    "base path, without ':' or '..'",
-		                    name);
-	snprintf(path, sizeof(path), "%s/%s", base_path ? base_path : ".", name);
-	if ((rc = pw_repo_open(&repo, path, err)))
-		return rc;
-	if ((rc = pw_etcd_new(&e, etcd_urls, 0, err)))
-		goto out;
-	snprintf(regkey, sizeof(regkey), KP "refs/%s:", name);
-	snprintf(repokey, sizeof(repokey), KP "repos/%s", name);
-	snprintf(headkey, sizeof(headkey), KP "refs/%s:HEAD", name);
-	snprintf(rpkey, sizeof(rpkey), KP "refs/%s:receivepack", name);
-	a.cap = PW_ETCD_MAX_TXN_OPS - 4;
-	a.ops = calloc(a.cap + 4, sizeof(*a.ops));
-	a.vals = calloc(a.cap, sizeof(char *));
-	if (!a.ops || !a.vals) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	a.prefix = regkey;
-	pw_refs_foreach(repo, "refs/", 0, add_one, &a);
-	if (a.rc) {
-		rc = pw_error_set(err, a.rc,
-		                  a.rc == PW_ETOOBIG
-		                          ? "%s has more than %zu refs: more than one etcd "
-		                            "transaction takes"
-		                          : "out of memory reading %s's refs",
-		                  name, a.cap);
-		goto out;
-	}
-	if (pw_refs_read(repo, "HEAD", &hoid, &target) || !target)
-		snprintf(head, sizeof(head), "ref: refs/heads/master");
-	else
-		snprintf(head, sizeof(head), "ref: %.280s", target);
-	a.ops[a.nr].key = regkey;
-	a.ops[a.nr++].value = pw_repo_algo(repo)->name;
-	a.ops[a.nr].key = repokey;
-	a.ops[a.nr++].value = pw_repo_algo(repo)->name;
-	a.ops[a.nr].key = headkey;
-	a.ops[a.nr++].value = head;
-	if (!pw_config_get_bool(pw_repo_config(repo), "http.receivepack", &rp, NULL) && rp) {
-		a.ops[a.nr].key = rpkey;
-		a.ops[a.nr++].value = "true";
-	}
-	cmp[0].key = regkey;
-	cmp[0].value = NULL;
-	cmp[1].key = repokey;
-	cmp[1].value = NULL;
-	memset(&g, 0, sizeof(g));
-	g.cmps = cmp;
-	g.ncmps = 2;
-	g.ops = a.ops;
-	g.nops = a.nr;
-	if ((rc = pw_etcd_txn(e, &g, 1, NULL, err)))
-		goto out;
-	if (!g.succeeded)
-		rc = pw_error_set(err, PW_EEXISTS, "%s is already in the cluster's care", name);
-out:
-	for (i = 0; i < a.nr && a.vals; i++)
-		if (i < a.cap && a.vals[i]) {
-			free(a.vals[i]);
-			free((char *)a.ops[i].value);
-		}
-	free(a.vals);
-	free(a.ops);
-	free(target);
-	pw_etcd_free(e);
-	pw_repo_free(repo);
-	return rc;
 }
