@@ -9,7 +9,7 @@
  *   packwire-cluster-state 1 <algo> <etcd revision>\n
  *   <hex id> <refname>\n      one per ref, sorted by name, no duplicates
  * Writers hold an flock on <git-dir>/packwire-cluster-state.flock, write
- * <file>.tmp, fsync and rename it into place. */
+ * <file>.tmp and rename it into place (no fsync: as the refs). */
 #ifndef PW_CLUSTER_STATE_H
 #define PW_CLUSTER_STATE_H
 
@@ -59,7 +59,8 @@ struct pw_cstate_set {
  * revision: it becomes the record unless the record is of a newer revision
  * (*skipped = 1 then; may be NULL); 2: even then. Else merge: the refs named change, the
  * others stay, and the revision becomes max(record's, revision). The file
- * is rewritten only when its bytes change.
+ * is rewritten only when its bytes change, and for replace 1 only when its
+ * refs do (a newer revision with the same refs is not written).
  */
 int pw_cstate_store(const char *git_dir, const struct pw_hash_algo *algo, int replace,
                     int64_t revision, const struct pw_cstate_set *set, size_t n, int *skipped,

@@ -173,6 +173,11 @@ static void test_store(void)
 	CHECK_EQ_INT(pw_cstate_load(dir, s1, &st, &e), 0);
 	CHECK(st.revision == 3 && st.nr == 1);
 	pw_cstate_free(&st);
+	/* a sync at a newer revision with the same refs does not rewrite it */
+	CHECK_EQ_INT(pw_cstate_store(dir, s1, 1, 30, set, 1, &skipped, &e), 0);
+	CHECK_EQ_INT(pw_cstate_load(dir, s1, &st, &e), 0);
+	CHECK(st.revision == 3 && st.nr == 1 && !skipped);
+	pw_cstate_free(&st);
 	pw_fs_remove_tree(dir, 0);
 }
 
