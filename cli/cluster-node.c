@@ -1,6 +1,8 @@
 /* packwire serve's cluster options: see cluster-node.h. */
 #include "cluster-node.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +44,25 @@ static void log_msg(void *ctx, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
+/* The peer endpoint's /healthz: whether this node reaches etcd (the peer
+ * status its partitioned peers ask for). cl->c comes after the endpoint. */
+static int peer_status(void *ctx, char *why, size_t cap)
+{
+	struct pw_cli_cluster *cl = ctx;
+	struct pw_cluster *c = __atomic_load_n(&cl->c, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		snprintf(why, cap, "starting");
+		return 1;
+	}
+	return pw_cluster_peer_status(c, why, cap);
+}
+
 int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, struct pw_error *err)
 {
 	struct pw_serve_opts po;
 	struct pw_cluster_opts co;
+	struct pw_cluster *c = NULL;
 	char adv[300];
 	int rc;
 
@@ -65,6 +82,8 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 	po.ref_store = pw_cluster_peer_store();
 	po.allow_push = 1;
 	po.allow_any_want = 1;
+	po.not_ready = peer_status;
+	po.hooks_ctx = cl;
 	if ((rc = pw_serve_start(&cl->peer, &po, err)))
 		return pw_error_wrap(err, "peer endpoint");
 	if (!cl->advertise) {
@@ -79,11 +98,17 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 	co.base_path = o->base_path;
 	co.replicas = (unsigned)cl->replicas;
 	co.log = log_msg;
-	if ((rc = pw_cluster_start(&cl->c, &co, err))) {
+	/* tests: a full catch-up pass this rarely, to see that the watch
+	 * alone brings changes */
+	if (getenv("PACKWIRE_TEST_CLUSTER_FULL_PASS_MS"))
+		co.full_pass_ms =
+		        (unsigned)strtoul(getenv("PACKWIRE_TEST_CLUSTER_FULL_PASS_MS"), NULL, 10);
+	if ((rc = pw_cluster_start(&c, &co, err))) {
 		pw_serve_stop(cl->peer, 0);
 		cl->peer = NULL;
 		return rc;
 	}
+	__atomic_store_n(&cl->c, c, __ATOMIC_RELEASE);
 	fprintf(stderr, "packwire serve: cluster node %s, peer endpoint %s\n", cl->node,
 	        cl->advertise);
 	if (cl->advertise == adv)
@@ -97,8 +122,65 @@ int pw_cli_cluster_start(struct pw_cli_cluster *cl, struct pw_serve_opts *o, str
 
 void pw_cli_cluster_stop(struct pw_cli_cluster *cl)
 {
-	pw_cluster_stop(cl->c);
+	/* the peer endpoint first: its /healthz reads the cluster */
 	pw_serve_stop(cl->peer, 5);
+	pw_cluster_stop(cl->c);
 	cl->c = NULL;
 	cl->peer = NULL;
+}
+
+int pw_cli_cluster_ssh_option(struct pw_cli_cluster *cl, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	int rc;
+
+	if (!strncmp(a, "--peer-", 7)) {
+		pw_cli_fatal("%s: only `packwire serve` has a peer endpoint", a);
+		return -1;
+	}
+	if (pw_cli_opt_value(argc, argv, i, "--base-path", NULL, &cl->base_path))
+		return 1;
+	rc = pw_cli_cluster_option(cl, argc, argv, i);
+	return rc;
+}
+
+int pw_cli_cluster_open(struct pw_cli_cluster *cl, struct pw_repo *repo,
+                        const struct pw_ref_store **store, struct pw_error *err)
+{
+	struct pw_cluster_opts co;
+	char base[PATH_MAX];
+	char *slash;
+	int rc;
+
+	if (!cl->node)
+		return pw_error_set(err, PW_EINVAL, "--cluster needs --node=NAME");
+	if (!cl->base_path) {
+		/* the directory that holds the repository (x.git, or x of x/.git) */
+		if (!realpath(pw_repo_git_dir(repo), base))
+			return pw_error_set(err, PW_EIO, "cannot resolve %s: %s",
+			                    pw_repo_git_dir(repo), strerror(errno));
+		slash = strrchr(base, '/');
+		if (slash && !strcmp(slash, "/.git")) {
+			*slash = '\0';
+			slash = strrchr(base, '/');
+		}
+		if (!slash)
+			return pw_error_set(err, PW_EINVAL, "%s has no parent directory", base);
+		if (slash == base)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	memset(&co, 0, sizeof(co));
+	co.etcd = cl->etcd;
+	co.node = cl->node;
+	co.advertise = cl->advertise;
+	co.base_path = cl->base_path ? cl->base_path : base;
+	co.replicas = (unsigned)cl->replicas;
+	co.transient = 1;
+	co.log = log_msg;
+	if ((rc = pw_cluster_start(&cl->c, &co, err)))
+		return rc;
+	*store = pw_cluster_store(cl->c);
+	return 0;
 }

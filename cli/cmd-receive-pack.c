@@ -4,7 +4,9 @@
  * (stdin/stdout; GIT_PROTOCOL=version=1 adds "version 1"); with
  * --object-format naming the other algorithm, a push from a client of that
  * algorithm into a repository with its compat map (docs/compat-map.md). Hook output and errors go
- * to the client on side-band 2 when it asked for it, else to stderr. */
+ * to the client on side-band 2 when it asked for it, else to stderr.
+ * --cluster=etcd:URL --node=NAME: the repository is a cluster node's copy
+ * (docs/cluster.md, "ssh"): the push goes through etcd as a node's. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +16,17 @@
 #include <unistd.h>
 
 #include "client-util.h"
+#include "cluster-node.h"
 #include "cmds.h"
 #include "packwire/env.h"
 #include "packwire/packwire.h"
 #include "packwire/receive.h"
 #include "trace2.h"
 
-static const char usage_str[] = "packwire receive-pack [--object-format=(sha1|sha256)] <git-dir>";
+static const char usage_str[] =
+        "packwire receive-pack [--object-format=(sha1|sha256)]\n"
+        "                      [--cluster=etcd:URL[,URL...] --node=NAME [--advertise=URL]\n"
+        "                       [--replicas=N] [--base-path=DIR]] <git-dir>";
 
 /* PACKWIRE_TEST_COMPAT_KILL=N: SIGKILL at the Nth compat map publication
  * (a test of crash safety; as compat build's). */
@@ -49,8 +55,10 @@ int cmd_receive_pack(int argc, char **argv)
 	char sid[128];
 	const char *kill_env = getenv("PACKWIRE_TEST_COMPAT_KILL");
 	struct kill_hook k = {kill_env ? atol(kill_env) : 0, 0};
-	int i, rc;
+	struct pw_cli_cluster cl;
+	int i, rc, crc;
 
+	memset(&cl, 0, sizeof(cl));
 	pw_receive_opts_init(&opts);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -67,6 +75,10 @@ int cmd_receive_pack(int argc, char **argv)
 			; /* progress is not sent anyway */
 		else if (!strcmp(a, "--"))
 			continue;
+		else if ((crc = pw_cli_cluster_ssh_option(&cl, argc, argv, &i)) < 0)
+			return 129;
+		else if (crc)
+			continue;
 		else if (a[0] == '-')
 			return pw_cli_unknown_option(a, usage_str);
 		else if (!dir)
@@ -76,6 +88,9 @@ int cmd_receive_pack(int argc, char **argv)
 	}
 	if (!dir)
 		return pw_cli_usage(usage_str);
+	if (!cl.etcd && (cl.node || cl.base_path || cl.replicas || cl.advertise))
+		return pw_cli_fatal(
+		        "--node, --advertise, --replicas and --base-path need --cluster");
 	/* GIT_USER_AGENT replaces the agent string, as with git (and upload-pack) */
 	opts.agent = getenv("GIT_USER_AGENT");
 	/* the reflog's committer, as Git's ident reads it */
@@ -91,6 +106,12 @@ int cmd_receive_pack(int argc, char **argv)
 	ro.config = &pw_cli_env()->config;
 	if (pw_repo_open_exact_opts(&repo, dir, &ro, &err))
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
+	/* in a cluster: refs compared-and-swapped in etcd, objects copied to
+	 * peers before the report (docs/cluster.md, "ssh") */
+	if (cl.etcd && pw_cli_cluster_open(&cl, repo, &opts.ref_store, &err)) {
+		pw_repo_free(repo);
+		return pw_cli_fatal("%s", err.msg);
+	}
 	pw_cli_sid_make(sid, sizeof(sid));
 	opts.session_id = sid;
 	opts.service_path = dir;
@@ -99,6 +120,7 @@ int cmd_receive_pack(int argc, char **argv)
 	opts.trace_ctx = trace;
 	rc = pw_receive_pack(repo, 0, 1, &opts, &err);
 	pw_cli_trace2_close(trace);
+	pw_cli_cluster_stop(&cl);
 	pw_repo_free(repo);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);

@@ -1,6 +1,8 @@
 /* packwire upload-pack [--strict] [--timeout=<n>] [--stateless-rpc]
  * [--advertise-refs] [--object-format=<algo>] <dir>: serve a fetch on stdin/stdout the way
  * `git upload-pack` does, in the protocol version GIT_PROTOCOL asks for.
+ * --cluster=etcd:URL --node=NAME: the repository is a cluster node's copy
+ * (docs/cluster.md, "ssh"): its refs come from etcd first.
  * Errors go to the client (ERR packet) and to stderr as "fatal: ...", exit 128. */
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "client-util.h"
+#include "cluster-node.h"
 #include "cmds.h"
 #include "packwire/env.h"
 #include "packwire/packwire.h"
@@ -20,7 +23,9 @@
 
 static const char usage_text[] =
         "packwire upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
-        "                     [--advertise-refs] [--object-format=(sha1|sha256)] <directory>";
+        "                     [--advertise-refs] [--object-format=(sha1|sha256)]\n"
+        "                     [--cluster=etcd:URL[,URL...] --node=NAME [--advertise=URL]\n"
+        "                      [--replicas=N] [--base-path=DIR]] <directory>";
 
 int cmd_upload_pack(int argc, char **argv)
 {
@@ -33,8 +38,10 @@ int cmd_upload_pack(int argc, char **argv)
 	struct pw_error err;
 	struct pw_repo_opts ro = {0};
 	const char *dir = NULL;
-	int i, rc;
+	struct pw_cli_cluster cl;
+	int i, rc, crc;
 
+	memset(&cl, 0, sizeof(cl));
 	pw_upload_pack_opts_init(&opts);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -58,6 +65,10 @@ int cmd_upload_pack(int argc, char **argv)
 			opts.object_format = a + 16; /* served through the compat map */
 		else if (!strcmp(a, "--"))
 			continue;
+		else if ((crc = pw_cli_cluster_ssh_option(&cl, argc, argv, &i)) < 0)
+			return 129;
+		else if (crc)
+			continue;
 		else if (a[0] == '-' && a[1])
 			return pw_cli_unknown_option(a, usage_text);
 		else if (!dir)
@@ -67,6 +78,9 @@ int cmd_upload_pack(int argc, char **argv)
 	}
 	if (!dir)
 		return pw_cli_usage(usage_text);
+	if (!cl.etcd && (cl.node || cl.base_path || cl.replicas || cl.advertise))
+		return pw_cli_fatal(
+		        "--node, --advertise, --replicas and --base-path need --cluster");
 	opts.version = pw_protocol_version_from_env(getenv("GIT_PROTOCOL"));
 	/* Git lets GIT_USER_AGENT replace its agent string; so do we */
 	opts.agent = getenv("GIT_USER_AGENT");
@@ -84,6 +98,11 @@ int cmd_upload_pack(int argc, char **argv)
 		rc = pw_repo_open_exact_opts(&repo, dir, &ro, &err);
 	if (rc)
 		return pw_cli_fatal("'%s' does not appear to be a git repository", dir);
+	/* in a cluster: refs from etcd, missing objects from a peer, first */
+	if (cl.etcd && pw_cli_cluster_open(&cl, repo, &opts.ref_store, &err)) {
+		pw_repo_free(repo);
+		return pw_cli_fatal("%s", err.msg);
+	}
 
 	/* a client hanging up must not kill us with SIGPIPE: writes report EPIPE */
 	signal(SIGPIPE, SIG_IGN);
@@ -106,6 +125,7 @@ int cmd_upload_pack(int argc, char **argv)
 	pw_cli_trace_packet_close(ctrace);
 	pw_cli_trace_packet_close(ptrace);
 	pw_cli_trace2_close(trace);
+	pw_cli_cluster_stop(&cl);
 	pw_repo_free(repo);
 	if (rc)
 		return pw_cli_fatal("%s", err.msg);

@@ -26,7 +26,13 @@ struct pw_cluster_opts {
 	unsigned replicas;        /* copies of a push's objects before it is acknowledged; 0 = 2 */
 	unsigned etcd_timeout_ms; /* one etcd request to one endpoint; 0 = 2000 */
 	unsigned lease_ttl;       /* seconds a dead node stays listed; 0 = 5 */
-	unsigned poll_ms;         /* catch-up interval; 0 = 500 */
+	unsigned poll_ms;      /* lease keep-alive, and catch-up while the watch is down; 0 = 500 */
+	unsigned full_pass_ms; /* a full catch-up pass while the watch is up; 0 = 10 * poll_ms */
+	/* A short-lived process (ssh's upload-pack and receive-pack): no lease
+	 * and no catch-up thread; it reads the node list that the running
+	 * nodes registered, and advertise may be NULL. Its refs go through etcd
+	 * as a node's: prepare and commit work the same. */
+	int transient;
 	/* Messages of the background work (may be NULL); any thread. */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
@@ -34,7 +40,8 @@ struct pw_cluster_opts {
 
 struct pw_cluster;
 
-/* Join: register in etcd (a lease), start the catch-up thread. */
+/* Join: register in etcd (a lease), start the catch-up thread (neither
+ * with opts->transient). */
 PW_API int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts,
                             struct pw_error *err);
 /* Leave (revoke nothing: the lease runs out) and free. NULL is fine. */
@@ -49,6 +56,11 @@ PW_API const struct pw_ref_store *pw_cluster_peer_store(void);
 /* For pw_serve_opts.not_ready / .metrics (ctx = the cluster). */
 PW_API int pw_cluster_not_ready(void *ctx, char *why, size_t cap);
 PW_API int pw_cluster_metrics(void *ctx, struct pw_buf *out);
+/* For the peer endpoint's pw_serve_opts.not_ready: 0 (200) while this node
+ * reaches etcd (an answer within the last 1.5 s), else 1 (503). A node
+ * that cannot reach etcd asks its peers this: when one of them can, it is
+ * partitioned and answers 503 on its own /healthz. */
+PW_API int pw_cluster_peer_status(void *ctx, char *why, size_t cap);
 
 /* packwire cluster add: put the repository at base_path/name under the
  * cluster's care (its algorithm, HEAD and refs into etcd, from this

@@ -21,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster/cluster-priv.h"
 #include "cluster/etcd.h"
+#include "cluster/state.h"
 #include "packwire/client.h"
 #include "packwire/config.h"
 #include "packwire/hash.h"
@@ -30,13 +32,25 @@
 #include "packwire/refs.h"
 #include "packwire/repo.h"
 
-#define KP "/packwire/"
+/* A peer says it reaches etcd when its last answer from etcd is this
+ * recent; a node is partitioned when its peers said so for this long (a
+ * node whose etcd lost its quorum sees its peers lose it too within a
+ * pass: their answers go stale and they say no). */
+#define PEER_FRESH_MS   1500
+#define PART_CONFIRM_MS 2000
+#define PEER_STATUS_MS  1000
+
+struct peers {
+	char **url;
+	size_t nr;
+};
 
 /* The etcd revision last applied to each repository's local refs: an
  * older snapshot is never applied over a newer one. */
 struct applied {
 	char *name;
 	int64_t rev;
+	int older; /* syncs in a row that found the record newer than etcd */
 	struct applied *next;
 };
 
@@ -47,8 +61,11 @@ struct pw_cluster {
 	struct pw_ref_store store;
 	pthread_mutex_t lock; /* local ref updates, applied, status */
 	pthread_cond_t wake;
-	pthread_t thread;
-	int thread_started, stopping;
+	pthread_t thread, watcher;
+	int thread_started, watcher_started, stopping;
+	/* the watch (atomic): it is up; a ref changed since the last pass; a
+	 * pass failed (the watch starts again) */
+	int watch_up, dirty, watch_reset;
 	int64_t lease;
 	struct applied *applied;
 	/* status, under lock */
@@ -56,9 +73,16 @@ struct pw_cluster {
 	time_t down_since;  /* when etcd last stopped answering */
 	char etcd_why[400]; /* what its last failure said */
 	int64_t revision;
+	/* partitions, under lock: the node list of the last pass that reached
+	 * etcd; since when (monotonic ms) every pass that could not reach etcd
+	 * found a peer that can; partitioned once that lasted PART_CONFIRM_MS */
+	struct peers last_peers;
+	int64_t part_since;
+	int partitioned;
+	char part_peer[256];
 	/* counters (atomic) */
 	unsigned long long stale_reads, commits, lost, refused, repl_ok, repl_fail, fetch_ok,
-	        fetch_fail, etcd_errors;
+	        fetch_fail, etcd_errors, watch_events, watch_starts;
 };
 
 static void logf_(struct pw_cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -82,7 +106,7 @@ static void count(unsigned long long *n)
 
 /* ---- names and values ---------------------------------------------------- */
 
-static int name_ok(const char *name)
+int pw_cluster__name_ok(const char *name)
 {
 	return *name && !strchr(name, ':') && name[0] != '/' && !strstr(name, "..");
 }
@@ -108,13 +132,13 @@ static int repo_name(struct pw_cluster *c, struct pw_repo *repo, char *out, size
 		return pw_error_set(err, PW_ETOOBIG, "repository path too long");
 	memcpy(out, real + bl + 1, n);
 	out[n] = '\0';
-	if (!name_ok(out))
+	if (!pw_cluster__name_ok(out))
 		return pw_error_set(err, PW_EINVAL, "repository name '%s' cannot be in a cluster",
 		                    out);
 	return 0;
 }
 
-static void fmt_value(char *buf, size_t cap, const struct pw_oid *oid)
+void pw_cluster__fmt_value(char *buf, size_t cap, const struct pw_oid *oid)
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	const struct pw_hash_algo *a = pw_hash_by_id(oid->algo);
@@ -140,11 +164,6 @@ static int parse_value(const char *v, size_t len, const struct pw_hash_algo *alg
 }
 
 /* ---- peers --------------------------------------------------------------- */
-
-struct peers {
-	char **url;
-	size_t nr;
-};
 
 static void peers_free(struct peers *p)
 {
@@ -348,6 +367,102 @@ static int apply_local(struct pw_cluster *c, struct pw_repo *repo, struct want_r
 	return rc;
 }
 
+/* ---- the state record (cluster/state.h) ------------------------------- */
+
+/* Record w (the refs about to be applied) before the local refs change:
+ * all of etcd's at revision when full, else merged in. *skip: the record
+ * is of a newer revision (another process applied a newer snapshot): do
+ * not apply this one. A record newer than etcd for many syncs in a row is
+ * from an etcd that was rebuilt (its revisions restarted): etcd wins. */
+static int record_sync(struct pw_cluster *c, struct pw_repo *repo, struct applied *a,
+                       const struct want_ref *w, size_t nw, int full, int64_t revision, int *skip,
+                       struct pw_error *err)
+{
+	struct pw_cstate_set *set = calloc(nw + 1, sizeof(*set));
+	size_t i, n = 0;
+	int rc, mode = full ? (a->older >= 10 ? 2 : 1) : 0;
+
+	*skip = 0;
+	if (!set)
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (i = 0; i < nw; i++)
+		if (w[i].present) {
+			set[n].name = w[i].name;
+			set[n++].oid = &w[i].oid;
+		}
+	if (mode == 2)
+		logf_(c,
+		      "cluster: %s: this node's record is newer than etcd for %d syncs (etcd "
+		      "rebuilt?): taking etcd's state",
+		      a->name, a->older);
+	rc = pw_cstate_store(pw_repo_git_dir(repo), pw_repo_algo(repo), mode, full ? revision : 0,
+	                     set, n, skip, err);
+	a->older = *skip ? a->older + 1 : 0;
+	free(set);
+	return rc;
+}
+
+/* A push's updates into the record: before the etcd transaction, every
+ * new value (pending: a crash before the local update must not bring the
+ * old refs back); after it, the outcome (done: taken at revision, the
+ * losers back to their old value; groups as etcd answered them). */
+static void record_push(struct pw_cluster *c, struct pw_repo *repo, const char *name,
+                        const struct pw_store_update *u, size_t n,
+                        const struct pw_etcd_group *groups, size_t ng, int64_t revision)
+{
+	struct pw_cstate_set *set = calloc(n + 1, sizeof(*set));
+	struct pw_error e;
+	size_t i;
+
+	if (!set)
+		return;
+	for (i = 0; i < n; i++) {
+		set[i].name = u[i].name;
+		set[i].oid = !groups || groups[ng == 1 ? 0 : i].succeeded ? &u[i].new_oid
+		                                                          : &u[i].old_oid;
+	}
+	if (pw_cstate_store(pw_repo_git_dir(repo), pw_repo_algo(repo), 0, revision, set, n, NULL,
+	                    &e))
+		logf_(c, "cluster: %s: %s", name, e.msg);
+	free(set);
+}
+
+/* etcd does not answer: serve at least the record (what this node last
+ * applied or sent to etcd), never older: the refs whose objects are here
+ * go back to it (after a restart, or a crash between etcd's commit and
+ * the local update). */
+static void restore_record(struct pw_cluster *c, struct pw_repo *repo, const char *name)
+{
+	struct pw_cstate st;
+	struct pw_error e;
+	struct pw_odb *odb = NULL;
+	struct want_ref *w;
+	size_t i;
+	int all = 1;
+
+	if (pw_cstate_load(pw_repo_git_dir(repo), pw_repo_algo(repo), &st, &e))
+		return;
+	if (!(w = calloc(st.nr + 1, sizeof(*w))) ||
+	    pw_odb_open(&odb, pw_repo_objects_dir(repo), pw_repo_algo(repo), &e)) {
+		free(w);
+		pw_cstate_free(&st);
+		return;
+	}
+	for (i = 0; i < st.nr; i++) {
+		w[i].name = st.refs[i].name;
+		w[i].oid = st.refs[i].oid;
+		if (!(w[i].present = pw_odb_exists(odb, &w[i].oid)))
+			all = 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (apply_local(c, repo, w, st.nr, all, &e))
+		logf_(c, "cluster: %s: restoring the recorded refs: %s", name, e.msg);
+	pthread_mutex_unlock(&c->lock);
+	pw_odb_free(odb);
+	free(w);
+	pw_cstate_free(&st);
+}
+
 /*
  * Bring one repository's refs in step with etcd (a linearizable read),
  * fetching missing objects from peers. *managed: the repository is in
@@ -425,10 +540,15 @@ static int sync_repo(struct pw_cluster *c, struct pw_repo *repo, const char *nam
 		struct applied *a = applied_get(c, name, 1);
 
 		if (a && r.revision >= a->rev) {
-			/* a ref we could not complete keeps its old value: we never
+			int skip = 0;
+
+			/* the record first: it is never older than the local refs.
+			 * A ref we could not complete keeps its old value: we never
 			 * advertise what we cannot serve */
-			rc = apply_local(c, repo, w, nw, !*behind, err);
-			if (!rc)
+			rc = record_sync(c, repo, a, w, nw, !*behind, r.revision, &skip, err);
+			if (!rc && !skip)
+				rc = apply_local(c, repo, w, nw, !*behind, err);
+			if (!rc && !skip)
 				a->rev = r.revision;
 		}
 		if (r.revision > c->revision)
@@ -480,7 +600,9 @@ static int store_prepare(void *data, struct pw_repo *repo, const char *service,
 			                    "try again later): %s",
 			                    why);
 		}
-		/* reads go on from the last state we had (docs/cluster.md) */
+		/* reads go on from the last state we had (docs/cluster.md), at
+		 * least the one recorded */
+		restore_record(c, repo, name);
 		count(&c->stale_reads);
 		logf_(c, "cluster: serving %s from this node's last known refs: %s", name,
 		      err->msg);
@@ -625,6 +747,33 @@ static void apply_results(struct pw_cluster *c, struct pw_repo *repo, const char
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The transaction's groups: one for an atomic push (the registration
+ * once, then every ref's old value), else one per ref (cmps: two per ref);
+ * returns how many. */
+static size_t make_groups(int atomic, size_t n, struct pw_etcd_cmp *cmps, struct pw_etcd_cmp *acmps,
+                          const struct pw_etcd_op *ops, struct pw_etcd_group *groups)
+{
+	size_t i;
+
+	if (atomic || n == 1) {
+		acmps[0] = cmps[0];
+		for (i = 0; i < n; i++)
+			acmps[i + 1] = cmps[2 * i + 1];
+		groups[0].cmps = acmps;
+		groups[0].ncmps = n + 1;
+		groups[0].ops = ops;
+		groups[0].nops = n;
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		groups[i].cmps = &cmps[2 * i];
+		groups[i].ncmps = 2;
+		groups[i].ops = &ops[i];
+		groups[i].nops = 1;
+	}
+	return n;
+}
+
 static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_store_update *u,
                         size_t n, struct pw_error *err)
 {
@@ -677,8 +826,8 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 			goto fail;
 		}
 		snprintf(keys[i], kl, "%s%s", regkey, u[i].name);
-		fmt_value(olds[i], 80, &u[i].old_oid);
-		fmt_value(news[i], 80, &u[i].new_oid);
+		pw_cluster__fmt_value(olds[i], 80, &u[i].old_oid);
+		pw_cluster__fmt_value(news[i], 80, &u[i].new_oid);
 		/* every update also checks that the repository is still ours, of
 		 * this algorithm */
 		cmps[2 * i].key = regkey;
@@ -694,33 +843,20 @@ static int store_commit(void *data, struct pw_repo *repo, int atomic, struct pw_
 	if ((rc = replicate(c, repo, name, fresh, nf, err)))
 		goto fail;
 	/* 3. one transaction: all or nothing (atomic), or per ref */
-	if (atomic || n == 1) {
-		/* the registration once, then every ref's old value */
-		acmps[0] = cmps[0];
-		for (i = 0; i < n; i++)
-			acmps[i + 1] = cmps[2 * i + 1];
-		groups[0].cmps = acmps;
-		groups[0].ncmps = n + 1;
-		groups[0].ops = ops;
-		groups[0].nops = n;
-		ng = 1;
-	} else {
-		for (i = 0; i < n; i++) {
-			groups[i].cmps = &cmps[2 * i];
-			groups[i].ncmps = 2;
-			groups[i].ops = &ops[i];
-			groups[i].nops = 1;
-		}
-		ng = n;
-	}
+	ng = make_groups(atomic, n, cmps, acmps, ops, groups);
+	/* the record gets the new values first: if this process dies after
+	 * etcd's commit, a restart without etcd must not serve the old refs */
+	record_push(c, repo, name, u, n, NULL, 0, 0);
 	if ((rc = pw_etcd_txn(c->etcd, groups, ng, &rev, err))) {
+		/* the outcome is unknown: the record keeps the new values */
 		count(&c->refused);
 		count(&c->etcd_errors);
 		pw_error_wrap(err, "cluster: the push could not be committed, nothing was applied "
 		                   "(pushes are refused while etcd cannot be reached)");
 		goto fail;
 	}
-	/* 4. apply here what etcd took */
+	/* 4. apply here what etcd took (recorded first) */
+	record_push(c, repo, name, u, n, groups, ng, rev);
 	apply_results(c, repo, name, u, n, groups, ng, w);
 	rc = 0;
 	goto out;
@@ -839,6 +975,64 @@ static int create_repo(struct pw_cluster *c, const char *name, const char *algo_
 	return 0;
 }
 
+/* The node list of a pass that reached etcd: whom to ask when etcd stops
+ * answering. */
+static void remember_peers(struct pw_cluster *c)
+{
+	struct peers p;
+	struct pw_error err;
+
+	if (list_peers(c, "", &p, &err))
+		return;
+	pthread_mutex_lock(&c->lock);
+	peers_free(&c->last_peers);
+	c->last_peers = p;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* etcd did not answer this node: does it answer one of the others (their
+ * peer endpoint's /healthz, pw_cluster_peer_status)? Then this node is
+ * partitioned, and says so on /healthz once that has lasted. */
+static void check_partition(struct pw_cluster *c)
+{
+	struct peers p;
+	struct pw_error err;
+	char url[4200], who[256] = "";
+	size_t i;
+	int64_t now;
+
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_lock(&c->lock);
+	if (c->last_peers.nr && (p.url = calloc(c->last_peers.nr, sizeof(char *))))
+		for (i = 0; i < c->last_peers.nr; i++)
+			if ((p.url[p.nr] = strdup(c->last_peers.url[i])))
+				p.nr++;
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < p.nr && !*who && !c->stopping; i++) {
+		long st = 0;
+
+		snprintf(url, sizeof(url), "%s/healthz", p.url[i]);
+		if (!pw_etcd_get_status(url, PEER_STATUS_MS, &st, &err) && st == 200)
+			snprintf(who, sizeof(who), "%.250s", p.url[i]);
+	}
+	peers_free(&p);
+	now = pw_etcd_now_ms();
+	pthread_mutex_lock(&c->lock);
+	if (!*who) {
+		c->part_since = 0;
+		c->partitioned = 0;
+	} else {
+		if (!c->part_since)
+			c->part_since = now;
+		snprintf(c->part_peer, sizeof(c->part_peer), "%s", who);
+		if (now - c->part_since >= PART_CONFIRM_MS && !c->partitioned) {
+			c->partitioned = 1;
+			logf_(c, "cluster: partitioned: this node cannot reach etcd, %s can", who);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* One pass over every managed repository. */
 static void catch_up(struct pw_cluster *c)
 {
@@ -856,15 +1050,18 @@ static void catch_up(struct pw_cluster *c)
 		c->etcd_up = 0;
 		pthread_mutex_unlock(&c->lock);
 		count(&c->etcd_errors);
+		__atomic_store_n(&c->watch_reset, 1, __ATOMIC_RELAXED);
+		check_partition(c);
 		return;
 	}
+	remember_peers(c);
 	for (i = 0; i < r.nr && !c->stopping; i++) {
 		const char *name = r.kvs[i].key + pl;
 		char path[PATH_MAX];
 		struct pw_repo *repo = NULL;
 		int managed, b = 0;
 
-		if (!name_ok(name))
+		if (!pw_cluster__name_ok(name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", c->base_real, name);
 		if (access(path, F_OK) && create_repo(c, name, r.kvs[i].value, &err)) {
@@ -884,23 +1081,94 @@ static void catch_up(struct pw_cluster *c)
 	pthread_mutex_lock(&c->lock);
 	c->etcd_up = 1;
 	c->down_since = 0;
+	c->part_since = 0;
+	c->partitioned = 0;
 	c->behind = behind + failed;
 	if (!failed && !behind)
 		c->synced_once = 1;
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The watch's messages: a ref changed: wake the catch-up thread. */
+static int on_watch(void *ctx, const struct pw_etcd_watch_msg *m)
+{
+	struct pw_cluster *c = ctx;
+
+	if (m->created)
+		__atomic_store_n(&c->watch_up, 1, __ATOMIC_RELAXED);
+	if (m->canceled)
+		return PW_EPROTO; /* compacted past our start: a full pass, then anew */
+	if (!m->nr)
+		return 0;
+	__atomic_add_fetch(&c->watch_events, m->nr, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->lock);
+	c->dirty = 1;
+	pthread_cond_broadcast(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* Watch /packwire/refs/ from the newest revision read; when the stream
+ * breaks, the catch-up thread polls every poll_ms until it is back. */
+static void *watch_run(void *arg)
+{
+	struct pw_cluster *c = arg;
+	struct pw_error err;
+	int64_t from;
+	int rc;
+
+	while (!__atomic_load_n(&c->stopping, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&c->lock);
+		from = c->revision ? c->revision + 1 : 0;
+		pthread_mutex_unlock(&c->lock);
+		__atomic_store_n(&c->watch_reset, 0, __ATOMIC_RELAXED);
+		count(&c->watch_starts);
+		/* a failed pass (or the end) sets watch_reset: the stream stops */
+		rc = pw_etcd_watch(c->etcd, KP "refs/", from, on_watch, c, &c->watch_reset, &err);
+		__atomic_store_n(&c->watch_up, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&c->stopping, __ATOMIC_RELAXED))
+			break;
+		if (rc)
+			logf_(c, "cluster: the watch of etcd ended (polling until it is back): %s",
+			      err.msg);
+		pthread_mutex_lock(&c->lock);
+		c->dirty = 1; /* what the stream missed */
+		pthread_cond_broadcast(&c->wake);
+		pthread_mutex_unlock(&c->lock);
+		/* wait for a pass to reach etcd before watching again */
+		for (rc = 0; rc < 40 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED); rc++) {
+			usleep(50000);
+			if (rc >= 10 && !__atomic_load_n(&c->watch_reset, __ATOMIC_RELAXED))
+				break;
+		}
+	}
+	return NULL;
+}
+
+/* Every poll_ms: the lease; a full pass when the watch is down, when it
+ * saw a change, or every full_pass_ms anyway (a watch can hang silently). */
 static void *run(void *arg)
 {
 	struct pw_cluster *c = arg;
 	unsigned ms = c->o.poll_ms ? c->o.poll_ms : 500;
+	unsigned full_ms = c->o.full_pass_ms ? c->o.full_pass_ms : 10 * ms;
+	int64_t last_full = 0;
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
 		struct timespec ts;
+		int dirty = c->dirty, now = 0;
+		struct pw_error err;
 
+		c->dirty = 0;
 		pthread_mutex_unlock(&c->lock);
-		catch_up(c);
+		if (!__atomic_load_n(&c->watch_up, __ATOMIC_RELAXED) || dirty ||
+		    pw_etcd_now_ms() - last_full >= full_ms || register_node(c, &err))
+			now = 1;
+		if (now) {
+			last_full = pw_etcd_now_ms();
+			catch_up(c);
+		}
 		pthread_mutex_lock(&c->lock);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += ms / 1000;
@@ -909,7 +1177,7 @@ static void *run(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		if (!c->stopping)
+		if (!c->stopping && !c->dirty)
 			pthread_cond_timedwait(&c->wake, &c->lock, &ts);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -924,7 +1192,7 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 	int rc;
 
 	*out = NULL;
-	if (!opts->etcd || !opts->node || !opts->advertise)
+	if (!opts->etcd || !opts->node || (!opts->advertise && !opts->transient))
 		return pw_error_set(err, PW_EINVAL,
 		                    "cluster mode needs --cluster=etcd:URL, --node=NAME and "
 		                    "--advertise=URL");
@@ -937,7 +1205,7 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	c->o = *opts;
 	c->node = strdup(opts->node);
-	c->advertise = strdup(opts->advertise);
+	c->advertise = strdup(opts->advertise ? opts->advertise : "");
 	c->base_real = strdup(real);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
@@ -957,11 +1225,20 @@ int pw_cluster_start(struct pw_cluster **out, const struct pw_cluster_opts *opts
 	/* the catch-up thread registers the node first thing: a node that
 	 * starts while etcd is away serves its last state, not ready, and
 	 * joins when etcd answers */
+	if (opts->transient) {
+		*out = c;
+		return 0;
+	}
 	if (pthread_create(&c->thread, NULL, run, c)) {
 		pw_cluster_stop(c);
 		return pw_error_set(err, PW_ERROR, "cannot start the catch-up thread");
 	}
 	c->thread_started = 1;
+	if (!pthread_create(&c->watcher, NULL, watch_run, c))
+		c->watcher_started = 1;
+	else
+		logf_(c, "cluster: cannot start the watch thread: polling every %u ms",
+		      opts->poll_ms ? opts->poll_ms : 500);
 	*out = c;
 	return 0;
 }
@@ -975,10 +1252,14 @@ void pw_cluster_stop(struct pw_cluster *c)
 	if (c->thread_started) {
 		pthread_mutex_lock(&c->lock);
 		c->stopping = 1;
+		__atomic_store_n(&c->watch_reset, 1, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&c->wake);
 		pthread_mutex_unlock(&c->lock);
 		pthread_join(c->thread, NULL);
 	}
+	if (c->watcher_started)
+		pthread_join(c->watcher, NULL);
+	peers_free(&c->last_peers);
 	while ((a = c->applied)) {
 		c->applied = a->next;
 		free(a->name);
@@ -999,7 +1280,13 @@ int pw_cluster_not_ready(void *ctx, char *why, size_t cap)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (!c->synced_once) {
+	if (c->partitioned) {
+		snprintf(why, cap,
+		         "partitioned: this node cannot reach etcd, but its peer %s can "
+		         "(serving from another node)",
+		         c->part_peer);
+		rc = 1;
+	} else if (!c->synced_once) {
 		snprintf(why, cap, "catching up: not yet in step with etcd");
 		rc = 1;
 	} else if (c->behind) {
@@ -1010,10 +1297,24 @@ int pw_cluster_not_ready(void *ctx, char *why, size_t cap)
 	return rc;
 }
 
+int pw_cluster_peer_status(void *ctx, char *why, size_t cap)
+{
+	struct pw_cluster *c = ctx;
+	int up;
+
+	pthread_mutex_lock(&c->lock);
+	up = c->etcd_up;
+	pthread_mutex_unlock(&c->lock);
+	if (up && pw_etcd_now_ms() - pw_etcd_last_ok_ms(c->etcd) < PEER_FRESH_MS)
+		return 0;
+	snprintf(why, cap, "this node does not reach etcd");
+	return 1;
+}
+
 int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 {
 	struct pw_cluster *c = ctx;
-	int ready, up, behind;
+	int ready, up, behind, part;
 	long long rev;
 	char why[64];
 
@@ -1021,6 +1322,7 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 	pthread_mutex_lock(&c->lock);
 	up = c->etcd_up;
 	behind = c->behind;
+	part = c->partitioned;
 	rev = (long long)c->revision;
 	pthread_mutex_unlock(&c->lock);
 #define GAUGE(n, help, v)                                                                          \
@@ -1038,6 +1340,16 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 	          "1 when the last etcd request answered; 0: reads come from this "
 	          "node's last known state and pushes are refused.",
 	          up) ||
+	    GAUGE("partitioned",
+	          "1 while this node cannot reach etcd but a peer can (/healthz 503).", part) ||
+	    GAUGE("watch_up", "1 while this node watches etcd's refs (else it polls every 0.5 s).",
+	          __atomic_load_n(&c->watch_up, __ATOMIC_RELAXED)) ||
+	    COUNTER("watch_events_total", "Ref changes the watch of etcd reported.",
+	            c->watch_events) ||
+	    COUNTER("watch_starts_total",
+	            "Watches of etcd started (the first, then after "
+	            "each break).",
+	            c->watch_starts) ||
 	    GAUGE("refs_behind", "Refs in etcd whose objects this node lacks.", behind) ||
 	    GAUGE("etcd_revision", "The newest etcd revision this node has read.", rev) ||
 	    COUNTER("stale_reads_total",
@@ -1060,134 +1372,4 @@ int pw_cluster_metrics(void *ctx, struct pw_buf *out)
 #undef GAUGE
 #undef COUNTER
 	return 0;
-}
-
-/* ---- packwire cluster add ------------------------------------------------ */
-
-struct add_state {
-	struct pw_etcd_op *ops;
-	char **vals;
-	size_t nr, cap;
-	const char *prefix;
-	int rc;
-};
-
-static int add_one(const struct pw_ref *ref, void *data)
-{
-	struct add_state *a = data;
-	char *key, *val;
-	size_t kl;
-
-	if (ref->symref_target || a->rc)
-		return 0;
-	if (a->nr == a->cap) {
-		a->rc = PW_ETOOBIG;
-		return 1;
-	}
-	kl = strlen(a->prefix) + strlen(ref->name) + 1;
-	key = malloc(kl);
-	val = malloc(80);
-	if (!key || !val) {
-		free(key);
-		free(val);
-		a->rc = PW_ENOMEM;
-		return 1;
-	}
-	snprintf(key, kl, "%s%s", a->prefix, ref->name);
-	fmt_value(val, 80, &ref->oid);
-	a->ops[a->nr].key = key;
-	a->ops[a->nr].value = val;
-	a->vals[a->nr] = key;
-	a->nr++;
-	return 0;
-}
-
-int pw_cluster_add(const char *etcd_urls, const char *base_path, const char *name,
-                   struct pw_error *err)
-{
-	struct pw_etcd *e = NULL;
-	struct pw_repo *repo = NULL;
-	struct add_state a;
-	struct pw_etcd_group g;
-	struct pw_etcd_cmp cmp[2];
-	char path[PATH_MAX], regkey[PATH_MAX + 64], repokey[PATH_MAX + 64], headkey[PATH_MAX + 64];
-	char head[300], rpkey[PATH_MAX + 64];
-	char *target = NULL;
-	int rp = 0;
-	struct pw_oid hoid;
-	size_t i;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	if (!name_ok(name))
-		return pw_error_set(err, PW_EINVAL,
-		                    "'%s': a repository's name in a cluster is its path under the "
-		                    "base path, without ':' or '..'",
-		                    name);
-	snprintf(path, sizeof(path), "%s/%s", base_path ? base_path : ".", name);
-	if ((rc = pw_repo_open(&repo, path, err)))
-		return rc;
-	if ((rc = pw_etcd_new(&e, etcd_urls, 0, err)))
-		goto out;
-	snprintf(regkey, sizeof(regkey), KP "refs/%s:", name);
-	snprintf(repokey, sizeof(repokey), KP "repos/%s", name);
-	snprintf(headkey, sizeof(headkey), KP "refs/%s:HEAD", name);
-	snprintf(rpkey, sizeof(rpkey), KP "refs/%s:receivepack", name);
-	a.cap = PW_ETCD_MAX_TXN_OPS - 4;
-	a.ops = calloc(a.cap + 4, sizeof(*a.ops));
-	a.vals = calloc(a.cap, sizeof(char *));
-	if (!a.ops || !a.vals) {
-		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
-		goto out;
-	}
-	a.prefix = regkey;
-	pw_refs_foreach(repo, "refs/", 0, add_one, &a);
-	if (a.rc) {
-		rc = pw_error_set(err, a.rc,
-		                  a.rc == PW_ETOOBIG
-		                          ? "%s has more than %zu refs: more than one etcd "
-		                            "transaction takes"
-		                          : "out of memory reading %s's refs",
-		                  name, a.cap);
-		goto out;
-	}
-	if (pw_refs_read(repo, "HEAD", &hoid, &target) || !target)
-		snprintf(head, sizeof(head), "ref: refs/heads/master");
-	else
-		snprintf(head, sizeof(head), "ref: %.280s", target);
-	a.ops[a.nr].key = regkey;
-	a.ops[a.nr++].value = pw_repo_algo(repo)->name;
-	a.ops[a.nr].key = repokey;
-	a.ops[a.nr++].value = pw_repo_algo(repo)->name;
-	a.ops[a.nr].key = headkey;
-	a.ops[a.nr++].value = head;
-	if (!pw_config_get_bool(pw_repo_config(repo), "http.receivepack", &rp, NULL) && rp) {
-		a.ops[a.nr].key = rpkey;
-		a.ops[a.nr++].value = "true";
-	}
-	cmp[0].key = regkey;
-	cmp[0].value = NULL;
-	cmp[1].key = repokey;
-	cmp[1].value = NULL;
-	memset(&g, 0, sizeof(g));
-	g.cmps = cmp;
-	g.ncmps = 2;
-	g.ops = a.ops;
-	g.nops = a.nr;
-	if ((rc = pw_etcd_txn(e, &g, 1, NULL, err)))
-		goto out;
-	if (!g.succeeded)
-		rc = pw_error_set(err, PW_EEXISTS, "%s is already in the cluster's care", name);
-out:
-	for (i = 0; i < a.nr && a.vals; i++)
-		if (i < a.cap && a.vals[i]) {
-			free(a.vals[i]);
-			free((char *)a.ops[i].value);
-		}
-	free(a.vals);
-	free(a.ops);
-	free(target);
-	pw_etcd_free(e);
-	pw_repo_free(repo);
-	return rc;
 }

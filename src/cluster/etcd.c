@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "packwire/buf.h"
 #include "transport/curl-load.h"
@@ -13,8 +14,22 @@ struct pw_etcd {
 	char *urls[PW_ETCD_MAX_ENDPOINTS];
 	size_t nr;
 	unsigned timeout_ms;
-	int preferred; /* the endpoint that answered last (atomic) */
+	int preferred;   /* the endpoint that answered last (atomic) */
+	int64_t last_ok; /* monotonic ms of the last answer (atomic), 0 none */
 };
+
+int64_t pw_etcd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t pw_etcd_last_ok_ms(struct pw_etcd *e)
+{
+	return __atomic_load_n(&e->last_ok, __ATOMIC_RELAXED);
+}
 
 int pw_etcd_new(struct pw_etcd **out, const char *endpoints, unsigned timeout_ms,
                 struct pw_error *err)
@@ -130,6 +145,8 @@ static int post(struct pw_etcd *e, const char *path, const struct pw_buf *body, 
 		curl_easy_cleanup(c);
 		if (cc == CURLE_OK && *status < 500) {
 			__atomic_store_n(&e->preferred, (int)i, __ATOMIC_RELAXED);
+			if (*status == 200)
+				__atomic_store_n(&e->last_ok, pw_etcd_now_ms(), __ATOMIC_RELAXED);
 			curl_slist_free_all(hdrs);
 			return 0;
 		}
@@ -154,6 +171,38 @@ static int post(struct pw_etcd *e, const char *path, const struct pw_buf *body, 
 	}
 	curl_slist_free_all(hdrs);
 	return pw_error_set(err, PW_EIO, "cannot reach etcd (%.900s)", why);
+}
+
+static size_t drop_data(char *data, size_t size, size_t n, void *ctx)
+{
+	(void)data, (void)ctx;
+	return size * n;
+}
+
+int pw_etcd_get_status(const char *url, unsigned timeout_ms, long *status, struct pw_error *err)
+{
+	CURL *c;
+	CURLcode cc;
+	int rc;
+
+	*status = 0;
+	if ((rc = pw_curl_load(err)))
+		return rc;
+	if (!(c = curl_easy_init()))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, drop_data);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_cleanup(c);
+	if (cc != CURLE_OK)
+		return pw_error_set(err, PW_EIO, "%s: %s", url, curl_easy_strerror(cc));
+	return 0;
 }
 
 /* A request whose answer is JSON with status 200; anything else becomes a
@@ -534,5 +583,278 @@ int pw_etcd_lease_keepalive(struct pw_etcd *e, int64_t id, int64_t *ttl, struct 
 	pw_json_free(&j);
 	pw_buf_free(&body);
 	pw_buf_free(&ans);
+	return rc;
+}
+
+/* ---- watch ---------------------------------------------------------------- */
+
+void pw_etcd_watch_msg_free(struct pw_etcd_watch_msg *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr; i++) {
+		free(m->events[i].key);
+		free(m->events[i].value);
+	}
+	free(m->events);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The events of a watch response: each {"type":"DELETE"?,"kv":{...}}. */
+static int watch_events(const struct pw_json *j, int arr, struct pw_etcd_watch_msg *out,
+                        struct pw_error *err)
+{
+	size_t count = 0;
+	int n, rc;
+
+	if (pw_json_type(j, arr) != PW_JSON_ARRAY)
+		return pw_error_set(err, PW_EPROTO, "etcd watch: events is not an array");
+	for (n = j->nodes[arr].child; n >= 0; n = j->nodes[n].next)
+		count++;
+	if (count && !(out->events = calloc(count, sizeof(*out->events))))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	for (n = j->nodes[arr].child; n >= 0; n = j->nodes[n].next) {
+		struct pw_etcd_kv *kv = &out->events[out->nr];
+		int k = pw_json_get(j, n, "kv");
+
+		if (pw_json_type(j, n) != PW_JSON_OBJECT || pw_json_type(j, k) != PW_JSON_OBJECT)
+			return pw_error_set(err, PW_EPROTO, "etcd watch: an event without a kv");
+		out->nr++;
+		if ((rc = kv_str(j, k, "key", &kv->key, &kv->key_len, err)) ||
+		    (rc = kv_str(j, k, "value", &kv->value, &kv->value_len, err)) ||
+		    (rc = opt_int(j, k, "mod_revision", &kv->mod_revision, err)))
+			return rc;
+	}
+	return 0;
+}
+
+int pw_etcd_parse_watch(const char *text, size_t len, struct pw_etcd_watch_msg *out,
+                        struct pw_error *err)
+{
+	struct pw_json j;
+	int res, ev, rc;
+
+	memset(out, 0, sizeof(*out));
+	pw_json_init(&j);
+	if ((rc = pw_json_parse(&j, text, len, err)))
+		goto done;
+	if (pw_json_type(&j, 0) != PW_JSON_OBJECT) {
+		rc = pw_error_set(err, PW_EPROTO, "etcd watch message is not an object");
+		goto done;
+	}
+	res = pw_json_get(&j, 0, "result");
+	if (pw_json_type(&j, res) != PW_JSON_OBJECT) {
+		struct pw_buf msg = PW_BUF_INIT;
+		int e = pw_json_get(&j, 0, "error"), m;
+
+		msg.max = 512;
+		if (pw_json_type(&j, e) == PW_JSON_OBJECT &&
+		    (m = pw_json_get(&j, e, "message")) >= 0)
+			pw_json_string(&j, m, &msg, NULL);
+		rc = pw_error_set(err, PW_EPROTO, "etcd watch: %s",
+		                  msg.len ? msg.data : "a message without a result");
+		pw_buf_free(&msg);
+		goto done;
+	}
+	if ((rc = header_revision(&j, res, &out->revision, err)) ||
+	    (rc = opt_int(&j, res, "compact_revision", &out->compact_revision, err)))
+		goto done;
+	out->created = pw_json_bool(&j, pw_json_get(&j, res, "created"), 0);
+	out->canceled = pw_json_bool(&j, pw_json_get(&j, res, "canceled"), 0);
+	ev = pw_json_get(&j, res, "events");
+	if (ev >= 0)
+		rc = watch_events(&j, ev, out, err);
+done:
+	pw_json_free(&j);
+	if (rc)
+		pw_etcd_watch_msg_free(out);
+	return rc;
+}
+
+/* The stream: bytes in, each whole top-level JSON object out. */
+struct watch_stream {
+	struct pw_buf buf;
+	size_t scan; /* bytes of buf scanned */
+	int depth, str, esc;
+	int (*on_msg)(void *ctx, const struct pw_etcd_watch_msg *m);
+	void *ctx;
+	const int *stop;
+	int rc; /* why the stream was cut */
+	struct pw_error err;
+};
+
+/* One whole object at buf[0..end). */
+static int watch_deliver(struct watch_stream *w, size_t end)
+{
+	struct pw_etcd_watch_msg m;
+	int rc = pw_etcd_parse_watch(w->buf.data, end, &m, &w->err);
+
+	if (!rc) {
+		rc = w->on_msg(w->ctx, &m);
+		pw_etcd_watch_msg_free(&m);
+		if (rc)
+			pw_error_set(&w->err, rc, "watch stopped");
+	}
+	memmove(w->buf.data, w->buf.data + end, w->buf.len - end);
+	w->buf.len -= end;
+	w->buf.data[w->buf.len] = '\0';
+	w->scan = 0;
+	return rc;
+}
+
+/* Scan what came for whole objects (outside of strings, braces count). */
+static int watch_scan(struct watch_stream *w)
+{
+	while (w->scan < w->buf.len) {
+		char ch = w->buf.data[w->scan++];
+
+		if (w->str) {
+			if (w->esc)
+				w->esc = 0;
+			else if (ch == '\\')
+				w->esc = 1;
+			else if (ch == '"')
+				w->str = 0;
+		} else if (ch == '"') {
+			w->str = 1;
+		} else if (ch == '{' || ch == '[') {
+			w->depth++;
+		} else if (ch == '}' || ch == ']') {
+			if (--w->depth < 0)
+				return pw_error_set(&w->err, PW_EPROTO,
+				                    "etcd watch: unbalanced JSON");
+			if (!w->depth) {
+				int rc = watch_deliver(w, w->scan);
+
+				if (rc)
+					return rc;
+			}
+		} else if (!w->depth && ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') {
+			return pw_error_set(&w->err, PW_EPROTO,
+			                    "etcd watch: junk between messages");
+		}
+	}
+	return 0;
+}
+
+static size_t watch_data(char *data, size_t size, size_t n, void *ctx)
+{
+	struct watch_stream *w = ctx;
+
+	if (pw_buf_add(&w->buf, data, size * n)) {
+		w->rc = pw_error_set(&w->err, PW_ETOOBIG,
+		                     "etcd watch: a message larger than %u bytes",
+		                     PW_ETCD_MAX_WATCH_MSG);
+		return 0;
+	}
+	if ((w->rc = watch_scan(w)))
+		return 0;
+	return size * n;
+}
+
+int pw_etcd_watch_feed_test(const char *data, size_t len,
+                            int (*on_msg)(void *ctx, const struct pw_etcd_watch_msg *m), void *ctx,
+                            struct pw_error *err)
+{
+	struct watch_stream w;
+	size_t off = 0;
+
+	memset(&w, 0, sizeof(w));
+	pw_buf_init(&w.buf, PW_ETCD_MAX_WATCH_MSG);
+	w.on_msg = on_msg;
+	w.ctx = ctx;
+	/* in pieces of up to 7 bytes, as a network would */
+	while (off < len && !w.rc) {
+		size_t k = len - off < 7 ? len - off : 7;
+
+		if (watch_data((char *)data + off, 1, k, &w) != k && !w.rc)
+			w.rc = PW_ERROR;
+		off += k;
+	}
+	if (w.rc)
+		pw_error_copy(err, &w.err);
+	pw_buf_free(&w.buf);
+	return w.rc;
+}
+
+static int watch_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct watch_stream *w = ctx;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return __atomic_load_n(w->stop, __ATOMIC_RELAXED) != 0;
+}
+
+static int watch_body(struct pw_buf *body, const char *prefix, int64_t start)
+{
+	struct pw_buf end = PW_BUF_INIT;
+	int rc = pw_buf_adds(body, "{\"create_request\":{") ||
+	         add_key(body, "key", prefix, strlen(prefix)) || prefix_end(&end, prefix) ||
+	         pw_buf_addch(body, ',') || add_key(body, "range_end", end.data, end.len) ||
+	         pw_buf_addf(body, ",\"start_revision\":\"%lld\"}}", (long long)start);
+
+	pw_buf_free(&end);
+	return rc;
+}
+
+int pw_etcd_watch(struct pw_etcd *e, const char *prefix, int64_t start_revision,
+                  int (*on_msg)(void *ctx, const struct pw_etcd_watch_msg *m), void *ctx,
+                  const int *stop, struct pw_error *err)
+{
+	struct pw_buf body = PW_BUF_INIT;
+	struct curl_slist *hdrs;
+	struct watch_stream w;
+	char url[1024];
+	CURL *c;
+	CURLcode cc;
+	long status = 0;
+	int rc, i = __atomic_load_n(&e->preferred, __ATOMIC_RELAXED);
+
+	if ((rc = pw_curl_load(err)))
+		return rc;
+	if (watch_body(&body, prefix, start_revision))
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	memset(&w, 0, sizeof(w));
+	pw_buf_init(&w.buf, PW_ETCD_MAX_WATCH_MSG);
+	w.on_msg = on_msg;
+	w.ctx = ctx;
+	w.stop = stop;
+	hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	if (!hdrs || !(c = curl_easy_init())) {
+		curl_slist_free_all(hdrs);
+		pw_buf_free(&body);
+		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	}
+	snprintf(url, sizeof(url), "%s/v3/watch", e->urls[(size_t)i % e->nr]);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body.len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+	                 (long)(e->timeout_ms < 1000 ? e->timeout_ms : 1000));
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &w);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	pw_buf_free(&body);
+	if (w.rc) {
+		pw_error_copy(err, &w.err);
+		rc = w.rc;
+	} else if (cc == CURLE_ABORTED_BY_CALLBACK)
+		rc = 0;
+	else if (cc != CURLE_OK)
+		rc = pw_error_set(err, PW_EIO, "etcd watch %s: %s", url, curl_easy_strerror(cc));
+	else
+		rc = pw_error_set(err, PW_EIO, "etcd watch %s: the stream ended (HTTP %ld)", url,
+		                  status);
+	pw_buf_free(&w.buf);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #define PW_ETCD_MAX_ENDPOINTS 16
 #define PW_ETCD_MAX_ANSWER    (64u << 20) /* bytes of one answer */
 #define PW_ETCD_MAX_TXN_OPS   128         /* etcd's default --max-txn-ops */
+#define PW_ETCD_MAX_WATCH_MSG (8u << 20)  /* bytes of one watch message */
 
 struct pw_etcd;
 
@@ -75,6 +76,44 @@ int pw_etcd_txn(struct pw_etcd *e, struct pw_etcd_group *groups, size_t ngroups,
 int pw_etcd_lease_grant(struct pw_etcd *e, int64_t ttl, int64_t *id, struct pw_error *err);
 /* *ttl gets the seconds left; 0 when the lease has expired. */
 int pw_etcd_lease_keepalive(struct pw_etcd *e, int64_t id, int64_t *ttl, struct pw_error *err);
+
+/* One message of a watch stream. */
+struct pw_etcd_watch_msg {
+	int64_t revision;          /* the header's */
+	int created, canceled;     /* the watch began / etcd ended it */
+	int64_t compact_revision;  /* canceled: the start revision is compacted */
+	struct pw_etcd_kv *events; /* each event's kv (a delete: empty value) */
+	size_t nr;
+};
+void pw_etcd_watch_msg_free(struct pw_etcd_watch_msg *m);
+
+/*
+ * Watch every key with prefix, from start_revision (0: from now), through
+ * the JSON gateway's POST /v3/watch: a stream of JSON objects, one per
+ * message, each at most PW_ETCD_MAX_WATCH_MSG bytes (a longer one cuts the
+ * stream: PW_ETOOBIG). on_msg gets each; non-zero from it ends the watch
+ * with that code. Returns 0 once *stop is non-zero (looked at about once a
+ * second), else why the stream ended (PW_EIO: it broke or closed).
+ */
+int pw_etcd_watch(struct pw_etcd *e, const char *prefix, int64_t start_revision,
+                  int (*on_msg)(void *ctx, const struct pw_etcd_watch_msg *m), void *ctx,
+                  const int *stop, struct pw_error *err);
+/* For tests and fuzzing: decode one message; feed bytes as the stream
+ * would (in small pieces, split into messages, each decoded). */
+int pw_etcd_parse_watch(const char *text, size_t len, struct pw_etcd_watch_msg *out,
+                        struct pw_error *err);
+int pw_etcd_watch_feed_test(const char *data, size_t len,
+                            int (*on_msg)(void *ctx, const struct pw_etcd_watch_msg *m), void *ctx,
+                            struct pw_error *err);
+
+/* Monotonic milliseconds now, and of the last request that etcd answered
+ * with 200 on this handle (0: none yet). */
+int64_t pw_etcd_now_ms(void);
+int64_t pw_etcd_last_ok_ms(struct pw_etcd *e);
+
+/* GET url (a peer's status), the body dropped: *status gets the HTTP
+ * status; PW_EIO when no answer came within timeout_ms. */
+int pw_etcd_get_status(const char *url, unsigned timeout_ms, long *status, struct pw_error *err);
 
 /* Exposed for tests and fuzzing: decode a range answer / a txn answer. */
 int pw_etcd_parse_range(const char *text, size_t len, struct pw_etcd_range *out,
