@@ -92,6 +92,11 @@ int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *co
 	vo.before_publish_data = &k;
 	if (pw_compat_view_write(repo, compat, &vo, &err))
 		return pw_cli_fatal("compat view pack: %s", err.msg);
+	if (!*vo.name) {
+		if (!quiet)
+			fputs("compat view pack: no refs, nothing to store\n", stderr);
+		return 0;
+	}
 	if (!quiet)
 		fprintf(stderr, "compat view pack: pack-%s, %llu objects, %llu bytes (%s)\n",
 		        vo.name, (unsigned long long)vo.objects, (unsigned long long)vo.bytes,

@@ -322,7 +322,7 @@ struct pw_compat_view_opts {
 /* Write a new generation of the stored view of repo (whose map must give a
  * compat id to every object reachable from its refs) and make it the one in
  * use; the old one is removed after. A failure or a crash leaves the old one
- * in use. */
+ * in use. A repository without refs gets nothing (0, opts->name empty). */
 PW_API int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat,
                                 struct pw_compat_view_opts *opts, struct pw_error *err);
 /* An odb over the stored view's pack (objects in `compat`). PW_ENOTFOUND

@@ -109,6 +109,7 @@ struct vw {
 	size_t ntips, alloc_tips;
 	char *tmpdir;
 	char hex[PW_MAX_HEXSZ + 1];
+	int empty;
 };
 
 static int nomem(struct vw *v)
@@ -240,6 +241,10 @@ static int write_pack(struct vw *v, struct pw_compat_pack *cp)
 		return pw_error_copy(v->err, pw_pack_writer_error(v->w));
 	if ((rc = walk_refs(v)))
 		return rc;
+	if (!v->ntips) {
+		v->empty = 1; /* no refs: nothing to store */
+		return PW_ENOTFOUND;
+	}
 	if (pw_buf_addf(&base, "%s/pack/pack", v->tmpdir))
 		return nomem(v);
 	rc = pw_pack_writer_write_files(v->w, base.data, 2, v->hex);
@@ -327,6 +332,7 @@ int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat
 	v.opts = opts;
 	v.err = err;
 	opts->objects = opts->bytes = 0;
+	opts->name[0] = 0;
 	if (pw_buf_addf(&view_dir, "%s/" VIEW_DIR, v.objects_dir) ||
 	    pw_buf_addf(&tmp, "%s/tmp-XXXXXX", view_dir.data)) {
 		rc = nomem(&v);
@@ -355,7 +361,9 @@ int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat
 		rc = publish(&v, view_dir.data);
 	if (rc && pw_fs_is_dir(v.tmpdir))
 		pw_fs_remove_tree(v.tmpdir, 0);
-	if (!rc)
+	if (rc && v.empty)
+		rc = 0; /* opts->name stays empty */
+	if (!rc && !v.empty)
 		memcpy(opts->name, v.hex, sizeof(v.hex));
 out:
 	pw_revlist_free(v.rl);

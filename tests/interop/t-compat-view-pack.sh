@@ -285,6 +285,12 @@ check "that clone is fsck-clean" fsck_ok clone.git
 check "compat build --no-view-pack" "$PACKWIRE" -C stale.git compat build -q --no-view-pack
 check "the stored view is gone" test ! -e stale.git/objects/compat-view
 
+# a repository without refs: nothing to store, not an error
+git init -q --bare --object-format=sha256 empty.git
+check "an empty repository: compat build --view-pack succeeds" \
+	"$PACKWIRE" -C empty.git compat build -q --object-format=sha1 --view-pack
+check "an empty repository: no stored view" test ! -e empty.git/objects/compat-view/current
+
 daemon_logs_clean
 serve_logs_clean pws
 if [ -n "$have_httpd" ]; then
