@@ -9,7 +9,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char hex[PW_MAX_HEXSZ + 1];
+	char hex[PW_MAX_HEXSZ + 1], gen[PW_COMPAT_VIEW_GEN_LEN + 1];
 	struct pw_error err;
 	const struct pw_hash_algo *a;
 
@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	a = data[0] & 1 ? &pw_hash_sha256 : &pw_hash_sha1;
 	memset(&err, 0, sizeof(err));
-	if (!pw_compat_view_parse_current((const char *)data + 1, size - 1, a, hex, &err) &&
-	    strlen(hex) != a->hexsz)
+	if (!pw_compat_view_parse_current((const char *)data + 1, size - 1, a, hex, gen, &err) &&
+	    (strlen(hex) != a->hexsz || strlen(gen) != PW_COMPAT_VIEW_GEN_LEN || strchr(gen, '/')))
 		__builtin_trap();
 	return 0;
 }

@@ -340,10 +340,13 @@ PW_API int pw_compat_view_remove(const char *objects_dir, struct pw_error *err);
  * the pack's name. PW_ENOTFOUND when there is none. */
 PW_API int pw_compat_view_verify(const char *objects_dir, struct pw_compat_map *map,
                                  uint64_t *objects, char *name, struct pw_error *err);
-/* Parse the bytes of compat-view/current ("<algo> <pack-hex>\n"): the pack
- * name into hex (hexsz + 1 bytes). PW_ECORRUPT when it is anything else. */
+/* Parse the bytes of compat-view/current ("<algo> <pack-hex> g-XXXXXX\n",
+ * XXXXXX letters and digits): the pack name into hex (hexsz + 1 bytes), the
+ * generation's directory into gen (PW_COMPAT_VIEW_GEN_LEN + 1 bytes).
+ * PW_ECORRUPT when it is anything else. */
+#define PW_COMPAT_VIEW_GEN_LEN 8
 PW_API int pw_compat_view_parse_current(const char *data, size_t len,
-                                        const struct pw_hash_algo *compat, char *hex,
+                                        const struct pw_hash_algo *compat, char *hex, char *gen,
                                         struct pw_error *err);
 
 #endif

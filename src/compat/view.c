@@ -3,12 +3,13 @@
  * the view is native serving over that pack (docs/compat-map.md, "The
  * stored view"). Layout, under <objects>/compat-view/:
  *
- *   current                 "<algo> <pack-hex>\n": the generation in use
- *   <pack-hex>/pack/        pack-<pack-hex>.pack, .idx, .bitmap
+ *   current                 "<algo> <pack-hex> g-XXXXXX\n": the generation in use
+ *   g-XXXXXX/pack/          pack-<pack-hex>.pack, .idx, .bitmap
  *
- * A rewrite builds a new generation in tmp-XXXXXX/, fsyncs it, renames it to
- * <pack-hex>/ and only then publishes `current` (temporary file, fsync,
- * rename): a crash at any point leaves the old generation in use. */
+ * A rewrite builds a new generation in a new g-XXXXXX/ (mkdtemp: never the
+ * directory of another generation), fsyncs it and only then publishes
+ * `current` (temporary file, fsync, rename): a crash at any point leaves the
+ * old generation in use, and the next rewrite removes what it left. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,13 +35,15 @@
 #define CURRENT_MAX 256
 
 int pw_compat_view_parse_current(const char *data, size_t len, const struct pw_hash_algo *compat,
-                                 char *hex, struct pw_error *err)
+                                 char *hex, char *gen, struct pw_error *err)
 {
-	size_t nl = strlen(compat->name), hx = compat->hexsz;
+	size_t nl = strlen(compat->name), hx = compat->hexsz, g = nl + 1 + hx + 1;
 
-	if (len != nl + 1 + hx + 1 || memcmp(data, compat->name, nl) || data[nl] != ' ' ||
+	if (len != g + PW_COMPAT_VIEW_GEN_LEN + 1 || memcmp(data, compat->name, nl) ||
+	    data[nl] != ' ' || data[g - 1] != ' ' || memcmp(data + g, "g-", 2) ||
 	    data[len - 1] != '\n')
-		return pw_error_set(err, PW_ECORRUPT, "compat-view/current: not '%s <pack>'",
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "compat-view/current: not '%s <pack> g-<generation>'",
 		                    compat->name);
 	for (size_t i = 0; i < hx; i++) {
 		char ch = data[nl + 1 + i];
@@ -50,6 +53,16 @@ int pw_compat_view_parse_current(const char *data, size_t len, const struct pw_h
 		hex[i] = ch;
 	}
 	hex[hx] = 0;
+	for (size_t i = 0; i < PW_COMPAT_VIEW_GEN_LEN; i++) {
+		char ch = data[g + i];
+
+		if (i >= 2 && !((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		                (ch >= 'A' && ch <= 'Z')))
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "compat-view/current: bad generation name");
+		gen[i] = ch;
+	}
+	gen[PW_COMPAT_VIEW_GEN_LEN] = 0;
 	return 0;
 }
 
@@ -58,19 +71,19 @@ static int current_dir(const char *objects_dir, const struct pw_hash_algo *compa
                        char *hex, struct pw_error *err)
 {
 	struct pw_buf path = PW_BUF_INIT, data = PW_BUF_INIT;
+	char gen[PW_COMPAT_VIEW_GEN_LEN + 1];
 	int rc;
 
 	*dir = NULL;
 	if (pw_buf_addf(&path, "%s/" VIEW_DIR "/current", objects_dir))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
 	rc = pw_fs_read_file(path.data, &data, CURRENT_MAX, err);
-	if (rc == PW_ENOTFOUND) {
+	if (rc == PW_ENOTFOUND)
 		pw_error_clear(err);
-	} else if (!rc) {
-		rc = pw_compat_view_parse_current(data.data, data.len, compat, hex, err);
-	}
+	else if (!rc)
+		rc = pw_compat_view_parse_current(data.data, data.len, compat, hex, gen, err);
 	pw_buf_reset(&path);
-	if (!rc && pw_buf_addf(&path, "%s/" VIEW_DIR "/%s", objects_dir, hex))
+	if (!rc && pw_buf_addf(&path, "%s/" VIEW_DIR "/%s", objects_dir, gen))
 		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
 	if (!rc)
 		*dir = pw_buf_detach(&path, NULL);
@@ -263,7 +276,8 @@ static int write_pack(struct vw *v, struct pw_compat_pack *cp)
 	return rc;
 }
 
-/* Remove every generation but `keep` (and leftovers of killed writers). */
+/* Remove every generation but `keep` (and leftovers of killed writers, and
+ * the temporary files of `current`). */
 static void remove_others(const char *view_dir, const char *keep)
 {
 	DIR *d = opendir(view_dir);
@@ -283,24 +297,16 @@ static void remove_others(const char *view_dir, const char *keep)
 	pw_buf_free(&p);
 }
 
-/* tmp-XXXXXX/ renamed to <hex>/, then `current` published. */
+/* `current` names the new generation, then the others are removed. */
 static int publish(struct vw *v, const char *view_dir)
 {
-	struct pw_buf final = PW_BUF_INIT, cur = PW_BUF_INIT, line = PW_BUF_INIT;
+	struct pw_buf cur = PW_BUF_INIT, line = PW_BUF_INIT;
+	const char *gen = strrchr(v->tmpdir, '/') + 1;
 	int rc = 0;
 
-	if (pw_buf_addf(&final, "%s/%s", view_dir, v->hex) ||
-	    pw_buf_addf(&cur, "%s/current", view_dir) ||
-	    pw_buf_addf(&line, "%s %s\n", v->compat->name, v->hex)) {
+	if (pw_buf_addf(&cur, "%s/current", view_dir) ||
+	    pw_buf_addf(&line, "%s %s %s\n", v->compat->name, v->hex, gen)) {
 		rc = nomem(v);
-		goto out;
-	}
-	if (pw_fs_is_dir(final.data)) {
-		/* the same pack again: the generation in place is identical */
-		pw_fs_remove_tree(v->tmpdir, 0);
-	} else if (rename(v->tmpdir, final.data)) {
-		rc = pw_error_set(v->err, PW_EIO, "cannot rename %s to %s: %s", v->tmpdir,
-		                  final.data, strerror(errno));
 		goto out;
 	}
 	if ((rc = fsync_path(view_dir, 1, v->err)))
@@ -308,9 +314,8 @@ static int publish(struct vw *v, const char *view_dir)
 	rc = pw_compat_write_durable(cur.data, line.data, line.len, v->opts->before_publish,
 	                             v->opts->before_publish_data, v->err);
 	if (!rc)
-		remove_others(view_dir, v->hex);
+		remove_others(view_dir, gen);
 out:
-	pw_buf_free(&final);
 	pw_buf_free(&cur);
 	pw_buf_free(&line);
 	return rc;
@@ -334,7 +339,7 @@ int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat
 	opts->objects = opts->bytes = 0;
 	opts->name[0] = 0;
 	if (pw_buf_addf(&view_dir, "%s/" VIEW_DIR, v.objects_dir) ||
-	    pw_buf_addf(&tmp, "%s/tmp-XXXXXX", view_dir.data)) {
+	    pw_buf_addf(&tmp, "%s/g-XXXXXX", view_dir.data)) {
 		rc = nomem(&v);
 		goto out;
 	}

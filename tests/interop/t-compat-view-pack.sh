@@ -66,12 +66,12 @@ check "sha1 storage: compat build --object-format=sha256 --view-pack" \
 	"$PACKWIRE" -C srv/s1.git compat build -q --object-format=sha256 --view-pack
 for R in s256 s1; do
 	check "$R: compat-view/current names a generation" \
-		test -d "srv/$R.git/objects/compat-view/$(cut -d' ' -f2 "srv/$R.git/objects/compat-view/current")/pack"
+		test -d "srv/$R.git/objects/compat-view/$(cut -d' ' -f3 "srv/$R.git/objects/compat-view/current")/pack"
 	"$PACKWIRE" -C "srv/$R.git" compat verify >verify.out 2>&1 || true
 	contains "$R: compat verify checks the stored view" verify.out "view pack pack-"
 done
 W_OF_s256=sha1 W_OF_s1=sha256
-vpack() { ls "$T"/srv/$1.git/objects/compat-view/"$(cut -d' ' -f2 "$T/srv/$1.git/objects/compat-view/current")"/pack/*.pack; }
+vpack() { ls "$T"/srv/$1.git/objects/compat-view/"$(cut -d' ' -f3 "$T/srv/$1.git/objects/compat-view/current")"/pack/*.pack; }
 check "sha1 view: stock git verify-pack reads the stored pack" \
 	git verify-pack "$(vpack s256)"
 # the stored pack's files in a repository of their own: git checks the bitmap
@@ -247,7 +247,10 @@ for R in s256 s1; do
 	check "$R: current still names the old generation" \
 		test "$(cat "srv/$R.git/objects/compat-view/current")" = "$gen"
 	"$PACKWIRE" -C "srv/$R.git" compat verify >verify.out 2>&1 || true
-	contains "$R: compat verify: the old generation is whole" verify.out "view pack pack-${gen#* }"
+	contains "$R: compat verify: the old generation is whole" verify.out \
+		"view pack pack-$(echo "$gen" | cut -d' ' -f2) ok"
+	check "$R: the killed writer's generation is left behind" \
+		test "$(ls -d "srv/$R.git/objects/compat-view"/g-* | wc -l)" = 2
 	rm -rf clone.git trace.json
 	GIT_TRACE2_EVENT="$T/trace.json" git clone -q --bare --single-branch --branch main \
 		--upload-pack="$PACKWIRE upload-pack --object-format=$W" "file://$T/srv/$R.git" clone.git
@@ -263,6 +266,15 @@ p=$(ls bad.git/objects/compat-view/*/pack/*.pack)
 chmod u+w "$p"
 printf '\377' | dd of="$p" bs=1 seek=200 conv=notrunc 2>/dev/null
 check_fails "a damaged stored pack fails compat verify" "$PACKWIRE" -C bad.git compat verify
+rm -rf clone.git trace.json
+GIT_TRACE2_EVENT="$T/trace.json" git clone -q --mirror \
+	--upload-pack="$PACKWIRE upload-pack --object-format=sha1" "file://$T/bad.git" clone.git \
+	2>/dev/null && not_ok "a damaged stored pack: the clone fails" ||
+	ok "a damaged stored pack: the clone fails (its pack is sent as it is, as natively)"
+# the same pack again, in a new generation: compat build repairs it
+check "compat build over a damaged stored pack" "$PACKWIRE" -C bad.git compat build -q
+check "compat verify after that build" "$PACKWIRE" -C bad.git compat verify
+check "the same pack name as before" test -n "$(ls bad.git/objects/compat-view/*/pack/"$(basename "$p")")"
 rm -rf bad.git
 # the stored view of another history (same algorithms): stale
 cp -R srv/s256.git stale.git
