@@ -1,6 +1,8 @@
 /* packwire compat: the map between the repository's storage ids and its
  * compat ids (extensions.compatObjectFormat; docs/compat-map.md).
- *   compat build [--object-format=ALGO]   translate every object, write maps
+ *   compat build [--object-format=ALGO] [--[no-]view-pack]
+ *                                          translate every object, write maps
+ *                                          (and the stored view's pack)
  *   compat lookup [--reverse] (--stdin | OID...)   print the other id
  *   compat verify                          check every map file completely */
 #include <dirent.h>
@@ -12,9 +14,10 @@
 
 #include "cmds.h"
 #include "packwire/packwire.h"
+#include "progress.h"
 
 static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] "
-                                "[--submodule=<path>=<repo>...] [-q]\n"
+                                "[--submodule=<path>=<repo>...] [--[no-]view-pack] [-q]\n"
                                 "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
                                 "   or: packwire compat verify\n"
                                 "   or: packwire compat pack-objects --stdout < <oid list>";
@@ -59,6 +62,48 @@ static int progress(void *data, const char *what, uint64_t done, uint64_t total)
 	return 0;
 }
 
+/* Whether to write the stored view: the option, else compat.viewPack, else
+ * keep one that exists current. */
+int pw_cli_compat_view_wanted(struct pw_repo *repo, int opt)
+{
+	const struct pw_config *cfg = pw_repo_config(repo);
+	int v;
+
+	if (opt >= 0)
+		return opt;
+	if (cfg && !pw_config_get_bool(cfg, "compat.viewpack", &v, NULL))
+		return v;
+	return pw_compat_view_exists(pw_repo_objects_dir(repo));
+}
+
+/* Write (or, want == 0, remove) the stored view of the compat algorithm.
+ * PACKWIRE_TEST_COMPAT_VIEW_KILL=1 kills the writer before it publishes. */
+int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat, int quiet)
+{
+	const char *env = getenv("PACKWIRE_TEST_COMPAT_VIEW_KILL");
+	struct kill_hook k = {env ? atol(env) : 0, 0};
+	struct pw_compat_view_opts vo;
+	struct pw_error err = {0};
+
+	memset(&vo, 0, sizeof(vo));
+	if (pw_cli_progress_wanted(quiet))
+		vo.progress = pw_cli_progress;
+	vo.before_publish = before_publish;
+	vo.before_publish_data = &k;
+	if (pw_compat_view_write(repo, compat, &vo, &err))
+		return pw_cli_fatal("compat view pack: %s", err.msg);
+	if (!*vo.name) {
+		if (!quiet)
+			fputs("compat view pack: no refs, nothing to store\n", stderr);
+		return 0;
+	}
+	if (!quiet)
+		fprintf(stderr, "compat view pack: pack-%s, %llu objects, %llu bytes (%s)\n",
+		        vo.name, (unsigned long long)vo.objects, (unsigned long long)vo.bytes,
+		        compat->name);
+	return 0;
+}
+
 static int do_build(struct pw_repo *repo, int argc, char **argv)
 {
 	const char *opt = NULL, *env = getenv("PACKWIRE_TEST_COMPAT_KILL");
@@ -68,11 +113,15 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	struct pw_error err = {0};
 	struct pw_compat_submodules *subs = NULL;
 	struct timespec t0, t1;
-	int quiet = 0, rc;
+	int quiet = 0, rc, view = -1;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--object-format=", 16))
 			opt = argv[i] + 16;
+		else if (!strcmp(argv[i], "--view-pack"))
+			view = 1;
+		else if (!strcmp(argv[i], "--no-view-pack"))
+			view = 0;
 		else if (!strncmp(argv[i], "--submodule=", 12)) {
 			if ((rc = pw_cli_submodule_opt(&subs, argv[i] + 12)))
 				return rc;
@@ -124,7 +173,11 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 		        (unsigned long long)o.loose_written, (unsigned long long)o.bytes,
 		        (unsigned long long)o.gitlinks,
 		        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	return 0;
+	if (!(view = pw_cli_compat_view_wanted(repo, view)))
+		return pw_compat_view_exists(pw_repo_objects_dir(repo))
+		               ? pw_compat_view_remove(pw_repo_objects_dir(repo), &err)
+		               : 0;
+	return pw_cli_compat_view_write(repo, compat, quiet);
 }
 
 static int lookup_one(struct pw_compat_map *map, const struct pw_hash_algo *in, int reverse,
@@ -190,6 +243,32 @@ static int do_lookup(struct pw_repo *repo, int argc, char **argv)
 	return rc == PW_EXIT_FATAL ? rc : status;
 }
 
+/* The stored view, when there is one: 1 when it is damaged or stale. */
+static int verify_view(const char *od, const struct pw_hash_algo *storage,
+                       const struct pw_hash_algo *compat)
+{
+	struct pw_compat_map *map;
+	struct pw_error err = {0};
+	char name[PW_MAX_HEXSZ + 1];
+	uint64_t n = 0;
+	int rc;
+
+	if (!pw_compat_view_exists(od))
+		return 0;
+	if (pw_compat_map_open(&map, od, storage, compat, &err)) {
+		fprintf(stderr, "error: %s\n", err.msg);
+		return 1;
+	}
+	rc = pw_compat_view_verify(od, map, &n, name, &err);
+	pw_compat_map_free(map);
+	if (rc) {
+		fprintf(stderr, "error: %s\n", err.msg);
+		return 1;
+	}
+	printf("view pack pack-%s ok: %llu objects\n", name, (unsigned long long)n);
+	return 0;
+}
+
 static int do_verify(struct pw_repo *repo)
 {
 	const struct pw_hash_algo *storage = pw_repo_algo(repo), *compat = compat_of(repo, NULL);
@@ -228,6 +307,7 @@ static int do_verify(struct pw_repo *repo)
 			closedir(d);
 	}
 	pw_buf_free(&b);
+	bad += verify_view(od, storage, compat);
 	if (bad)
 		return 1;
 	printf("%d pack maps ok\n", n);

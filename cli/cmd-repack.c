@@ -29,6 +29,29 @@ static int int_value(const char *arg, const char *name, int *out, int *bad)
 	return 1;
 }
 
+/* A repository with a compat map: the new pack's side file, then the stored
+ * view rewritten when it has one (or compat.viewPack). */
+static int compat_after(struct pw_repo *repo, const struct pw_repack_result *res, int quiet)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
+	struct pw_error err = {0};
+	char *idx;
+
+	if (!compat || compat == pw_repo_algo(repo))
+		return 0;
+	if (!(idx = malloc(strlen(pw_repo_objects_dir(repo)) + PW_MAX_HEXSZ + 20)))
+		return pw_cli_fatal("out of memory");
+	sprintf(idx, "%s/pack/pack-%s.idx", pw_repo_objects_dir(repo), res->hex);
+	if (pw_compat_note_pack(pw_repo_objects_dir(repo), pw_repo_algo(repo), compat, idx, &err))
+		fprintf(stderr,
+		        "warning: compat map not updated (run 'packwire compat build'): %s\n",
+		        err.msg);
+	free(idx);
+	if (err.code || !pw_cli_compat_view_wanted(repo, -1))
+		return 0;
+	return pw_cli_compat_view_write(repo, compat, quiet);
+}
+
 int cmd_repack(int argc, char **argv)
 {
 	struct pw_repack_opts opts;
@@ -70,10 +93,13 @@ int cmd_repack(int argc, char **argv)
 		opts.progress = pw_cli_progress;
 	opts.warning = pw_cli_warning_cb;
 	rc = pw_repack(repo, &opts, &res, &err);
-	pw_repo_free(repo);
-	if (rc)
+	if (rc) {
+		pw_repo_free(repo);
 		return pw_cli_fatal("%s", err.msg);
+	}
 	if (!*res.hex && !quiet)
 		fputs("Nothing new to pack.\n", stderr);
-	return 0;
+	rc = *res.hex ? compat_after(repo, &res, quiet) : 0;
+	pw_repo_free(repo);
+	return rc;
 }

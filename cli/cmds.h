@@ -62,6 +62,10 @@ struct pw_buf;
 struct pw_hash_algo;
 const struct pw_hash_algo *pw_cli_compat_algo(struct pw_repo *repo);
 int pw_cli_compat_resolve(struct pw_repo *repo, const char *arg, struct pw_oid *out);
+/* The stored view (cmd-compat.c): whether to write it (opt 1/0, -1: the
+ * config compat.viewPack, else whether one exists), and writing it. */
+int pw_cli_compat_view_wanted(struct pw_repo *repo, int opt);
+int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat, int quiet);
 /* --submodule=<path>=<repo> into *s (made on first use); the
  * compat.submodule.<path>.repository entries of repo's config. 0, or the
  * exit code after the message. */

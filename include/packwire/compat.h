@@ -299,4 +299,54 @@ PW_API int pw_compat_pack_new(struct pw_compat_pack **out, struct pw_compat_map 
 PW_API void pw_compat_pack_translation(struct pw_compat_pack *cp, struct pw_pack_translate *t);
 PW_API void pw_compat_pack_free(struct pw_compat_pack *cp);
 
+/* ---- the stored view: a pack of the compat algorithm with a bitmap --- */
+
+/* <objects>/compat-view/ (docs/compat-map.md, "The stored view"): every
+ * object reachable from the refs and HEAD as one pack of the compat
+ * algorithm with its .idx and reachability bitmap, so that serving the view
+ * is native serving over it. */
+struct pw_repo;
+struct pw_compat_view_opts {
+	/* "Counting objects", "Writing objects", "Selecting bitmap commits"...
+	 * as the pack writer reports them; may be NULL */
+	void (*progress)(void *data, const char *title, uint64_t n, uint64_t total, int done);
+	void *progress_data;
+	/* Called with `current` written to its temporary name, before the
+	 * rename that makes the new generation the one in use. May be NULL. */
+	void (*before_publish)(void *data, const char *tmp_path, const char *final_path);
+	void *before_publish_data;
+	/* out */
+	uint64_t objects, bytes;
+	char name[PW_MAX_HEXSZ + 1]; /* the pack's name */
+};
+/* Write a new generation of the stored view of repo (whose map must give a
+ * compat id to every object reachable from its refs) and make it the one in
+ * use; the old one is removed after. A failure or a crash leaves the old one
+ * in use. A repository without refs gets nothing (0, opts->name empty). */
+PW_API int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat,
+                                struct pw_compat_view_opts *opts, struct pw_error *err);
+/* An odb over the stored view's pack (objects in `compat`). PW_ENOTFOUND
+ * (err cleared) when there is none; PW_ECORRUPT when `current` is damaged. */
+PW_API int pw_compat_view_open(struct pw_odb **out, const char *objects_dir,
+                               const struct pw_hash_algo *compat, struct pw_error *err);
+/* 1 when objects_dir has a stored view (its `current` file). */
+PW_API int pw_compat_view_exists(const char *objects_dir);
+/* Remove the stored view (serving falls back to translating). */
+PW_API int pw_compat_view_remove(const char *objects_dir, struct pw_error *err);
+/* Check the stored view completely: the pack and .idx (every object hashed,
+ * both checksums), the bitmap loads, and every object's id is the compat id
+ * the map gives the storage object it maps back to (else PW_ECORRUPT: stale
+ * or damaged). *objects gets the count, name (hexsz + 1 bytes, may be NULL)
+ * the pack's name. PW_ENOTFOUND when there is none. */
+PW_API int pw_compat_view_verify(const char *objects_dir, struct pw_compat_map *map,
+                                 uint64_t *objects, char *name, struct pw_error *err);
+/* Parse the bytes of compat-view/current ("<algo> <pack-hex> g-XXXXXX\n",
+ * XXXXXX letters and digits): the pack name into hex (hexsz + 1 bytes), the
+ * generation's directory into gen (PW_COMPAT_VIEW_GEN_LEN + 1 bytes).
+ * PW_ECORRUPT when it is anything else. */
+#define PW_COMPAT_VIEW_GEN_LEN 8
+PW_API int pw_compat_view_parse_current(const char *data, size_t len,
+                                        const struct pw_hash_algo *compat, char *hex, char *gen,
+                                        struct pw_error *err);
+
 #endif

@@ -107,7 +107,7 @@ struct pw_pack_translate {
 	void *data, *data2;
 };
 /* Before the first pw_pack_writer_add; t is copied. A translated pack gets
- * no bitmap (pw_pack_writer_write_bitmap_file refuses). */
+ * its bitmap through pw_pack_writer_write_bitmap_file_odb. */
 PW_API int pw_pack_writer_set_translate(struct pw_pack_writer *w,
                                         const struct pw_pack_translate *t);
 
@@ -137,6 +137,13 @@ PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base
  * written; the message says which object is missing). */
 PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
                                             const struct pw_oid *tips, size_t ntips);
+
+/* The same for a translated pack (pw_pack_writer_set_translate): odb reads
+ * the written pack in its own algorithm (an odb of the directory it was
+ * written to); tips are ids of that algorithm. NULL odb: the writer's. */
+PW_API int pw_pack_writer_write_bitmap_file_odb(struct pw_pack_writer *w, const char *base_name,
+                                                const struct pw_oid *tips, size_t ntips,
+                                                struct pw_odb *odb);
 
 /* Statistics of the last write. */
 struct pw_pack_write_stats {

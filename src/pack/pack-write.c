@@ -884,18 +884,17 @@ static int bitmap_obj_cmp(const void *a, const void *b)
 int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
                                      const struct pw_oid *tips, size_t ntips)
 {
-	struct pw_bitmap_write_index_opts bo;
+	return pw_pack_writer_write_bitmap_file_odb(w, base_name, tips, ntips, NULL);
+}
+
+/* The written objects in pack order with their ids in the pack's algorithm. */
+static int bitmap_objs(struct pw_pack_writer *w, struct pw_bitmap_obj **out, size_t *nr)
+{
 	struct pw_bitmap_obj *objs;
 	struct wobj **order;
-	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
-	struct pw_oid sum;
-	size_t i, n = 0, blen = strlen(base_name);
-	int fd, rc;
+	size_t i, n = 0;
+	int rc = 0;
 
-	if (!w->written || !w->stats.bytes)
-		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
-	if (w->translating)
-		return pw_error_set(&w->err, PW_EINVAL, "no bitmap for a translated pack");
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
 	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
 	if (!objs || !order) {
@@ -907,12 +906,44 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 		if (w->objs[i].flags & W_WRITTEN)
 			order[n++] = &w->objs[i];
 	qsort(order, n, sizeof(*order), bitmap_obj_cmp);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !rc; i++) {
 		objs[i].oid = order[i]->oid;
 		objs[i].hash = order[i]->hash;
 		objs[i].type = order[i]->type;
+		if (w->translating)
+			rc = w->translate.oid(w->translate.data, &order[i]->oid, &objs[i].oid,
+			                      &w->err);
 	}
 	free(order);
+	if (rc) {
+		free(objs);
+		return rc;
+	}
+	*out = objs;
+	*nr = n;
+	return 0;
+}
+
+int pw_pack_writer_write_bitmap_file_odb(struct pw_pack_writer *w, const char *base_name,
+                                         const struct pw_oid *tips, size_t ntips,
+                                         struct pw_odb *odb)
+{
+	struct pw_bitmap_write_index_opts bo;
+	struct pw_bitmap_obj *objs = NULL;
+	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
+	struct pw_oid sum;
+	size_t n = 0, blen = strlen(base_name);
+	int fd, rc;
+
+	if (!w->written || !w->stats.bytes)
+		return pw_error_set(&w->err, PW_EINVAL, "no pack written yet");
+	if (!odb)
+		odb = w->odb;
+	if (pw_odb_algo(odb) != w->out_algo)
+		return pw_error_set(&w->err, PW_EINVAL,
+		                    "a bitmap of a translated pack reads the written pack");
+	if ((rc = bitmap_objs(w, &objs, &n)))
+		return rc;
 	fd = tmp_file(w, base_name, "bitmap", &tmp);
 	if (fd < 0) {
 		free(objs);
@@ -921,7 +952,7 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	memset(&bo, 0, sizeof(bo));
 	bo.progress = w->opts.progress;
 	bo.progress_data = w->opts.progress_data;
-	rc = pw_bitmap_write(w->odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
+	rc = pw_bitmap_write(odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
 	                     &w->err);
 	free(objs);
 	if (close(fd) && !rc)
@@ -929,7 +960,7 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	if (!rc && !(final = malloc(blen + PW_MAX_HEXSZ + 10)))
 		rc = pw_pack_writer__nomem(w);
 	if (!rc) {
-		pw_oid_from_raw(&sum, w->checksum, w->algo);
+		pw_oid_from_raw(&sum, w->checksum, w->out_algo);
 		pw_oid_to_hex(&sum, hex);
 		snprintf(final, blen + PW_MAX_HEXSZ + 10, "%s-%s.bitmap", base_name, hex);
 		if (rename(tmp, final))

@@ -317,8 +317,8 @@ static int unlink_if(const char *base, const char *ext)
 
 static void delete_old_packs(struct repack *r, const char *new_hex, struct pw_repack_result *res)
 {
-	static const char *const exts[] = {".bitmap", ".rev", ".promisor",
-	                                   ".mtimes", ".idx", ".pack"};
+	static const char *const exts[] = {".bitmap", ".rev",    ".promisor", ".mtimes",
+	                                   ".idx",    ".compat", ".pack"};
 	size_t i, k;
 
 	for (i = 0; i < r->nold; i++) {

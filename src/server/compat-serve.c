@@ -34,6 +34,30 @@ void pw_srv_compat_free(struct pw_upload_session *s)
 	s->compat = NULL;
 	pw_compat_pack_free(s->compat_pack);
 	s->compat_pack = NULL;
+	pw_odb_free(s->view_odb);
+	s->view_odb = NULL;
+	s->view_tried = 0;
+}
+
+struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s)
+{
+	struct pw_error e = {0};
+
+	if (!s->compat)
+		return NULL;
+	if (!s->view_tried) {
+		s->view_tried = 1;
+		/* a damaged view is not this request's problem: translate
+		 * (compat verify reports it) */
+		if (pw_compat_view_open(&s->view_odb, pw_repo_objects_dir(s->repo), s->wire, &e))
+			s->view_odb = NULL;
+	}
+	return s->view_odb;
+}
+
+int pw_srv_compat_out(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *out)
+{
+	return pw_compat_from_storage(s->compat, oid, out);
 }
 
 static int map_fail(struct pw_upload_session *s, int rc, const struct pw_oid *oid)

@@ -42,4 +42,12 @@ int pw_srv_compat_have(struct pw_upload_session *s, const struct pw_oid *oid,
  * added). Error in s->err. */
 int pw_srv_compat_translate(struct pw_upload_session *s, struct pw_pack_writer *w);
 
+/* The stored view (packwire compat build --view-pack): an odb over the
+ * pack of the client's algorithm, opened once per session; NULL when there
+ * is none or it cannot be opened (the request is then translated). */
+struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s);
+
+/* The client's id of a storage id: 0, or PW_ENOTFOUND. */
+int pw_srv_compat_out(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *out);
+
 #endif

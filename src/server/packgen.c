@@ -695,44 +695,81 @@ static int packfile_header(struct gen *g)
 
 /* ---- the bitmap path ------------------------------------------------------------ */
 
-/* Enumerate with the repository's reachability bitmap and copy entries of
- * the bitmapped pack. PW_ENOTFOUND (s->err untouched) when the bitmap cannot
- * answer this request: nothing was sent, the caller walks instead. */
-static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st)
+/* The tips and exclusions of the walk: the wants and haves, in the
+ * client's ids for the stored view (PW_ENOTFOUND when one has none). */
+static int bm_add_tips(struct pw_upload_session *s, struct pw_bitmap_walk *bw, int view)
+{
+	const struct pw_oid_array *lists[2] = {&s->args.wants, &s->have_objs};
+	struct pw_oid w;
+	size_t i;
+	int rc = 0;
+
+	for (int ex = 0; ex < 2; ex++)
+		for (i = 0; !rc && i < lists[ex]->nr; i++) {
+			const struct pw_oid *oid = &lists[ex]->v[i];
+
+			if (view && pw_srv_compat_out(s, oid, &w))
+				return PW_ENOTFOUND;
+			rc = pw_bitmap_walk_add(bw, view ? &w : oid, ex);
+		}
+	return rc;
+}
+
+static int bm_include_tags(struct pw_upload_session *s, struct pw_bitmap_walk *bw, int view)
+{
+	struct pw_oid tag, peeled;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && s->args.include_tag && i < s->nr_refs; i++) {
+		const struct pw_adv_ref *r = &s->refs[i];
+
+		if (strncmp(r->name, "refs/tags/", 10) || !r->has_peeled)
+			continue;
+		tag = r->oid;
+		peeled = r->peeled;
+		if (view && (pw_srv_compat_out(s, &r->oid, &tag) ||
+		             pw_srv_compat_out(s, &r->peeled, &peeled)))
+			continue;
+		rc = pw_bitmap_walk_include_tag(bw, &tag, &peeled);
+	}
+	return rc;
+}
+
+/* Enumerate with the repository's reachability bitmap (view: the stored
+ * view's, in the client's ids) and copy entries of the bitmapped pack.
+ * PW_ENOTFOUND (s->err untouched) when the bitmap cannot answer this
+ * request: nothing was sent, the caller walks instead. */
+static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st, int view)
 {
 	struct pw_upload_session *s = g->s;
+	struct pw_odb *odb = view ? pw_srv_compat_view(s) : s->odb;
 	struct pw_bitmap_walk *bw = NULL;
 	struct pw_bitmap_write_opts wo;
 	struct pw_error e = {0};
-	size_t i;
 	int rc;
 
 	const struct pw_config *cfg = pw_repo_config(s->repo);
 	int use = 1;
 
+	if (!odb)
+		return PW_ENOTFOUND;
 	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE &&
 	    s->args.filter.kind != PW_FILTER_BLOB_LIMIT)
 		return PW_ENOTFOUND;
 	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
 		return PW_ENOTFOUND;
-	if ((rc = pw_bitmap_walk_new(&bw, s->odb, &e)))
+	if ((rc = pw_bitmap_walk_new(&bw, odb, &e)))
 		return rc == PW_ENOMEM ? pw_error_copy(&s->err, &e) : PW_ENOTFOUND;
-	for (i = 0; !rc && i < s->args.wants.nr; i++)
-		rc = pw_bitmap_walk_add(bw, &s->args.wants.v[i], 0);
-	for (i = 0; !rc && i < s->have_objs.nr; i++)
-		rc = pw_bitmap_walk_add(bw, &s->have_objs.v[i], 1);
+	rc = bm_add_tips(s, bw, view);
 	if (!rc)
 		rc = pw_bitmap_walk_run(bw);
 	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_NONE)
 		pw_bitmap_walk_drop_blobs(bw);
 	if (!rc && s->args.has_filter && s->args.filter.kind == PW_FILTER_BLOB_LIMIT)
 		rc = pw_bitmap_walk_drop_large_blobs(bw, s->args.filter.value);
-	for (i = 0; !rc && s->args.include_tag && i < s->nr_refs; i++) {
-		const struct pw_adv_ref *r = &s->refs[i];
-
-		if (!strncmp(r->name, "refs/tags/", 10) && r->has_peeled)
-			rc = pw_bitmap_walk_include_tag(bw, &r->oid, &r->peeled);
-	}
+	if (!rc)
+		rc = bm_include_tags(s, bw, view);
 	if (rc) {
 		/* anything the bitmap cannot answer: the walk will (and will
 		 * report real problems with a better message) */
@@ -797,14 +834,19 @@ int pw_srv_generate_pack(struct pw_upload_session *s, const struct pw_srv_pack_s
 	/* a shallow repository's history ends at its own boundary: the graph
 	 * walk knows it, rev-list and the bitmap do not */
 	shallow = shallow || s->srv_shallow.nr;
-	if (!shallow && !g.nexcl && !s->compat) { /* the bitmap does not leave objects out */
-		rc = send_bitmap(&g, st);
+	if (!shallow && !g.nexcl) { /* the bitmap does not leave objects out */
+		/* a client of the other algorithm: the stored view's bitmap */
+		rc = send_bitmap(&g, st, s->compat != NULL);
+		if (s->compat)
+			pw_srv_trace(s, "compat-view", rc ? "translated" : "stored-pack");
 		if (!rc) {
 			*pack_reused = st->reused; /* copied from the bitmapped pack */
 			goto sent;
 		}
 		if (rc != PW_ENOTFOUND)
 			goto out;
+	} else if (s->compat) {
+		pw_srv_trace(s, "compat-view", "translated");
 	}
 
 	pw_pack_write_opts_init(&opts);

@@ -105,6 +105,9 @@ struct pw_upload_session {
 	const struct pw_hash_algo *wire;
 	struct pw_compat_map *compat;
 	struct pw_compat_pack *compat_pack;
+	/* the stored view in the client's algorithm (pw_srv_compat_view) */
+	struct pw_odb *view_odb;
+	int view_tried;
 };
 
 /* session helpers (session.c): what every part of a session may call */

@@ -379,8 +379,56 @@ static void test_add_loose(void)
 	pw_buf_free(&b);
 }
 
+/* compat-view/current: "<algo> <pack-hex> g-XXXXXX\n" and nothing else. */
+static void test_view_current(void)
+{
+	const char *h1 = "0123456789abcdef0123456789abcdef01234567";
+	char line[200], hex[PW_MAX_HEXSZ + 1], gen[PW_COMPAT_VIEW_GEN_LEN + 1];
+	struct pw_error err = {0};
+	size_t n;
+
+	n = (size_t)snprintf(line, sizeof(line), "sha1 %s g-Ab3xYz\n", h1);
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err), 0);
+	CHECK_STR(hex, h1);
+	CHECK_STR(gen, "g-Ab3xYz");
+	/* every shorter prefix, the wrong algorithm, a bad digit, no newline */
+	for (size_t cut = 0; cut < n; cut++)
+		CHECK_EQ_INT(pw_compat_view_parse_current(line, cut, &pw_hash_sha1, hex, gen, &err),
+		             PW_ECORRUPT);
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha256, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[10] = 'G';
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[10] = 'A'; /* upper case is not a name pack files have */
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[10] = '4';
+	line[n - 3] = '/'; /* a generation name never leaves the directory */
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[n - 3] = '.';
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[n - 3] = 'x';
+	line[n - 9] = 'h'; /* "h-..." */
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[n - 9] = 'g';
+	line[n - 1] = ' ';
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	line[n - 1] = '\n';
+	line[n] = '\n';
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n + 1, &pw_hash_sha1, hex, gen, &err),
+	             PW_ECORRUPT);
+	CHECK(strstr(err.msg, "compat-view/current") != NULL);
+	CHECK_EQ_INT(pw_compat_view_parse_current(line, n, &pw_hash_sha1, hex, gen, &err), 0);
+}
+
 int main(void)
 {
+	test_view_current();
 	test_tags();
 	test_commits();
 	test_trees();
