@@ -96,6 +96,10 @@ pw_sha1dc_states_fn pw_sha1dc__states_sha(void); /* NULL when not there */
  * instructions. */
 typedef void (*pw_sha1dc_forward_fn)(uint32_t s[5], const uint32_t *w, int g0, int g1);
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void); /* NULL when not there */
+/* The same for two states and messages side by side. */
+typedef void (*pw_sha1dc_forward2_fn)(uint32_t sa[5], const uint32_t *wa, uint32_t sb[5],
+                                      const uint32_t *wb, int g0, int g1);
+pw_sha1dc_forward2_fn pw_sha1dc__forward2_sha(void); /* NULL when not there */
 
 /* The fused kernel: exactly PW_SHA1DC_BATCH blocks at rows[0..16) of one
  * message compressed into ihv with the SHA instructions while their bit

@@ -409,6 +409,40 @@ FUSED_TARGET static void expand_sha(const uint8_t *block, uint32_t w[80])
 #undef CHAIN_RG
 #undef FUSED_LOAD
 
+/* forward_sha for two states and messages at once: one chain of rounds
+ * waits on their latency, two run in the same time. */
+SHA_TARGET static void forward2_sha(uint32_t sa[5], const uint32_t *wa, uint32_t sb[5],
+                                    const uint32_t *wb, int g0, int g1)
+{
+	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)sa), 0x1b);
+	__m128i abcd_b = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)sb), 0x1b);
+	__m128i prev = abcd, prev_b = abcd_b, x, x_b;
+	__m128i e = _mm_set_epi32((int)sa[4], 0, 0, 0), e_b = _mm_set_epi32((int)sb[4], 0, 0, 0);
+	int k = g0;
+
+#define FWD2_LOOP(f)                                                                               \
+	for (; k < g1 && k < 5 * ((f) + 1); k++) {                                                 \
+		__m128i g =                                                                        \
+		        _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(wa + 4 * k)), 0x1b);   \
+		__m128i g_b =                                                                      \
+		        _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(wb + 4 * k)), 0x1b);   \
+                                                                                                   \
+		x = k == g0 ? _mm_add_epi32(e, g) : _mm_sha1nexte_epu32(prev, g);                  \
+		x_b = k == g0 ? _mm_add_epi32(e_b, g_b) : _mm_sha1nexte_epu32(prev_b, g_b);        \
+		prev = abcd;                                                                       \
+		prev_b = abcd_b;                                                                   \
+		abcd = _mm_sha1rnds4_epu32(abcd, x, f);                                            \
+		abcd_b = _mm_sha1rnds4_epu32(abcd_b, x_b, f);                                      \
+	}
+	FWD2_LOOP(0)
+	FWD2_LOOP(1)
+	FWD2_LOOP(2)
+	FWD2_LOOP(3)
+#undef FWD2_LOOP
+	ni_state(abcd, prev, sa);
+	ni_state(abcd_b, prev_b, sb);
+}
+
 /* CPUID leaf 7: EBX bit 29 (not every compiler's __builtin_cpu_supports
  * knows "sha"). The SHA instructions use xmm registers only: no OS support
  * to check beyond SSE. */
@@ -427,6 +461,11 @@ pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
 {
 	return have_sha() ? forward_sha : NULL;
+}
+
+pw_sha1dc_forward2_fn pw_sha1dc__forward2_sha(void)
+{
+	return have_sha() ? forward2_sha : NULL;
 }
 
 pw_sha1dc_fused_fn pw_sha1dc__fused_avx512(void)
@@ -495,6 +534,11 @@ pw_sha1dc_states_fn pw_sha1dc__states_sha(void)
 }
 
 pw_sha1dc_forward_fn pw_sha1dc__forward_sha(void)
+{
+	return NULL;
+}
+
+pw_sha1dc_forward2_fn pw_sha1dc__forward2_sha(void)
 {
 	return NULL;
 }

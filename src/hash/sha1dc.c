@@ -201,10 +201,50 @@ static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], co
 	return !memcmp(x, st, sizeof(x));
 }
 
+/* A check of one DV waiting for another of the same testt, to run both
+ * side by side: one check's SHA rounds wait on their latency. */
+struct check_task {
+	uint32_t w2[80], st[5], out[5];
+	uint32_t *flag; /* set to 1 on a hit */
+};
+struct check_queue {
+	struct check_task wait[2]; /* testt 58, 65 */
+	int n[2];
+};
+
+/* The same test as recompress_sha for two DVs' messages of one testt. */
+static void recompress_sha2(pw_sha1dc_forward2_fn fwd2, struct check_task *t, int testt)
+{
+	uint32_t fwd[2][5], x[2][5];
+	int i, k;
+
+	for (i = 0; i < 2; i++) {
+		memcpy(fwd[i], t[i].st, sizeof(fwd[i]));
+		if (testt == 58)
+			steps_forward(fwd[i], t[i].w2, NULL, 58, 60);
+		else
+			steps_forward(fwd[i], t[i].w2, NULL, 65, 68);
+	}
+	fwd2(fwd[0], t[0].w2, fwd[1], t[1].w2, testt == 58 ? 15 : 17, 20);
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < 5; k++)
+			x[i][k] = t[i].out[k] - fwd[i][k];
+	fwd2(x[0], t[0].w2, x[1], t[1].w2, 0, testt == 58 ? 14 : 16);
+	for (i = 0; i < 2; i++) {
+		if (testt == 58)
+			steps_forward(x[i], t[i].w2, NULL, 56, 58);
+		else
+			steps_forward(x[i], t[i].w2, NULL, 64, 65);
+		if (!memcmp(x[i], t[i].st, sizeof(x[i])))
+			*t[i].flag = 1;
+	}
+}
+
 /* What the check uses, chosen once: the SHA instructions, or software. */
 struct check_impl {
 	pw_sha1dc_states_fn states;
 	pw_sha1dc_forward_fn forward;
+	pw_sha1dc_forward2_fn forward2;
 };
 static struct check_impl check_sha, check_soft;
 static const struct check_impl *check_impl;
@@ -216,6 +256,7 @@ static const struct check_impl *check_current(void)
 	if (!c) {
 		check_sha.states = pw_sha1dc__states_sha();
 		check_sha.forward = pw_sha1dc__forward_sha();
+		check_sha.forward2 = pw_sha1dc__forward2_sha();
 		c = check_sha.states && check_sha.forward ? &check_sha : &check_soft;
 		__atomic_store_n(&check_impl, c, __ATOMIC_RELEASE);
 	}
@@ -293,6 +334,71 @@ int pw_sha1dc__check_saved(const struct pw_sha1dc_saved *saved, uint32_t dvmask)
 	memcpy(s65, saved->s64, sizeof(s65));
 	steps_forward(s65, saved->w, NULL, 64, 65);
 	return check_dvs(check_current(), saved->w, s58, s65, saved->out, dvmask);
+}
+
+/* The checks of a flagged block whose states a fused kernel kept: each DV's
+ * is paired with the one waiting in q (the flag is set later, at the latest
+ * by queue_flush); in software, at once. */
+static void queue_check(struct check_queue *q, const struct pw_sha1dc_saved *saved, uint32_t dvmask,
+                        uint32_t *flag)
+{
+	const struct check_impl *c = check_current();
+	uint32_t s58[5], s65[5];
+
+	if (!c->forward2) {
+		if (pw_sha1dc__check_saved(saved, dvmask))
+			*flag = 1;
+		return;
+	}
+	memcpy(s58, saved->s56, sizeof(s58));
+	steps_forward(s58, saved->w, NULL, 56, 58);
+	memcpy(s65, saved->s64, sizeof(s65));
+	steps_forward(s65, saved->w, NULL, 64, 65);
+	while (dvmask) {
+		const struct pw_sha1dc_dv *dv = &pw_sha1dc_dvs[__builtin_ctz(dvmask)];
+		int cls = dv->testt != 58, t;
+		struct check_task two[2], *nt = q->n[cls] ? &two[1] : &q->wait[cls];
+
+		dvmask &= dvmask - 1;
+		for (t = 0; t < 80; t++)
+			nt->w2[t] = saved->w[t] ^ dv->dm[t];
+		memcpy(nt->st, cls ? s65 : s58, sizeof(nt->st));
+		memcpy(nt->out, saved->out, sizeof(nt->out));
+		nt->flag = flag;
+		if (!q->n[cls]) {
+			q->n[cls] = 1;
+			continue;
+		}
+		two[0] = q->wait[cls];
+		q->n[cls] = 0;
+		recompress_sha2(c->forward2, two, dv->testt);
+	}
+}
+
+/* The checks still waiting, alone. */
+static void queue_flush(struct check_queue *q)
+{
+	const struct check_impl *c = check_current();
+	int cls;
+
+	for (cls = 0; cls < 2; cls++)
+		if (q->n[cls]) {
+			struct check_task *t = &q->wait[cls];
+			uint32_t x[5], fwd[5];
+			int testt = cls ? 65 : 58, k;
+
+			/* recompress_sha on the task's own message (dm 0) */
+			memcpy(fwd, t->st, sizeof(fwd));
+			steps_forward(fwd, t->w2, NULL, testt, cls ? 68 : 60);
+			c->forward(fwd, t->w2, cls ? 17 : 15, 20);
+			for (k = 0; k < 5; k++)
+				x[k] = t->out[k] - fwd[k];
+			c->forward(x, t->w2, 0, cls ? 16 : 14);
+			steps_forward(x, t->w2, NULL, cls ? 64 : 56, testt);
+			if (!memcmp(x, t->st, sizeof(x)))
+				*t->flag = 1;
+			q->n[cls] = 0;
+		}
 }
 
 /* For the tests: the check in software only (1) or as the CPU allows (0). */
@@ -418,7 +524,7 @@ struct seg {
  * a time, each flagged block checked from the states it kept; returns how
  * many blocks it took. */
 static size_t fused_blocks(struct pw_sha1dc *c, pw_sha1dc_fused_fn fused, const uint8_t **rows,
-                           size_t n)
+                           size_t n, struct check_queue *q)
 {
 	struct pw_sha1dc_saved saved[PW_SHA1DC_BATCH];
 	uint32_t dvs[PW_SHA1DC_BATCH], f;
@@ -428,8 +534,7 @@ static size_t fused_blocks(struct pw_sha1dc *c, pw_sha1dc_fused_fn fused, const 
 		for (f = fused(c->ihv, rows + at, dvs, saved); f; f &= f - 1) {
 			int i = __builtin_ctz(f);
 
-			if (pw_sha1dc__check_saved(&saved[i], dvs[i]))
-				c->collision = 1;
+			queue_check(q, &saved[i], dvs[i], &c->collision);
 		}
 	return at;
 }
@@ -443,7 +548,9 @@ static void process(struct pw_sha1dc *c, const struct seg *segs, size_t nseg)
 {
 	const struct impl *m = current();
 	size_t batch = pw_sha1dc__ubc_batch(m->ubc), si = 0, so = 0;
+	struct check_queue q;
 
+	q.n[0] = q.n[1] = 0;
 	while (si < nseg) {
 		const uint8_t *rows[CHUNK];
 		uint32_t dvs[CHUNK];
@@ -457,7 +564,7 @@ static void process(struct pw_sha1dc *c, const struct seg *segs, size_t nseg)
 				so = 0;
 			}
 		}
-		i = m->fused ? fused_blocks(c, m->fused, rows, k) : 0;
+		i = m->fused ? fused_blocks(c, m->fused, rows, k, &q) : 0;
 		for (at = i; at < k; at += batch)
 			flagged |= (uint64_t)m->ubc(rows + at, k - at < batch ? k - at : batch,
 			                            dvs + at)
@@ -477,6 +584,7 @@ static void process(struct pw_sha1dc *c, const struct seg *segs, size_t nseg)
 			i = j;
 		}
 	}
+	queue_flush(&q);
 }
 
 void pw_sha1dc_init(struct pw_sha1dc *c)
@@ -663,6 +771,7 @@ int pw_sha1dc_oneshot2(const struct pw_sha1dc_msg m[2], uint8_t out[2][20])
 	uint8_t join[2][64], tail[2][128];
 	struct cursor cu[2];
 	struct pw_sha1dc c[2];
+	struct check_queue q;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -671,6 +780,7 @@ int pw_sha1dc_oneshot2(const struct pw_sha1dc_msg m[2], uint8_t out[2][20])
 		cursor_start(&cu[i]);
 		pw_sha1dc_init(&c[i]);
 	}
+	q.n[0] = q.n[1] = 0;
 	/* both chains in the fused kernel, 8 blocks of each at a time */
 	while (im->fused2 && cu[0].left >= 8 && cu[1].left >= 8) {
 		struct pw_sha1dc_saved saved[PW_SHA1DC_BATCH];
@@ -682,10 +792,10 @@ int pw_sha1dc_oneshot2(const struct pw_sha1dc_msg m[2], uint8_t out[2][20])
 		for (f = im->fused2(c[0].ihv, c[1].ihv, rows, dvs, saved); f; f &= f - 1) {
 			int l = __builtin_ctz(f);
 
-			if (pw_sha1dc__check_saved(&saved[l], dvs[l]))
-				c[l / 8].collision = 1;
+			queue_check(&q, &saved[l], dvs[l], &c[l / 8].collision);
 		}
 	}
+	queue_flush(&q);
 	for (i = 0; i < 2; i++)
 		process(&c[i], cu[i].segs + cu[i].si, cu[i].ns - cu[i].si);
 	return digest(&c[0], out[0]) | digest(&c[1], out[1]) << 1;
