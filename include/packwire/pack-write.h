@@ -63,6 +63,9 @@ PW_API int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
 PW_API void pw_pack_writer_free(struct pw_pack_writer *w);
 PW_API const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w);
 
+/* A hint before the first add: about n objects will be added, so the
+ * writer's tables are made once at their size. 0 or PW_ENOMEM. */
+PW_API int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n);
 /* Add an object to send. type PW_OBJ_NONE = look it up. path (may be NULL)
  * is where it was found in a tree, for the delta search's name hash.
  * Adding an object twice is harmless (the first path is kept). */

@@ -44,6 +44,11 @@ PW_API void pw_revlist_free(struct pw_revlist *rl);
 /* The message of the last failure (borrowed). */
 PW_API const struct pw_error *pw_revlist_error(const struct pw_revlist *rl);
 
+/* A hint before the walk: about n trees, blobs and tags will be seen (the
+ * objects of the packs, say), so their table is made once at its size. 0 or
+ * PW_ENOMEM (no message). */
+PW_API int pw_revlist_reserve(struct pw_revlist *rl, size_t n);
+
 /* Add a tip (exclude = 0) or an exclusion (^oid, exclude = 1). Annotated tags
  * are peeled (and listed themselves when included). `name` (may be NULL)
  * names a tree or blob tip in the output. PW_ENOTFOUND for a missing object. */

@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,9 +54,15 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 	struct pw_oidmap_entry *old = m->slots, *slots;
 	size_t i, oldcap = m->cap;
 
-	slots = calloc(ncap, sizeof(*slots));
+	/* cleared by writing, not calloc: calloc's fresh pages are mapped to
+	 * the zero page on the first probe below and copied again on the first
+	 * store, two faults (and a TLB flush) per page instead of one */
+	if (ncap > SIZE_MAX / sizeof(*slots))
+		return PW_ENOMEM;
+	slots = malloc(ncap * sizeof(*slots));
 	if (!slots)
 		return PW_ENOMEM;
+	memset(slots, 0, ncap * sizeof(*slots));
 	m->slots = slots;
 	m->cap = ncap;
 	for (i = 0; i < oldcap; i++) {

@@ -238,6 +238,19 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 	return 0;
 }
 
+int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n)
+{
+	struct wobj *p;
+
+	if (n <= w->alloc)
+		return pw_oidmap_reserve(&w->map, n);
+	if (n > SIZE_MAX / sizeof(*p) || !(p = realloc(w->objs, n * sizeof(*p))))
+		return PW_ENOMEM;
+	w->objs = p;
+	w->alloc = n;
+	return pw_oidmap_reserve(&w->map, n);
+}
+
 int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
                        const char *path, size_t path_len)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "odb/odb-priv.h"
 #include "odb/pack.h"
 #include "packwire/config.h"
 #include "packwire/refs.h"
@@ -257,15 +258,33 @@ static int preferred_tips(struct repack *r, struct pw_oid **tips, size_t *ntips)
 	return rc == PW_ENOMEM ? pw_error_set(r->err, rc, "repack: out of memory") : 0;
 }
 
+/* How many objects the packs hold: about what the walk will meet, so that
+ * its tables and the writer's are made once (a pack that does not open
+ * counts nothing; this is only a hint). */
+static size_t packed_count(struct repack *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pw_odb_pack_count(r->odb); i++) {
+		struct pw_pack *p;
+
+		if (!pw_odb_pack(r->odb, i, &p))
+			n += pw_pack_nr_objects(p);
+	}
+	return n;
+}
+
 /* Walk everything reachable into the writer. */
 static int enumerate(struct repack *r)
 {
 	struct pw_revlist *rl = NULL;
 	struct pw_revs *revs = NULL;
+	size_t hint = packed_count(r);
 	int rc;
 
 	if (pw_revlist_new(&rl, r->odb, PW_REVLIST_OBJECTS) ||
-	    pw_revs_new(&revs, r->repo, r->odb)) {
+	    pw_revs_new(&revs, r->repo, r->odb) || pw_revlist_reserve(rl, hint) ||
+	    pw_pack_writer_reserve(r->w, hint)) {
 		rc = pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
 		goto out;
 	}

@@ -160,6 +160,11 @@ size_t pw_revlist_commit_count(const struct pw_revlist *rl)
 	return rl->nr_result;
 }
 
+int pw_revlist_reserve(struct pw_revlist *rl, size_t n)
+{
+	return pw_oidmap_reserve(&rl->obj_map, n);
+}
+
 static int nomem(struct pw_revlist *rl)
 {
 	return pw_error_set(&rl->err, PW_ENOMEM, "rev-list: out of memory");
