@@ -159,6 +159,17 @@ struct stored {
 	uint8_t xor ;         /* 0 or how many entries back */
 };
 
+/* Trees walked lately, by pack position (direct-mapped): the reference of
+ * a tree walked next is mostly its previous version, walked just before. */
+#define TREE_CACHE 512
+/* Deepest tree nesting the walk follows (as rev-list's). */
+#define MAX_TREE_DEPTH 4096
+
+struct tree_slot {
+	uint32_t key; /* pack position + 1, 0 when empty */
+	struct pw_buf buf;
+};
+
 struct bw {
 	struct pw_odb *odb;
 	const struct pw_hash_algo *algo;
@@ -180,8 +191,13 @@ struct bw {
 	uint32_t *order;              /* write order: entry numbers, newest commit first */
 	uint32_t *queued;             /* per commit: the number of the walk that queued it */
 	uint32_t walk;
-	uint32_t *stack; /* tree positions */
-	size_t nstack, astack;
+	uint32_t *walked; /* commits a build walks, newest first */
+	size_t nwalked;
+	struct pw_buf **cur, **ref; /* per tree depth: the tree, its reference */
+	size_t ndepth;
+	struct tree_slot *cache; /* TREE_CACHE trees walked lately */
+	pw_bitmap_pos_fn pos_fn; /* the caller's lookup, else map */
+	void *pos_ctx;
 	struct pw_buf obuf;
 };
 
@@ -208,7 +224,11 @@ static int not_closed(struct bw *b, const struct pw_oid *oid, const char *what)
 
 static int64_t pos_of(struct bw *b, const struct pw_oid *oid)
 {
-	struct pw_oidmap_entry *e = pw_oidmap_get(&b->map, oid);
+	struct pw_oidmap_entry *e;
+
+	if (b->pos_fn)
+		return b->pos_fn(b->pos_ctx, oid);
+	e = pw_oidmap_get(&b->map, oid);
 
 	return e ? (int64_t)((uintptr_t)e->value - 1) : -1;
 }
@@ -219,17 +239,20 @@ static int load_commits(struct bw *b)
 	uint32_t i, n = 0;
 	int rc = 0;
 
-	if (pw_oidmap_reserve(&b->map, b->nr))
+	if (!b->pos_fn && pw_oidmap_reserve(&b->map, b->nr))
 		return nomem(b);
 	if (!(b->commit_of = malloc(((size_t)b->nr + 1) * sizeof(*b->commit_of))))
 		return nomem(b);
 	for (i = 0; i < b->nr; i++) {
-		int created;
-		struct pw_oidmap_entry *e = pw_oidmap_put(&b->map, &b->objs[i].oid, &created);
+		if (!b->pos_fn) {
+			int created;
+			struct pw_oidmap_entry *e =
+			        pw_oidmap_put(&b->map, &b->objs[i].oid, &created);
 
-		if (!e)
-			return nomem(b);
-		e->value = (void *)(uintptr_t)(i + 1);
+			if (!e)
+				return nomem(b);
+			e->value = (void *)(uintptr_t)(i + 1);
+		}
 		b->commit_of[i] = UINT32_MAX;
 		if (b->objs[i].type == PW_OBJ_COMMIT)
 			b->commit_of[i] = n++;
@@ -437,67 +460,263 @@ static void queue_commit(struct bw *b, uint32_t c)
 	(void)pw_commit_queue_push(&b->queue, c, b->c[c].topo);
 }
 
-static int push_tree(struct bw *b, uint32_t pos)
+/* The per-depth buffers of the tree walk, made on first use (each one on
+ * its own: a deeper level must not move a caller's). */
+static int depth_bufs(struct bw *b, size_t depth)
 {
-	if (b->nstack == b->astack) {
-		size_t na = b->astack ? b->astack * 2 : 1024;
-		uint32_t *ns = realloc(b->stack, na * sizeof(*ns));
+	struct pw_buf **nc, **nr;
+	size_t n;
 
-		if (!ns)
+	if (depth < b->ndepth)
+		return 0;
+	if (depth >= MAX_TREE_DEPTH)
+		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: trees nested too deeply");
+	n = b->ndepth ? b->ndepth * 2 : 16;
+	if (!(nc = realloc(b->cur, n * sizeof(*nc))))
+		return nomem(b);
+	b->cur = nc;
+	if (!(nr = realloc(b->ref, n * sizeof(*nr))))
+		return nomem(b);
+	b->ref = nr;
+	for (; b->ndepth < n; b->ndepth++) {
+		b->cur[b->ndepth] = malloc(sizeof(struct pw_buf));
+		b->ref[b->ndepth] = malloc(sizeof(struct pw_buf));
+		if (b->cur[b->ndepth])
+			pw_buf_init(b->cur[b->ndepth], 0);
+		if (b->ref[b->ndepth])
+			pw_buf_init(b->ref[b->ndepth], 0);
+		if (!b->cur[b->ndepth] || !b->ref[b->ndepth]) {
+			b->ndepth++; /* freed with the others */
 			return nomem(b);
-		b->stack = ns;
-		b->astack = na;
+		}
 	}
-	b->stack[b->nstack++] = pos;
 	return 0;
 }
 
-/* Trees queued on the stack, and everything under them not yet in the set. */
-static int walk_trees(struct bw *b, struct pw_buf *buf)
+static struct tree_slot *slot_of(struct bw *b, uint32_t pos)
 {
-	while (b->nstack) {
-		uint32_t pos = b->stack[--b->nstack];
-		struct pw_tree_entry te;
-		size_t tpos = 0;
-		int type, r;
+	return &b->cache[(pos * 2654435761u) >> 23 & (TREE_CACHE - 1)];
+}
 
-		if (pw_bitset_get(&b->set, pos))
+static void swap_bufs(struct pw_buf *x, struct pw_buf *y)
+{
+	struct pw_buf t = *x;
+
+	*x = *y;
+	*y = t;
+}
+
+/* The tree at pack position pos into buf: taken from the cache (which
+ * loses it) or read. */
+static int read_tree(struct bw *b, uint32_t pos, struct pw_buf *buf)
+{
+	struct tree_slot *sl = slot_of(b, pos);
+	int type;
+
+	if (sl->key == pos + 1) {
+		swap_bufs(&sl->buf, buf);
+		sl->key = 0;
+		return 0;
+	}
+	if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, buf))
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
+		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
+	return 0;
+}
+
+/* Keep the tree at pos (buf gets the buffer it evicts, to reuse). */
+static void keep_tree(struct bw *b, uint32_t pos, struct pw_buf *buf)
+{
+	struct tree_slot *sl = slot_of(b, pos);
+
+	swap_bufs(&sl->buf, buf);
+	sl->key = pos + 1;
+}
+
+static int is_tree_mode(unsigned mode)
+{
+	return (mode & 0170000) == 040000;
+}
+
+/* Git's order of tree entries: by name, a tree's name as if it ended in
+ * '/'. */
+static int entry_cmp(const struct pw_tree_entry *x, const struct pw_tree_entry *y)
+{
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int c = memcmp(x->name, y->name, n);
+	unsigned cx, cy;
+
+	if (c)
+		return c;
+	cx = x->name_len > n ? (uint8_t)x->name[n] : is_tree_mode(x->mode) ? '/' : 0;
+	cy = y->name_len > n ? (uint8_t)y->name[n] : is_tree_mode(y->mode) ? '/' : 0;
+	return cx < cy ? -1 : cx > cy;
+}
+
+/* Take the tree at pos from the cache into buf: 1, or 0 when not there. */
+static int take_cached(struct bw *b, uint32_t pos, struct pw_buf *buf)
+{
+	struct tree_slot *sl = slot_of(b, pos);
+
+	if (sl->key != pos + 1)
+		return 0;
+	swap_bufs(&sl->buf, buf);
+	sl->key = 0;
+	return 1;
+}
+
+/* How many bytes a and b have in common from their start. */
+static size_t common_len(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	while (i + 64 <= n && !memcmp(a + i, b + i, 64))
+		i += 64;
+	while (i + 8 <= n) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* Past the entries at *tp of buf that are, byte for byte, the entries at
+ * *rp of the reference rb (both cursors at an entry's start): the same
+ * bytes make the same entries, so only where they end is looked for. */
+static void skip_same(const struct pw_buf *buf, size_t *tp, const struct pw_buf *rb, size_t *rp,
+                      size_t rawsz)
+{
+	size_t n = buf->len - *tp < rb->len - *rp ? buf->len - *tp : rb->len - *rp;
+	size_t end = *tp + common_len(buf->data + *tp, rb->data + *rp, n), at = *tp;
+	const char *nul;
+
+	while (at < end && (nul = memchr(buf->data + at, '\0', end - at)) &&
+	       (size_t)(nul - buf->data) + 1 + rawsz <= end)
+		at = (size_t)(nul - buf->data) + 1 + rawsz;
+	*rp += at - *tp;
+	*tp = at;
+}
+
+/* The entry te of a tree against its reference rb, whose cursor *rp is
+ * at the first entry not yet met: 1 when the reference has it (same name,
+ * mode and id), 2 when it has a tree of that name (rte: that entry), else
+ * 0. The reference's whole closure is in the set, so an entry it has is
+ * in the set too. */
+static int in_ref(struct bw *b, const struct pw_buf *rb, size_t *rp, struct pw_tree_entry *rte,
+                  const struct pw_tree_entry *te)
+{
+	size_t at = *rp;
+	int c;
+
+	while (pw_tree_next(rb->data, rb->len, &at, b->algo, rte, b->err) == 1) {
+		if ((c = entry_cmp(rte, te)) > 0)
+			return 0;
+		*rp = at;
+		if (c < 0)
 			continue;
-		pw_bitset_set(&b->set, pos);
-		if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, buf))
-			return pw_error_copy(b->err, pw_odb_error(b->odb));
-		if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
-			return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
-		while ((r = pw_tree_next(buf->data, buf->len, &tpos, b->algo, &te, b->err)) == 1) {
-			int64_t p;
+		if (rte->mode == te->mode && pw_oid_equal(&rte->oid, &te->oid))
+			return 1;
+		return is_tree_mode(rte->mode) && is_tree_mode(te->mode) ? 2 : 0;
+	}
+	*rp = rb->len; /* at its end (a bad reference only loses the shortcut) */
+	return 0;
+}
 
-			if (te.mode == 0160000)
-				continue; /* submodule commit: not ours */
-			if ((p = pos_of(b, &te.oid)) < 0)
-				return not_closed(b, &te.oid, te.mode == 040000 ? "tree" : "blob");
-			if (pw_bitset_get(&b->set, (uint32_t)p))
-				continue;
-			if (te.mode == 040000) {
-				if (push_tree(b, (uint32_t)p))
-					return PW_ENOMEM;
-			} else {
-				pw_bitset_set(&b->set, (uint32_t)p);
-			}
+/* Set the tree at pos and everything under it not yet in the set. ref
+ * (-1 for none) is a tree whose closure is in the set, mostly the same
+ * path's previous version, used when it is still in the cache: the
+ * entries the two share are skipped without a lookup, and a subtree
+ * changed under the same name is walked against the reference's. Depth
+ * first, so a tree in the set between two calls from walk_roots has all
+ * its closure there. */
+static int walk_tree(struct bw *b, uint32_t pos, int64_t ref, size_t depth)
+{
+	struct pw_buf *buf, *rb;
+	struct pw_tree_entry te, rte;
+	size_t tp = 0, rp = 0, rawsz = b->algo->rawsz;
+	int r, have, rc;
+
+	if ((rc = depth_bufs(b, depth + 1)))
+		return rc;
+	buf = b->cur[depth];
+	rb = b->ref[depth];
+	pw_bitset_set(&b->set, pos);
+	if ((rc = read_tree(b, pos, buf)))
+		return rc;
+	have = ref >= 0 && take_cached(b, (uint32_t)ref, rb);
+	for (;;) {
+		int64_t p, sub = -1;
+		int same = 0;
+
+		if (have && rp < rb->len)
+			skip_same(buf, &tp, rb, &rp, rawsz);
+		if ((r = pw_tree_next(buf->data, buf->len, &tp, b->algo, &te, b->err)) != 1)
+			break;
+		if (have && rp < rb->len)
+			same = in_ref(b, rb, &rp, &rte, &te);
+		if (same == 1 || te.mode == 0160000)
+			continue; /* in the set already; a submodule commit: not ours */
+		if ((p = pos_of(b, &te.oid)) < 0)
+			return not_closed(b, &te.oid, is_tree_mode(te.mode) ? "tree" : "blob");
+		if (pw_bitset_get(&b->set, (uint32_t)p))
+			continue;
+		if (!is_tree_mode(te.mode)) {
+			pw_bitset_set(&b->set, (uint32_t)p);
+			continue;
 		}
-		if (r < 0)
-			return r;
+		if (same == 2 && (sub = pos_of(b, &rte.oid)) >= 0 &&
+		    !pw_bitset_get(&b->set, (uint32_t)sub))
+			sub = -1;
+		if ((rc = walk_tree(b, (uint32_t)p, sub, depth + 1)))
+			return rc;
+	}
+	if (r < 0)
+		return r;
+	keep_tree(b, pos, buf);
+	if (have)
+		keep_tree(b, (uint32_t)ref, rb);
+	return 0;
+}
+
+/* The trees of the commits a build walked, oldest first, each against its
+ * first parent's when that one is in the set (walked before it, or in a
+ * bitmap ORed in). */
+static int walk_roots(struct bw *b)
+{
+	size_t i;
+	int rc;
+
+	for (i = b->nwalked; i--;) {
+		const struct bcommit *bc = &b->c[b->walked[i]];
+		int64_t ref = -1;
+
+		if (pw_bitset_get(&b->set, bc->tree))
+			continue;
+		if (bc->nparents) {
+			uint32_t pt = b->c[b->parents[bc->parents]].tree;
+
+			if (pw_bitset_get(&b->set, pt))
+				ref = pt;
+		}
+		if ((rc = walk_tree(b, bc->tree, ref, 0)))
+			return rc;
 	}
 	return 0;
 }
 
 /* The full bitmap of commit c (selected, its selected ancestors done) in b->set. */
-static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
+static int build_one(struct bw *b, uint32_t c)
 {
-	int rc;
-
 	memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
 	pw_commit_queue_clear(&b->queue);
 	b->walk++; /* starts at 1: queued[] is zeroed */
+	b->nwalked = 0;
 	queue_commit(b, c);
 	while (b->queue.nr) {
 		uint32_t x = (uint32_t)pw_commit_queue_pop(&b->queue, NULL), k;
@@ -510,8 +729,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 			continue;
 		}
 		pw_bitset_set(&b->set, bc->pos);
-		if ((rc = push_tree(b, bc->tree)))
-			return rc;
+		b->walked[b->nwalked++] = x; /* once per commit: room for all */
 		for (k = 0; k < bc->nparents; k++) {
 			uint32_t p = b->parents[bc->parents + k];
 
@@ -519,7 +737,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 				queue_commit(b, p);
 		}
 	}
-	return walk_trees(b, buf);
+	return walk_roots(b);
 }
 
 static void stored_free(struct stored *s)
@@ -532,7 +750,6 @@ static void stored_free(struct stored *s)
  * the bitmaps built before it). */
 static int build_all(struct bw *b)
 {
-	struct pw_buf buf = PW_BUF_INIT;
 	uint32_t t, nsel = 0;
 	int rc = 0;
 
@@ -542,14 +759,17 @@ static int build_all(struct bw *b)
 	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
 	    pw_commit_queue_reserve(&b->queue, (size_t)b->nc + 1) ||
 	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
-	    pw_bitset_init(&b->set, b->nr))
+	    !(b->walked = malloc(((size_t)b->nc + 1) * sizeof(*b->walked))) ||
+	    !(b->cache = calloc(TREE_CACHE, sizeof(*b->cache))) || pw_bitset_init(&b->set, b->nr))
 		rc = nomem(b);
+	for (t = 0; b->cache && t < TREE_CACHE; t++)
+		pw_buf_init(&b->cache[t].buf, 0);
 	for (t = 0; t < b->nc && !rc; t++) {
 		uint32_t c = b->by_topo[t], n = b->nst;
 
 		if (!b->c[c].selected)
 			continue;
-		if ((rc = build_one(b, c, &buf)))
+		if ((rc = build_one(b, c)))
 			break;
 		b->st[n].commit = c;
 		if (ewah_encode(&b->st[n].full, b->set.w, b->set.nwords)) {
@@ -562,7 +782,6 @@ static int build_all(struct bw *b)
 	}
 	if (!rc)
 		progress(b, "Building bitmaps", b->nst, nsel, 1);
-	pw_buf_free(&buf);
 	return rc;
 }
 
@@ -732,6 +951,27 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 	return pw_buf_add(o, sum, b->algo->rawsz) ? nomem(b) : 0;
 }
 
+static void walk_free(struct bw *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->ndepth; i++) {
+		if (b->cur[i])
+			pw_buf_free(b->cur[i]);
+		if (b->ref[i])
+			pw_buf_free(b->ref[i]);
+		free(b->cur[i]);
+		free(b->ref[i]);
+	}
+	free(b->cur);
+	free(b->ref);
+	if (b->cache)
+		for (i = 0; i < TREE_CACHE; i++)
+			pw_buf_free(&b->cache[i].buf);
+	free(b->cache);
+	free(b->walked);
+}
+
 int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32_t nr,
                     const uint8_t *pack_checksum, const struct pw_oid *tips, size_t ntips,
                     const struct pw_bitmap_write_index_opts *opts, pw_pack_out_fn fn, void *ctx,
@@ -749,6 +989,10 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	b.err = err;
 	b.opts = opts;
 	b.obuf = (struct pw_buf)PW_BUF_INIT;
+	if (opts) {
+		b.pos_fn = opts->pos;
+		b.pos_ctx = opts->pos_data;
+	}
 	if (!(rc = load_commits(&b)) && !(rc = topo_sort(&b)) &&
 	    !(rc = select_commits(&b, tips, ntips)) && !(rc = build_all(&b)) &&
 	    !(rc = order_entries(&b)) && !(rc = choose_xor(&b)) &&
@@ -768,7 +1012,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	pw_commit_queue_free(&b.queue);
 	free(b.queued);
 	free(b.order);
-	free(b.stack);
+	walk_free(&b);
 	pw_buf_free(&b.obuf);
 	return rc;
 }

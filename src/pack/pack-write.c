@@ -886,6 +886,21 @@ fail:
 
 /* ---- the reachability bitmap of the written pack ---------------------------- */
 
+/* The bitmap writer's lookup: the writer's table, then the entry's
+ * position in pack order. */
+struct bitmap_pos {
+	struct pw_pack_writer *w;
+	uint32_t *pos; /* per entry number: its pack position, UINT32_MAX if not sent */
+};
+
+static int64_t bitmap_pos(void *data, const struct pw_oid *oid)
+{
+	struct bitmap_pos *bp = data;
+	int32_t i = pw_pack_writer__lookup(bp->w, oid);
+
+	return i < 0 || bp->pos[i] == UINT32_MAX ? -1 : (int64_t)bp->pos[i];
+}
+
 static int bitmap_obj_cmp(const void *a, const void *b)
 {
 	uint64_t x = ((const struct wobj *const *)a)[0]->offset;
@@ -899,6 +914,7 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 {
 	struct pw_bitmap_write_index_opts bo;
 	struct pw_bitmap_obj *objs;
+	struct bitmap_pos bp = {w, NULL};
 	struct wobj **order;
 	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
 	struct pw_oid sum;
@@ -911,32 +927,40 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 		return pw_error_set(&w->err, PW_EINVAL, "no bitmap for a translated pack");
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
 	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
-	if (!objs || !order) {
+	bp.pos = malloc((w->nr ? w->nr : 1) * sizeof(*bp.pos));
+	if (!objs || !order || !bp.pos) {
 		free(objs);
 		free(order);
+		free(bp.pos);
 		return pw_pack_writer__nomem(w);
 	}
 	for (i = 0; i < w->nr; i++)
 		if (w->objs[i].flags & W_WRITTEN)
 			order[n++] = &w->objs[i];
 	qsort(order, n, sizeof(*order), bitmap_obj_cmp);
+	memset(bp.pos, 0xff, (w->nr ? w->nr : 1) * sizeof(*bp.pos));
 	for (i = 0; i < n; i++) {
 		objs[i].oid = order[i]->oid;
 		objs[i].hash = order[i]->hash;
 		objs[i].type = order[i]->type;
+		bp.pos[order[i] - w->objs] = (uint32_t)i;
 	}
 	free(order);
 	fd = tmp_file(w, base_name, "bitmap", &tmp);
 	if (fd < 0) {
 		free(objs);
+		free(bp.pos);
 		return fd;
 	}
 	memset(&bo, 0, sizeof(bo));
 	bo.progress = w->opts.progress;
 	bo.progress_data = w->opts.progress_data;
+	bo.pos = bitmap_pos;
+	bo.pos_data = &bp;
 	rc = pw_bitmap_write(w->odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
 	                     &w->err);
 	free(objs);
+	free(bp.pos);
 	if (close(fd) && !rc)
 		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp, strerror(errno));
 	if (!rc && !(final = malloc(blen + PW_MAX_HEXSZ + 10)))
