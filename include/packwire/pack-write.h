@@ -141,6 +141,14 @@ PW_API int pw_pack_writer_write_files(struct pw_pack_writer *w, const char *base
 PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
                                             const struct pw_oid *tips, size_t ntips);
 
+/* What a walk already parsed of commit oid (pw_revlist_commit_info): 1 with
+ * out filled (freed by the caller with pw_commit_info_free), 0 when it does
+ * not know (the commit is read), or an error. */
+typedef int (*pw_pack_commit_fn)(void *data, const struct pw_oid *oid, struct pw_commit_info *out);
+/* Let pw_pack_writer_write_bitmap_file ask fn before reading a commit. */
+PW_API void pw_pack_writer_set_commit_info(struct pw_pack_writer *w, pw_pack_commit_fn fn,
+                                           void *data);
+
 /* Statistics of the last write. */
 struct pw_pack_write_stats {
 	uint32_t written;        /* objects in the pack */

@@ -64,4 +64,11 @@ PW_API int pw_revlist_run(struct pw_revlist *rl, pw_revlist_fn fn, void *data);
 /* Number of commits listed by the last run. */
 PW_API size_t pw_revlist_commit_count(const struct pw_revlist *rl);
 
+/* After pw_revlist_run: the tree, parents and committer date of a commit
+ * the walk parsed, as pw_commit_parse gives them (free with
+ * pw_commit_info_free), so that a later step need not read it again. 1,
+ * 0 when the walk did not parse that commit, or PW_ENOMEM. */
+PW_API int pw_revlist_commit_info(const struct pw_revlist *rl, const struct pw_oid *oid,
+                                  struct pw_commit_info *out);
+
 #endif

@@ -233,6 +233,20 @@ static int64_t pos_of(struct bw *b, const struct pw_oid *oid)
 	return e ? (int64_t)((uintptr_t)e->value - 1) : -1;
 }
 
+/* A commit's tree, parents and date: from the caller's walk, else read. */
+static int commit_info(struct bw *b, const struct pw_oid *oid, struct pw_commit_info *ci,
+                       struct pw_buf *buf)
+{
+	int type, rc = 0;
+
+	if (b->opts && b->opts->commit &&
+	    (rc = b->opts->commit(b->opts->commit_data, oid, ci)) != 0)
+		return rc == 1 ? 0 : rc == PW_ENOMEM ? nomem(b) : rc;
+	if (pw_odb_read(b->odb, oid, &type, buf))
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	return pw_commit_parse(ci, buf->data, buf->len, b->algo, b->err);
+}
+
 static int load_commits(struct bw *b)
 {
 	struct pw_buf buf = PW_BUF_INIT;
@@ -265,18 +279,13 @@ static int load_commits(struct bw *b)
 		struct bcommit *c;
 		int64_t p;
 		size_t k;
-		int type;
 
 		if (b->commit_of[i] == UINT32_MAX)
 			continue;
 		c = &b->c[b->commit_of[i]];
 		c->pos = i;
 		c->stored = -1;
-		if ((rc = pw_odb_read(b->odb, &b->objs[i].oid, &type, &buf))) {
-			rc = pw_error_copy(b->err, pw_odb_error(b->odb));
-			break;
-		}
-		if ((rc = pw_commit_parse(&ci, buf.data, buf.len, b->algo, b->err)))
+		if ((rc = commit_info(b, &b->objs[i].oid, &ci, &buf)))
 			break;
 		c->time = ci.commit_time;
 		if ((p = pos_of(b, &ci.tree)) < 0)

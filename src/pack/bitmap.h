@@ -144,6 +144,10 @@ struct pw_bitmap_write_index_opts {
 	 * (NULL) the bitmap writer makes its own */
 	pw_bitmap_pos_fn pos;
 	void *pos_data;
+	/* what a walk already parsed of a commit (pw_pack_commit_fn), else
+	 * (NULL, or when it answers 0) the commit is read */
+	pw_pack_commit_fn commit;
+	void *commit_data;
 };
 
 /* Build the .bitmap of a pack of `nr` objects (objs in pack order, the

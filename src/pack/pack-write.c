@@ -886,6 +886,12 @@ fail:
 
 /* ---- the reachability bitmap of the written pack ---------------------------- */
 
+void pw_pack_writer_set_commit_info(struct pw_pack_writer *w, pw_pack_commit_fn fn, void *data)
+{
+	w->commit_fn = fn;
+	w->commit_data = data;
+}
+
 /* The bitmap writer's lookup: the writer's table, then the entry's
  * position in pack order. */
 struct bitmap_pos {
@@ -957,6 +963,8 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	bo.progress_data = w->opts.progress_data;
 	bo.pos = bitmap_pos;
 	bo.pos_data = &bp;
+	bo.commit = w->commit_fn;
+	bo.commit_data = w->commit_data;
 	rc = pw_bitmap_write(w->odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
 	                     &w->err);
 	free(objs);

@@ -47,7 +47,8 @@ struct repack {
 	size_t nold, aold;
 	struct pw_pack *newpack;
 	struct pw_pack_writer *w;
-	int pack_kept; /* copy objects of kept packs too (needed for a bitmap) */
+	struct pw_revlist *rl; /* the walk: its commits serve the bitmap */
+	int pack_kept;         /* copy objects of kept packs too (needed for a bitmap) */
 	uint64_t counted;
 };
 
@@ -274,7 +275,13 @@ static size_t packed_count(struct repack *r)
 	return n;
 }
 
-/* Walk everything reachable into the writer. */
+static int walked_commit(void *data, const struct pw_oid *oid, struct pw_commit_info *out)
+{
+	return pw_revlist_commit_info(data, oid, out);
+}
+
+/* Walk everything reachable into the writer. The walk is kept: the bitmap
+ * takes the commits it parsed from it instead of reading them again. */
 static int enumerate(struct repack *r)
 {
 	struct pw_revlist *rl = NULL;
@@ -316,6 +323,9 @@ static int enumerate(struct repack *r)
 	}
 	if (r->opts->progress)
 		r->opts->progress(r->opts->data, "Enumerating objects", r->counted, 0, 1);
+	r->rl = rl;
+	rl = NULL;
+	pw_pack_writer_set_commit_info(r->w, walked_commit, r->rl);
 out:
 	pw_revlist_free(rl);
 	pw_revs_free(revs);
@@ -513,6 +523,7 @@ int pw_repack(struct pw_repo *repo, const struct pw_repack_opts *opts,
 	if ((rc = pw_odb_open(&r.odb, pw_repo_objects_dir(repo), r.algo, err)) == 0)
 		rc = run(&r, result);
 	pw_pack_writer_free(r.w);
+	pw_revlist_free(r.rl);
 	pw_odb_free(r.odb);
 	pw_pack_free(r.newpack);
 	for (i = 0; i < r.nold; i++) {
