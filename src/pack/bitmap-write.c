@@ -165,9 +165,20 @@ struct stored {
 /* Deepest tree nesting the walk follows (as rev-list's). */
 #define MAX_TREE_DEPTH 4096
 
+/* A tree read, and the end offset of each of its entries (uint32 each),
+ * complete once it has been walked to its end. */
+struct wtree {
+	struct pw_buf data, ends;
+};
+
 struct tree_slot {
 	uint32_t key; /* pack position + 1, 0 when empty */
-	struct pw_buf buf;
+	struct wtree t;
+};
+
+/* One depth of the walk: the tree and its reference. */
+struct level {
+	struct wtree cur, ref;
 };
 
 struct bw {
@@ -193,7 +204,7 @@ struct bw {
 	uint32_t walk;
 	uint32_t *walked; /* commits a build walks, newest first */
 	size_t nwalked;
-	struct pw_buf **cur, **ref; /* per tree depth: the tree, its reference */
+	struct level **lv; /* per tree depth */
 	size_t ndepth;
 	struct tree_slot *cache; /* TREE_CACHE trees walked lately */
 	pw_bitmap_pos_fn pos_fn; /* the caller's lookup, else map */
@@ -469,36 +480,50 @@ static void queue_commit(struct bw *b, uint32_t c)
 	(void)pw_commit_queue_push(&b->queue, c, b->c[c].topo);
 }
 
-/* The per-depth buffers of the tree walk, made on first use (each one on
- * its own: a deeper level must not move a caller's). */
-static int depth_bufs(struct bw *b, size_t depth)
+static void wtree_init(struct wtree *t)
 {
-	struct pw_buf **nc, **nr;
+	pw_buf_init(&t->data, 0);
+	pw_buf_init(&t->ends, 0);
+}
+
+static void wtree_free(struct wtree *t)
+{
+	pw_buf_free(&t->data);
+	pw_buf_free(&t->ends);
+}
+
+static void wtree_swap(struct wtree *x, struct wtree *y)
+{
+	struct wtree t = *x;
+
+	*x = *y;
+	*y = t;
+}
+
+/* The walk's level at depth, made on first use (each one on its own: a
+ * deeper level must not move a caller's). */
+static int level_at(struct bw *b, size_t depth, struct level **out)
+{
+	struct level **nl;
 	size_t n;
 
-	if (depth < b->ndepth)
-		return 0;
 	if (depth >= MAX_TREE_DEPTH)
 		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: trees nested too deeply");
-	n = b->ndepth ? b->ndepth * 2 : 16;
-	if (!(nc = realloc(b->cur, n * sizeof(*nc))))
-		return nomem(b);
-	b->cur = nc;
-	if (!(nr = realloc(b->ref, n * sizeof(*nr))))
-		return nomem(b);
-	b->ref = nr;
-	for (; b->ndepth < n; b->ndepth++) {
-		b->cur[b->ndepth] = malloc(sizeof(struct pw_buf));
-		b->ref[b->ndepth] = malloc(sizeof(struct pw_buf));
-		if (b->cur[b->ndepth])
-			pw_buf_init(b->cur[b->ndepth], 0);
-		if (b->ref[b->ndepth])
-			pw_buf_init(b->ref[b->ndepth], 0);
-		if (!b->cur[b->ndepth] || !b->ref[b->ndepth]) {
-			b->ndepth++; /* freed with the others */
+	if (depth >= b->ndepth) {
+		n = b->ndepth ? b->ndepth * 2 : 16;
+		if (!(nl = realloc(b->lv, n * sizeof(*nl))))
 			return nomem(b);
-		}
+		b->lv = nl;
+		for (; b->ndepth < n; b->ndepth++)
+			b->lv[b->ndepth] = NULL;
 	}
+	if (!b->lv[depth]) {
+		if (!(b->lv[depth] = malloc(sizeof(struct level))))
+			return nomem(b);
+		wtree_init(&b->lv[depth]->cur);
+		wtree_init(&b->lv[depth]->ref);
+	}
+	*out = b->lv[depth];
 	return 0;
 }
 
@@ -507,39 +532,39 @@ static struct tree_slot *slot_of(struct bw *b, uint32_t pos)
 	return &b->cache[(pos * 2654435761u) >> 23 & (TREE_CACHE - 1)];
 }
 
-static void swap_bufs(struct pw_buf *x, struct pw_buf *y)
-{
-	struct pw_buf t = *x;
-
-	*x = *y;
-	*y = t;
-}
-
-/* The tree at pack position pos into buf: taken from the cache (which
- * loses it) or read. */
-static int read_tree(struct bw *b, uint32_t pos, struct pw_buf *buf)
+/* Take the tree at pos from the cache into t: 1, or 0 when not there. */
+static int take_cached(struct bw *b, uint32_t pos, struct wtree *t)
 {
 	struct tree_slot *sl = slot_of(b, pos);
+
+	if (sl->key != pos + 1)
+		return 0;
+	wtree_swap(&sl->t, t);
+	sl->key = 0;
+	return 1;
+}
+
+/* The tree at pack position pos into t->data: from the cache, or read. */
+static int read_tree(struct bw *b, uint32_t pos, struct wtree *t)
+{
 	int type;
 
-	if (sl->key == pos + 1) {
-		swap_bufs(&sl->buf, buf);
-		sl->key = 0;
+	if (take_cached(b, pos, t))
 		return 0;
-	}
-	if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, buf))
+	if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, &t->data))
 		return pw_error_copy(b->err, pw_odb_error(b->odb));
 	if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
 		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
 	return 0;
 }
 
-/* Keep the tree at pos (buf gets the buffer it evicts, to reuse). */
-static void keep_tree(struct bw *b, uint32_t pos, struct pw_buf *buf)
+/* Keep the tree at pos, walked to its end (t gets the buffers it evicts,
+ * to reuse). */
+static void keep_tree(struct bw *b, uint32_t pos, struct wtree *t)
 {
 	struct tree_slot *sl = slot_of(b, pos);
 
-	swap_bufs(&sl->buf, buf);
+	wtree_swap(&sl->t, t);
 	sl->key = pos + 1;
 }
 
@@ -563,26 +588,14 @@ static int entry_cmp(const struct pw_tree_entry *x, const struct pw_tree_entry *
 	return cx < cy ? -1 : cx > cy;
 }
 
-/* Take the tree at pos from the cache into buf: 1, or 0 when not there. */
-static int take_cached(struct bw *b, uint32_t pos, struct pw_buf *buf)
-{
-	struct tree_slot *sl = slot_of(b, pos);
-
-	if (sl->key != pos + 1)
-		return 0;
-	swap_bufs(&sl->buf, buf);
-	sl->key = 0;
-	return 1;
-}
-
 /* How many bytes a and b have in common from their start. */
 static size_t common_len(const char *a, const char *b, size_t n)
 {
 	size_t i = 0;
 	uint64_t x, y;
 
-	while (i + 64 <= n && !memcmp(a + i, b + i, 64))
-		i += 64;
+	while (i + 256 <= n && !memcmp(a + i, b + i, 256))
+		i += 256;
 	while (i + 8 <= n) {
 		memcpy(&x, a + i, 8);
 		memcpy(&y, b + i, 8);
@@ -595,80 +608,133 @@ static size_t common_len(const char *a, const char *b, size_t n)
 	return i;
 }
 
-/* Past the entries at *tp of buf that are, byte for byte, the entries at
- * *rp of the reference rb (both cursors at an entry's start): the same
- * bytes make the same entries, so only where they end is looked for. */
-static void skip_same(const struct pw_buf *buf, size_t *tp, const struct pw_buf *rb, size_t *rp,
-                      size_t rawsz)
+static size_t nends(const struct wtree *t)
 {
-	size_t n = buf->len - *tp < rb->len - *rp ? buf->len - *tp : rb->len - *rp;
-	size_t end = *tp + common_len(buf->data + *tp, rb->data + *rp, n), at = *tp;
-	const char *nul;
-
-	while (at < end && (nul = memchr(buf->data + at, '\0', end - at)) &&
-	       (size_t)(nul - buf->data) + 1 + rawsz <= end)
-		at = (size_t)(nul - buf->data) + 1 + rawsz;
-	*rp += at - *tp;
-	*tp = at;
+	return t->ends.len / sizeof(uint32_t);
 }
 
-/* The entry te of a tree against its reference rb, whose cursor *rp is
- * at the first entry not yet met: 1 when the reference has it (same name,
- * mode and id), 2 when it has a tree of that name (rte: that entry), else
- * 0. The reference's whole closure is in the set, so an entry it has is
- * in the set too. */
-static int in_ref(struct bw *b, const struct pw_buf *rb, size_t *rp, struct pw_tree_entry *rte,
+/* Where entry j of t ends (its next entry's offset). */
+static size_t end_of(const struct wtree *t, size_t j)
+{
+	uint32_t v;
+
+	memcpy(&v, t->ends.data + j * sizeof(v), sizeof(v));
+	return v;
+}
+
+static int add_end(struct bw *b, struct wtree *t, size_t at)
+{
+	uint32_t v = (uint32_t)at;
+
+	return pw_buf_add(&t->ends, &v, sizeof(v)) ? nomem(b) : 0;
+}
+
+/* A walk over a tree and its reference: cursors at an entry's start. */
+struct tree_pair {
+	struct wtree *t, *r;
+	size_t tp; /* offset in t */
+	size_t rq; /* entry number in r */
+};
+
+/* Past the entries of t that are, byte for byte, the reference's next ones:
+ * the same bytes make the same entries, whose ends the reference knows. */
+static int skip_same(struct bw *b, struct tree_pair *w)
+{
+	size_t n = nends(w->r), rp = w->rq ? end_of(w->r, w->rq - 1) : 0, lo = w->rq, hi = n, m;
+	size_t left = w->t->data.len - w->tp, at;
+
+	if (rp > w->r->data.len)
+		return 0;
+	m = common_len(w->t->data.data + w->tp, w->r->data.data + rp,
+	               left < w->r->data.len - rp ? left : w->r->data.len - rp);
+	while (lo < hi) { /* the first of r's entries not within the bytes in common */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (end_of(w->r, mid) <= rp + m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == w->rq)
+		return 0;
+	at = w->t->ends.len;
+	if (pw_buf_grow(&w->t->ends, (lo - w->rq) * sizeof(uint32_t)))
+		return nomem(b);
+	for (; w->rq < lo; w->rq++, at += sizeof(uint32_t)) {
+		uint32_t v = (uint32_t)(end_of(w->r, w->rq) - rp + w->tp);
+
+		memcpy(w->t->ends.data + at, &v, sizeof(v));
+	}
+	pw_buf_setlen(&w->t->ends, at);
+	w->tp += end_of(w->r, lo - 1) - rp;
+	return 0;
+}
+
+/* The entry te of a tree against its reference, whose cursor is at the
+ * first entry not yet met: 1 when the reference has it (same name, mode
+ * and id), 2 when it has a tree of that name (rte: that entry), else 0.
+ * The reference's whole closure is in the set, so an entry it has is in
+ * the set too. */
+static int in_ref(struct bw *b, struct tree_pair *w, struct pw_tree_entry *rte,
                   const struct pw_tree_entry *te)
 {
-	size_t at = *rp;
 	int c;
 
-	while (pw_tree_next(rb->data, rb->len, &at, b->algo, rte, b->err) == 1) {
+	while (w->rq < nends(w->r)) {
+		size_t at = w->rq ? end_of(w->r, w->rq - 1) : 0;
+
+		if (pw_tree_next(w->r->data.data, w->r->data.len, &at, b->algo, rte, b->err) != 1)
+			break;
 		if ((c = entry_cmp(rte, te)) > 0)
 			return 0;
-		*rp = at;
+		w->rq++;
 		if (c < 0)
 			continue;
 		if (rte->mode == te->mode && pw_oid_equal(&rte->oid, &te->oid))
 			return 1;
 		return is_tree_mode(rte->mode) && is_tree_mode(te->mode) ? 2 : 0;
 	}
-	*rp = rb->len; /* at its end (a bad reference only loses the shortcut) */
+	w->rq = nends(w->r); /* a bad reference only loses the shortcut */
 	return 0;
 }
 
 /* Set the tree at pos and everything under it not yet in the set. ref
  * (-1 for none) is a tree whose closure is in the set, mostly the same
- * path's previous version, used when it is still in the cache: the
+ * path's previous version, used when it is still in the cache: the runs of
  * entries the two share are skipped without a lookup, and a subtree
  * changed under the same name is walked against the reference's. Depth
  * first, so a tree in the set between two calls from walk_roots has all
  * its closure there. */
 static int walk_tree(struct bw *b, uint32_t pos, int64_t ref, size_t depth)
 {
-	struct pw_buf *buf, *rb;
+	struct level *lv = NULL;
 	struct pw_tree_entry te, rte;
-	size_t tp = 0, rp = 0, rawsz = b->algo->rawsz;
+	struct tree_pair w;
 	int r, have, rc;
 
-	if ((rc = depth_bufs(b, depth + 1)))
+	if ((rc = level_at(b, depth, &lv)))
 		return rc;
-	buf = b->cur[depth];
-	rb = b->ref[depth];
 	pw_bitset_set(&b->set, pos);
-	if ((rc = read_tree(b, pos, buf)))
+	if ((rc = read_tree(b, pos, &lv->cur)))
 		return rc;
-	have = ref >= 0 && take_cached(b, (uint32_t)ref, rb);
+	pw_buf_reset(&lv->cur.ends);
+	have = ref >= 0 && take_cached(b, (uint32_t)ref, &lv->ref);
+	w.t = &lv->cur;
+	w.r = &lv->ref;
+	w.tp = w.rq = 0;
 	for (;;) {
 		int64_t p, sub = -1;
 		int same = 0;
 
-		if (have && rp < rb->len)
-			skip_same(buf, &tp, rb, &rp, rawsz);
-		if ((r = pw_tree_next(buf->data, buf->len, &tp, b->algo, &te, b->err)) != 1)
+		if (have && w.rq < nends(w.r) && (rc = skip_same(b, &w)))
+			return rc;
+		r = pw_tree_next(w.t->data.data, w.t->data.len, &w.tp, b->algo, &te, b->err);
+		if (r != 1)
 			break;
-		if (have && rp < rb->len)
-			same = in_ref(b, rb, &rp, &rte, &te);
+		if ((rc = add_end(b, w.t, w.tp)))
+			return rc;
+		if (have && w.rq < nends(w.r))
+			same = in_ref(b, &w, &rte, &te);
 		if (same == 1 || te.mode == 0160000)
 			continue; /* in the set already; a submodule commit: not ours */
 		if ((p = pos_of(b, &te.oid)) < 0)
@@ -687,9 +753,9 @@ static int walk_tree(struct bw *b, uint32_t pos, int64_t ref, size_t depth)
 	}
 	if (r < 0)
 		return r;
-	keep_tree(b, pos, buf);
+	keep_tree(b, pos, &lv->cur);
 	if (have)
-		keep_tree(b, (uint32_t)ref, rb);
+		keep_tree(b, (uint32_t)ref, &lv->ref);
 	return 0;
 }
 
@@ -772,7 +838,7 @@ static int build_all(struct bw *b)
 	    !(b->cache = calloc(TREE_CACHE, sizeof(*b->cache))) || pw_bitset_init(&b->set, b->nr))
 		rc = nomem(b);
 	for (t = 0; b->cache && t < TREE_CACHE; t++)
-		pw_buf_init(&b->cache[t].buf, 0);
+		wtree_init(&b->cache[t].t);
 	for (t = 0; t < b->nc && !rc; t++) {
 		uint32_t c = b->by_topo[t], n = b->nst;
 
@@ -964,19 +1030,16 @@ static void walk_free(struct bw *b)
 {
 	size_t i;
 
-	for (i = 0; i < b->ndepth; i++) {
-		if (b->cur[i])
-			pw_buf_free(b->cur[i]);
-		if (b->ref[i])
-			pw_buf_free(b->ref[i]);
-		free(b->cur[i]);
-		free(b->ref[i]);
-	}
-	free(b->cur);
-	free(b->ref);
+	for (i = 0; i < b->ndepth; i++)
+		if (b->lv[i]) {
+			wtree_free(&b->lv[i]->cur);
+			wtree_free(&b->lv[i]->ref);
+			free(b->lv[i]);
+		}
+	free(b->lv);
 	if (b->cache)
 		for (i = 0; i < TREE_CACHE; i++)
-			pw_buf_free(&b->cache[i].buf);
+			wtree_free(&b->cache[i].t);
 	free(b->cache);
 	free(b->walked);
 }
