@@ -25,6 +25,8 @@ static inline int same_oid(const struct pw_oid *a, const struct pw_oid *b)
 	return x == y && pw_oid_equal(a, b);
 }
 
+static void *(*volatile const clear)(void *, int, size_t) = memset;
+
 void pw_oidmap_free(struct pw_oidmap *m)
 {
 	free(m->slots);
@@ -55,14 +57,15 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 	size_t i, oldcap = m->cap;
 
 	/* cleared by writing, not calloc: calloc's fresh pages are mapped to
-	 * the zero page on the first probe below and copied again on the first
-	 * store, two faults (and a TLB flush) per page instead of one */
+	 * the zero page on the first probe and copied again on the first
+	 * store, two faults (and a TLB flush) per page instead of one. Through
+	 * a volatile pointer, or the compiler turns malloc + memset into calloc. */
 	if (ncap > SIZE_MAX / sizeof(*slots))
 		return PW_ENOMEM;
 	slots = malloc(ncap * sizeof(*slots));
 	if (!slots)
 		return PW_ENOMEM;
-	memset(slots, 0, ncap * sizeof(*slots));
+	clear(slots, 0, ncap * sizeof(*slots));
 	m->slots = slots;
 	m->cap = ncap;
 	for (i = 0; i < oldcap; i++) {
