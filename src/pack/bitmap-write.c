@@ -698,9 +698,29 @@ static int in_ref(struct bw *b, struct tree_pair *w, struct pw_tree_entry *rte,
 	return 0;
 }
 
+/* The reference tree at pos with its entries' ends: from the cache, else
+ * read and parsed (a tree walked long ago: cheaper than a lookup of each of
+ * its entries). 0, or an error (then there is no reference). */
+static int read_ref(struct bw *b, uint32_t pos, struct wtree *r)
+{
+	struct pw_tree_entry e;
+	size_t at = 0;
+	int rc;
+
+	if (take_cached(b, pos, r))
+		return 0;
+	if ((rc = read_tree(b, pos, r)))
+		return rc;
+	pw_buf_reset(&r->ends);
+	while ((rc = pw_tree_next(r->data.data, r->data.len, &at, b->algo, &e, b->err)) == 1)
+		if ((rc = add_end(b, r, at)))
+			return rc;
+	return rc;
+}
+
 /* Set the tree at pos and everything under it not yet in the set. ref
  * (-1 for none) is a tree whose closure is in the set, mostly the same
- * path's previous version, used when it is still in the cache: the runs of
+ * path's previous version: the runs of
  * entries the two share are skipped without a lookup, and a subtree
  * changed under the same name is walked against the reference's. Depth
  * first, so a tree in the set between two calls from walk_roots has all
@@ -718,7 +738,7 @@ static int walk_tree(struct bw *b, uint32_t pos, int64_t ref, size_t depth)
 	if ((rc = read_tree(b, pos, &lv->cur)))
 		return rc;
 	pw_buf_reset(&lv->cur.ends);
-	have = ref >= 0 && take_cached(b, (uint32_t)ref, &lv->ref);
+	have = ref >= 0 && !read_ref(b, (uint32_t)ref, &lv->ref);
 	w.t = &lv->cur;
 	w.r = &lv->ref;
 	w.tp = w.rq = 0;
