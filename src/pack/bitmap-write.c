@@ -975,11 +975,58 @@ static int idx_sort_cmp(const void *a, const void *b)
 	return pw_oid_cmp(&((const struct idx_sort *)a)->oid, &((const struct idx_sort *)b)->oid);
 }
 
+/* The position in the .idx (oid order) of each stored commit (out, by
+ * entry number): how many objects have a smaller id. Only the stored
+ * commits are sorted; each object finds by binary search (on the ids'
+ * first 8 bytes, then the whole) the first of them it sorts before. */
+static int idx_positions(struct bw *b, uint32_t *out)
+{
+	struct idx_sort *is = malloc(((size_t)b->nst + 1) * sizeof(*is));
+	uint64_t *keys = malloc(((size_t)b->nst + 1) * sizeof(*keys));
+	uint32_t *cnt = calloc((size_t)b->nst + 1, sizeof(*cnt)), i, k, sum = 0;
+
+	if (!is || !keys || !cnt) {
+		free(is);
+		free(keys);
+		free(cnt);
+		return nomem(b);
+	}
+	for (k = 0; k < b->nst; k++) {
+		is[k].oid = b->objs[b->c[b->st[k].commit].pos].oid;
+		is[k].pos = k;
+	}
+	qsort(is, b->nst, sizeof(*is), idx_sort_cmp);
+	for (k = 0; k < b->nst; k++)
+		keys[k] = pw_get_be64(is[k].oid.id);
+	for (i = 0; i < b->nr; i++) {
+		const struct pw_oid *x = &b->objs[i].oid;
+		uint64_t kx = pw_get_be64(x->id);
+		uint32_t lo = 0, hi = b->nst;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (keys[mid] > kx || (keys[mid] == kx && pw_oid_cmp(&is[mid].oid, x) > 0))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		cnt[lo]++;
+	}
+	for (k = 0; k < b->nst; k++) {
+		sum += cnt[k];
+		out[is[k].pos] = sum;
+	}
+	free(is);
+	free(keys);
+	free(cnt);
+	return 0;
+}
+
 static int serialize(struct bw *b, const uint8_t *pack_checksum)
 {
 	struct pw_buf *o = &b->obuf;
 	struct ewah_enc e = {{NULL, 0, 0}, 0, 0};
-	struct idx_sort *is;
 	uint32_t *idx_of, i;
 	uint8_t hdr[12], sum[PW_MAX_RAWSZ];
 	struct pw_hash_ctx h;
@@ -1004,26 +1051,17 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 		return rc;
 
 	/* entries name their commit by its position in the .idx (oid order) */
-	is = malloc(((size_t)b->nr + 1) * sizeof(*is));
-	idx_of = malloc(((size_t)b->nr + 1) * sizeof(*idx_of));
-	if (!is || !idx_of) {
-		free(is);
-		free(idx_of);
+	if (!(idx_of = malloc(((size_t)b->nst + 1) * sizeof(*idx_of))))
 		return nomem(b);
+	if ((rc = idx_positions(b, idx_of))) {
+		free(idx_of);
+		return rc;
 	}
-	for (i = 0; i < b->nr; i++) {
-		is[i].oid = b->objs[i].oid;
-		is[i].pos = i;
-	}
-	qsort(is, b->nr, sizeof(*is), idx_sort_cmp);
-	for (i = 0; i < b->nr; i++)
-		idx_of[is[i].pos] = i;
-	free(is);
 	for (i = 0; i < b->nst && !rc; i++) {
 		const struct stored *s = written(b, i);
 		uint8_t eh[6];
 
-		pw_put_be32(eh, idx_of[b->c[s->commit].pos]);
+		pw_put_be32(eh, idx_of[b->order[i]]);
 		eh[4] = s->xor ;
 		eh[5] = 0;
 		if (pw_buf_add(o, eh, 6) || ewah_serialize(o, &s->out))
