@@ -110,6 +110,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 	for (i = 0; i < w->nr; i++)
 		free(w->objs[i].zdata);
 	free(w->objs);
+	free(w->wseq);
 	free(w->tagged);
 	free(w->outbuf);
 	pw_buf_free(&w->tr_buf);
@@ -632,7 +633,7 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 		o->zdata = NULL;
 	}
 	o->flags |= W_WRITTEN;
-	w->stats.written++;
+	w->wseq[w->stats.written++] = (uint32_t)(o - w->objs);
 	return rc;
 }
 
@@ -646,7 +647,8 @@ static int write_all(struct pw_pack_writer *w)
 	int rc = 0;
 
 	stack = malloc(((size_t)w->opts.depth + 2) * sizeof(*stack));
-	if (!c || !stack) {
+	w->wseq = malloc((w->nr_send + 1) * sizeof(*w->wseq));
+	if (!c || !stack || !w->wseq) {
 		libdeflate_free_compressor(c);
 		free(stack);
 		return pw_pack_writer__nomem(w);
@@ -907,21 +909,12 @@ static int64_t bitmap_pos(void *data, const struct pw_oid *oid)
 	return i < 0 || bp->pos[i] == UINT32_MAX ? -1 : (int64_t)bp->pos[i];
 }
 
-static int bitmap_obj_cmp(const void *a, const void *b)
-{
-	uint64_t x = ((const struct wobj *const *)a)[0]->offset;
-	uint64_t y = ((const struct wobj *const *)b)[0]->offset;
-
-	return x < y ? -1 : x > y;
-}
-
 int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
                                      const struct pw_oid *tips, size_t ntips)
 {
 	struct pw_bitmap_write_index_opts bo;
 	struct pw_bitmap_obj *objs;
 	struct bitmap_pos bp = {w, NULL};
-	struct wobj **order;
 	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
 	struct pw_oid sum;
 	size_t i, n = 0, blen = strlen(base_name);
@@ -932,26 +925,22 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	if (w->translating)
 		return pw_error_set(&w->err, PW_EINVAL, "no bitmap for a translated pack");
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
-	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
 	bp.pos = malloc((w->nr ? w->nr : 1) * sizeof(*bp.pos));
-	if (!objs || !order || !bp.pos) {
+	if (!objs || !bp.pos) {
 		free(objs);
-		free(order);
 		free(bp.pos);
 		return pw_pack_writer__nomem(w);
 	}
-	for (i = 0; i < w->nr; i++)
-		if (w->objs[i].flags & W_WRITTEN)
-			order[n++] = &w->objs[i];
-	qsort(order, n, sizeof(*order), bitmap_obj_cmp);
 	memset(bp.pos, 0xff, (w->nr ? w->nr : 1) * sizeof(*bp.pos));
-	for (i = 0; i < n; i++) {
-		objs[i].oid = order[i]->oid;
-		objs[i].hash = order[i]->hash;
-		objs[i].type = order[i]->type;
-		bp.pos[order[i] - w->objs] = (uint32_t)i;
+	/* pack order: the order written */
+	for (i = 0, n = w->stats.written; i < n; i++) {
+		const struct wobj *o = &w->objs[w->wseq[i]];
+
+		objs[i].oid = o->oid;
+		objs[i].hash = o->hash;
+		objs[i].type = o->type;
+		bp.pos[w->wseq[i]] = (uint32_t)i;
 	}
-	free(order);
 	fd = tmp_file(w, base_name, "bitmap", &tmp);
 	if (fd < 0) {
 		free(objs);
