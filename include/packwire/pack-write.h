@@ -63,6 +63,9 @@ PW_API int pw_pack_writer_new(struct pw_pack_writer **out, struct pw_odb *odb,
 PW_API void pw_pack_writer_free(struct pw_pack_writer *w);
 PW_API const struct pw_error *pw_pack_writer_error(const struct pw_pack_writer *w);
 
+/* A hint before the first add: about n objects will be added, so the
+ * writer's tables are made once at their size. 0 or PW_ENOMEM. */
+PW_API int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n);
 /* Add an object to send. type PW_OBJ_NONE = look it up. path (may be NULL)
  * is where it was found in a tree, for the delta search's name hash.
  * Adding an object twice is harmless (the first path is kept). */
@@ -144,6 +147,14 @@ PW_API int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char
 PW_API int pw_pack_writer_write_bitmap_file_odb(struct pw_pack_writer *w, const char *base_name,
                                                 const struct pw_oid *tips, size_t ntips,
                                                 struct pw_odb *odb);
+
+/* What a walk already parsed of commit oid (pw_revlist_commit_info): 1 with
+ * out filled (freed by the caller with pw_commit_info_free), 0 when it does
+ * not know (the commit is read), or an error. */
+typedef int (*pw_pack_commit_fn)(void *data, const struct pw_oid *oid, struct pw_commit_info *out);
+/* Let pw_pack_writer_write_bitmap_file ask fn before reading a commit. */
+PW_API void pw_pack_writer_set_commit_info(struct pw_pack_writer *w, pw_pack_commit_fn fn,
+                                           void *data);
 
 /* Statistics of the last write. */
 struct pw_pack_write_stats {

@@ -44,6 +44,11 @@ PW_API void pw_revlist_free(struct pw_revlist *rl);
 /* The message of the last failure (borrowed). */
 PW_API const struct pw_error *pw_revlist_error(const struct pw_revlist *rl);
 
+/* A hint before the walk: about n trees, blobs and tags will be seen (the
+ * objects of the packs, say), so their table is made once at its size. 0 or
+ * PW_ENOMEM (no message). */
+PW_API int pw_revlist_reserve(struct pw_revlist *rl, size_t n);
+
 /* Add a tip (exclude = 0) or an exclusion (^oid, exclude = 1). Annotated tags
  * are peeled (and listed themselves when included). `name` (may be NULL)
  * names a tree or blob tip in the output. PW_ENOTFOUND for a missing object. */
@@ -58,5 +63,12 @@ PW_API int pw_revlist_run(struct pw_revlist *rl, pw_revlist_fn fn, void *data);
 
 /* Number of commits listed by the last run. */
 PW_API size_t pw_revlist_commit_count(const struct pw_revlist *rl);
+
+/* After pw_revlist_run: the tree, parents and committer date of a commit
+ * the walk parsed, as pw_commit_parse gives them (free with
+ * pw_commit_info_free), so that a later step need not read it again. 1,
+ * 0 when the walk did not parse that commit, or PW_ENOMEM. */
+PW_API int pw_revlist_commit_info(const struct pw_revlist *rl, const struct pw_oid *oid,
+                                  struct pw_commit_info *out);
 
 #endif

@@ -159,6 +159,28 @@ struct stored {
 	uint8_t xor ;         /* 0 or how many entries back */
 };
 
+/* Trees walked lately, by pack position (direct-mapped): the reference of
+ * a tree walked next is mostly its previous version, walked just before. */
+#define TREE_CACHE 512
+/* Deepest tree nesting the walk follows (as rev-list's). */
+#define MAX_TREE_DEPTH 4096
+
+/* A tree read, and the end offset of each of its entries (uint32 each),
+ * complete once it has been walked to its end. */
+struct wtree {
+	struct pw_buf data, ends;
+};
+
+struct tree_slot {
+	uint32_t key; /* pack position + 1, 0 when empty */
+	struct wtree t;
+};
+
+/* One depth of the walk: the tree and its reference. */
+struct level {
+	struct wtree cur, ref;
+};
+
 struct bw {
 	struct pw_odb *odb;
 	const struct pw_hash_algo *algo;
@@ -180,8 +202,13 @@ struct bw {
 	uint32_t *order;              /* write order: entry numbers, newest commit first */
 	uint32_t *queued;             /* per commit: the number of the walk that queued it */
 	uint32_t walk;
-	uint32_t *stack; /* tree positions */
-	size_t nstack, astack;
+	uint32_t *walked; /* commits a build walks, newest first */
+	size_t nwalked;
+	struct level **lv; /* per tree depth */
+	size_t ndepth;
+	struct tree_slot *cache; /* TREE_CACHE trees walked lately */
+	pw_bitmap_pos_fn pos_fn; /* the caller's lookup, else map */
+	void *pos_ctx;
 	struct pw_buf obuf;
 };
 
@@ -208,9 +235,27 @@ static int not_closed(struct bw *b, const struct pw_oid *oid, const char *what)
 
 static int64_t pos_of(struct bw *b, const struct pw_oid *oid)
 {
-	struct pw_oidmap_entry *e = pw_oidmap_get(&b->map, oid);
+	struct pw_oidmap_entry *e;
+
+	if (b->pos_fn)
+		return b->pos_fn(b->pos_ctx, oid);
+	e = pw_oidmap_get(&b->map, oid);
 
 	return e ? (int64_t)((uintptr_t)e->value - 1) : -1;
+}
+
+/* A commit's tree, parents and date: from the caller's walk, else read. */
+static int commit_info(struct bw *b, const struct pw_oid *oid, struct pw_commit_info *ci,
+                       struct pw_buf *buf)
+{
+	int type, rc = 0;
+
+	if (b->opts && b->opts->commit &&
+	    (rc = b->opts->commit(b->opts->commit_data, oid, ci)) != 0)
+		return rc == 1 ? 0 : rc == PW_ENOMEM ? nomem(b) : rc;
+	if (pw_odb_read(b->odb, oid, &type, buf))
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	return pw_commit_parse(ci, buf->data, buf->len, b->algo, b->err);
 }
 
 static int load_commits(struct bw *b)
@@ -219,17 +264,20 @@ static int load_commits(struct bw *b)
 	uint32_t i, n = 0;
 	int rc = 0;
 
-	if (pw_oidmap_reserve(&b->map, b->nr))
+	if (!b->pos_fn && pw_oidmap_reserve(&b->map, b->nr))
 		return nomem(b);
 	if (!(b->commit_of = malloc(((size_t)b->nr + 1) * sizeof(*b->commit_of))))
 		return nomem(b);
 	for (i = 0; i < b->nr; i++) {
-		int created;
-		struct pw_oidmap_entry *e = pw_oidmap_put(&b->map, &b->objs[i].oid, &created);
+		if (!b->pos_fn) {
+			int created;
+			struct pw_oidmap_entry *e =
+			        pw_oidmap_put(&b->map, &b->objs[i].oid, &created);
 
-		if (!e)
-			return nomem(b);
-		e->value = (void *)(uintptr_t)(i + 1);
+			if (!e)
+				return nomem(b);
+			e->value = (void *)(uintptr_t)(i + 1);
+		}
 		b->commit_of[i] = UINT32_MAX;
 		if (b->objs[i].type == PW_OBJ_COMMIT)
 			b->commit_of[i] = n++;
@@ -242,18 +290,13 @@ static int load_commits(struct bw *b)
 		struct bcommit *c;
 		int64_t p;
 		size_t k;
-		int type;
 
 		if (b->commit_of[i] == UINT32_MAX)
 			continue;
 		c = &b->c[b->commit_of[i]];
 		c->pos = i;
 		c->stored = -1;
-		if ((rc = pw_odb_read(b->odb, &b->objs[i].oid, &type, &buf))) {
-			rc = pw_error_copy(b->err, pw_odb_error(b->odb));
-			break;
-		}
-		if ((rc = pw_commit_parse(&ci, buf.data, buf.len, b->algo, b->err)))
+		if ((rc = commit_info(b, &b->objs[i].oid, &ci, &buf)))
 			break;
 		c->time = ci.commit_time;
 		if ((p = pos_of(b, &ci.tree)) < 0)
@@ -437,67 +480,338 @@ static void queue_commit(struct bw *b, uint32_t c)
 	(void)pw_commit_queue_push(&b->queue, c, b->c[c].topo);
 }
 
-static int push_tree(struct bw *b, uint32_t pos)
+static void wtree_init(struct wtree *t)
 {
-	if (b->nstack == b->astack) {
-		size_t na = b->astack ? b->astack * 2 : 1024;
-		uint32_t *ns = realloc(b->stack, na * sizeof(*ns));
+	pw_buf_init(&t->data, 0);
+	pw_buf_init(&t->ends, 0);
+}
 
-		if (!ns)
+static void wtree_free(struct wtree *t)
+{
+	pw_buf_free(&t->data);
+	pw_buf_free(&t->ends);
+}
+
+static void wtree_swap(struct wtree *x, struct wtree *y)
+{
+	struct wtree t = *x;
+
+	*x = *y;
+	*y = t;
+}
+
+/* The walk's level at depth, made on first use (each one on its own: a
+ * deeper level must not move a caller's). */
+static int level_at(struct bw *b, size_t depth, struct level **out)
+{
+	struct level **nl;
+	size_t n;
+
+	if (depth >= MAX_TREE_DEPTH)
+		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: trees nested too deeply");
+	if (depth >= b->ndepth) {
+		n = b->ndepth ? b->ndepth * 2 : 16;
+		if (!(nl = realloc(b->lv, n * sizeof(*nl))))
 			return nomem(b);
-		b->stack = ns;
-		b->astack = na;
+		b->lv = nl;
+		for (; b->ndepth < n; b->ndepth++)
+			b->lv[b->ndepth] = NULL;
 	}
-	b->stack[b->nstack++] = pos;
+	if (!b->lv[depth]) {
+		if (!(b->lv[depth] = malloc(sizeof(struct level))))
+			return nomem(b);
+		wtree_init(&b->lv[depth]->cur);
+		wtree_init(&b->lv[depth]->ref);
+	}
+	*out = b->lv[depth];
 	return 0;
 }
 
-/* Trees queued on the stack, and everything under them not yet in the set. */
-static int walk_trees(struct bw *b, struct pw_buf *buf)
+static struct tree_slot *slot_of(struct bw *b, uint32_t pos)
 {
-	while (b->nstack) {
-		uint32_t pos = b->stack[--b->nstack];
-		struct pw_tree_entry te;
-		size_t tpos = 0;
-		int type, r;
+	return &b->cache[(pos * 2654435761u) >> 23 & (TREE_CACHE - 1)];
+}
 
-		if (pw_bitset_get(&b->set, pos))
+/* Take the tree at pos from the cache into t: 1, or 0 when not there. */
+static int take_cached(struct bw *b, uint32_t pos, struct wtree *t)
+{
+	struct tree_slot *sl = slot_of(b, pos);
+
+	if (sl->key != pos + 1)
+		return 0;
+	wtree_swap(&sl->t, t);
+	sl->key = 0;
+	return 1;
+}
+
+/* The tree at pack position pos into t->data: from the cache, or read. */
+static int read_tree(struct bw *b, uint32_t pos, struct wtree *t)
+{
+	int type;
+
+	if (take_cached(b, pos, t))
+		return 0;
+	if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, &t->data))
+		return pw_error_copy(b->err, pw_odb_error(b->odb));
+	if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
+		return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
+	return 0;
+}
+
+/* Keep the tree at pos, walked to its end (t gets the buffers it evicts,
+ * to reuse). */
+static void keep_tree(struct bw *b, uint32_t pos, struct wtree *t)
+{
+	struct tree_slot *sl = slot_of(b, pos);
+
+	wtree_swap(&sl->t, t);
+	sl->key = pos + 1;
+}
+
+static int is_tree_mode(unsigned mode)
+{
+	return (mode & 0170000) == 040000;
+}
+
+/* Git's order of tree entries: by name, a tree's name as if it ended in
+ * '/'. */
+static int entry_cmp(const struct pw_tree_entry *x, const struct pw_tree_entry *y)
+{
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int c = memcmp(x->name, y->name, n);
+	unsigned cx, cy;
+
+	if (c)
+		return c;
+	cx = x->name_len > n ? (uint8_t)x->name[n] : is_tree_mode(x->mode) ? '/' : 0;
+	cy = y->name_len > n ? (uint8_t)y->name[n] : is_tree_mode(y->mode) ? '/' : 0;
+	return cx < cy ? -1 : cx > cy;
+}
+
+/* How many bytes a and b have in common from their start. */
+static size_t common_len(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	while (i + 256 <= n && !memcmp(a + i, b + i, 256))
+		i += 256;
+	while (i + 8 <= n) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+static size_t nends(const struct wtree *t)
+{
+	return t->ends.len / sizeof(uint32_t);
+}
+
+/* Where entry j of t ends (its next entry's offset). */
+static size_t end_of(const struct wtree *t, size_t j)
+{
+	uint32_t v;
+
+	memcpy(&v, t->ends.data + j * sizeof(v), sizeof(v));
+	return v;
+}
+
+static int add_end(struct bw *b, struct wtree *t, size_t at)
+{
+	uint32_t v = (uint32_t)at;
+
+	return pw_buf_add(&t->ends, &v, sizeof(v)) ? nomem(b) : 0;
+}
+
+/* A walk over a tree and its reference: cursors at an entry's start. */
+struct tree_pair {
+	struct wtree *t, *r;
+	size_t tp; /* offset in t */
+	size_t rq; /* entry number in r */
+};
+
+/* Past the entries of t that are, byte for byte, the reference's next ones:
+ * the same bytes make the same entries, whose ends the reference knows. */
+static int skip_same(struct bw *b, struct tree_pair *w)
+{
+	size_t n = nends(w->r), rp = w->rq ? end_of(w->r, w->rq - 1) : 0, lo = w->rq, hi = n, m;
+	size_t left = w->t->data.len - w->tp, at;
+
+	if (rp > w->r->data.len)
+		return 0;
+	m = common_len(w->t->data.data + w->tp, w->r->data.data + rp,
+	               left < w->r->data.len - rp ? left : w->r->data.len - rp);
+	while (lo < hi) { /* the first of r's entries not within the bytes in common */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (end_of(w->r, mid) <= rp + m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == w->rq)
+		return 0;
+	at = w->t->ends.len;
+	if (pw_buf_grow(&w->t->ends, (lo - w->rq) * sizeof(uint32_t)))
+		return nomem(b);
+	for (; w->rq < lo; w->rq++, at += sizeof(uint32_t)) {
+		uint32_t v = (uint32_t)(end_of(w->r, w->rq) - rp + w->tp);
+
+		memcpy(w->t->ends.data + at, &v, sizeof(v));
+	}
+	pw_buf_setlen(&w->t->ends, at);
+	w->tp += end_of(w->r, lo - 1) - rp;
+	return 0;
+}
+
+/* The entry te of a tree against its reference, whose cursor is at the
+ * first entry not yet met: 1 when the reference has it (same name, mode
+ * and id), 2 when it has a tree of that name (rte: that entry), else 0.
+ * The reference's whole closure is in the set, so an entry it has is in
+ * the set too. */
+static int in_ref(struct bw *b, struct tree_pair *w, struct pw_tree_entry *rte,
+                  const struct pw_tree_entry *te)
+{
+	int c;
+
+	while (w->rq < nends(w->r)) {
+		size_t at = w->rq ? end_of(w->r, w->rq - 1) : 0;
+
+		if (pw_tree_next(w->r->data.data, w->r->data.len, &at, b->algo, rte, b->err) != 1)
+			break;
+		if ((c = entry_cmp(rte, te)) > 0)
+			return 0;
+		w->rq++;
+		if (c < 0)
 			continue;
-		pw_bitset_set(&b->set, pos);
-		if (pw_odb_read(b->odb, &b->objs[pos].oid, &type, buf))
-			return pw_error_copy(b->err, pw_odb_error(b->odb));
-		if (type != PW_OBJ_TREE || b->objs[pos].type != PW_OBJ_TREE)
-			return pw_error_set(b->err, PW_ECORRUPT, "bitmap: object is not a tree");
-		while ((r = pw_tree_next(buf->data, buf->len, &tpos, b->algo, &te, b->err)) == 1) {
-			int64_t p;
+		if (rte->mode == te->mode && pw_oid_equal(&rte->oid, &te->oid))
+			return 1;
+		return is_tree_mode(rte->mode) && is_tree_mode(te->mode) ? 2 : 0;
+	}
+	w->rq = nends(w->r); /* a bad reference only loses the shortcut */
+	return 0;
+}
 
-			if (te.mode == 0160000)
-				continue; /* submodule commit: not ours */
-			if ((p = pos_of(b, &te.oid)) < 0)
-				return not_closed(b, &te.oid, te.mode == 040000 ? "tree" : "blob");
-			if (pw_bitset_get(&b->set, (uint32_t)p))
-				continue;
-			if (te.mode == 040000) {
-				if (push_tree(b, (uint32_t)p))
-					return PW_ENOMEM;
-			} else {
-				pw_bitset_set(&b->set, (uint32_t)p);
-			}
+/* The reference tree at pos with its entries' ends: from the cache, else
+ * read and parsed (a tree walked long ago: cheaper than a lookup of each of
+ * its entries). 0, or an error (then there is no reference). */
+static int read_ref(struct bw *b, uint32_t pos, struct wtree *r)
+{
+	struct pw_tree_entry e;
+	size_t at = 0;
+	int rc;
+
+	if (take_cached(b, pos, r))
+		return 0;
+	if ((rc = read_tree(b, pos, r)))
+		return rc;
+	pw_buf_reset(&r->ends);
+	while ((rc = pw_tree_next(r->data.data, r->data.len, &at, b->algo, &e, b->err)) == 1)
+		if ((rc = add_end(b, r, at)))
+			return rc;
+	return rc;
+}
+
+/* Set the tree at pos and everything under it not yet in the set. ref
+ * (-1 for none) is a tree whose closure is in the set, mostly the same
+ * path's previous version: the runs of
+ * entries the two share are skipped without a lookup, and a subtree
+ * changed under the same name is walked against the reference's. Depth
+ * first, so a tree in the set between two calls from walk_roots has all
+ * its closure there. */
+static int walk_tree(struct bw *b, uint32_t pos, int64_t ref, size_t depth)
+{
+	struct level *lv = NULL;
+	struct pw_tree_entry te, rte;
+	struct tree_pair w;
+	int r, have, rc;
+
+	if ((rc = level_at(b, depth, &lv)))
+		return rc;
+	pw_bitset_set(&b->set, pos);
+	if ((rc = read_tree(b, pos, &lv->cur)))
+		return rc;
+	pw_buf_reset(&lv->cur.ends);
+	have = ref >= 0 && !read_ref(b, (uint32_t)ref, &lv->ref);
+	w.t = &lv->cur;
+	w.r = &lv->ref;
+	w.tp = w.rq = 0;
+	for (;;) {
+		int64_t p, sub = -1;
+		int same = 0;
+
+		if (have && w.rq < nends(w.r) && (rc = skip_same(b, &w)))
+			return rc;
+		r = pw_tree_next(w.t->data.data, w.t->data.len, &w.tp, b->algo, &te, b->err);
+		if (r != 1)
+			break;
+		if ((rc = add_end(b, w.t, w.tp)))
+			return rc;
+		if (have && w.rq < nends(w.r))
+			same = in_ref(b, &w, &rte, &te);
+		if (same == 1 || te.mode == 0160000)
+			continue; /* in the set already; a submodule commit: not ours */
+		if ((p = pos_of(b, &te.oid)) < 0)
+			return not_closed(b, &te.oid, is_tree_mode(te.mode) ? "tree" : "blob");
+		if (pw_bitset_get(&b->set, (uint32_t)p))
+			continue;
+		if (!is_tree_mode(te.mode)) {
+			pw_bitset_set(&b->set, (uint32_t)p);
+			continue;
 		}
-		if (r < 0)
-			return r;
+		if (same == 2 && (sub = pos_of(b, &rte.oid)) >= 0 &&
+		    !pw_bitset_get(&b->set, (uint32_t)sub))
+			sub = -1;
+		if ((rc = walk_tree(b, (uint32_t)p, sub, depth + 1)))
+			return rc;
+	}
+	if (r < 0)
+		return r;
+	keep_tree(b, pos, &lv->cur);
+	if (have)
+		keep_tree(b, (uint32_t)ref, &lv->ref);
+	return 0;
+}
+
+/* The trees of the commits a build walked, oldest first, each against its
+ * first parent's when that one is in the set (walked before it, or in a
+ * bitmap ORed in). */
+static int walk_roots(struct bw *b)
+{
+	size_t i;
+	int rc;
+
+	for (i = b->nwalked; i--;) {
+		const struct bcommit *bc = &b->c[b->walked[i]];
+		int64_t ref = -1;
+
+		if (pw_bitset_get(&b->set, bc->tree))
+			continue;
+		if (bc->nparents) {
+			uint32_t pt = b->c[b->parents[bc->parents]].tree;
+
+			if (pw_bitset_get(&b->set, pt))
+				ref = pt;
+		}
+		if ((rc = walk_tree(b, bc->tree, ref, 0)))
+			return rc;
 	}
 	return 0;
 }
 
 /* The full bitmap of commit c (selected, its selected ancestors done) in b->set. */
-static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
+static int build_one(struct bw *b, uint32_t c)
 {
-	int rc;
-
 	memset(b->set.w, 0, b->set.nwords * sizeof(*b->set.w));
 	pw_commit_queue_clear(&b->queue);
 	b->walk++; /* starts at 1: queued[] is zeroed */
+	b->nwalked = 0;
 	queue_commit(b, c);
 	while (b->queue.nr) {
 		uint32_t x = (uint32_t)pw_commit_queue_pop(&b->queue, NULL), k;
@@ -510,8 +824,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 			continue;
 		}
 		pw_bitset_set(&b->set, bc->pos);
-		if ((rc = push_tree(b, bc->tree)))
-			return rc;
+		b->walked[b->nwalked++] = x; /* once per commit: room for all */
 		for (k = 0; k < bc->nparents; k++) {
 			uint32_t p = b->parents[bc->parents + k];
 
@@ -519,7 +832,7 @@ static int build_one(struct bw *b, uint32_t c, struct pw_buf *buf)
 				queue_commit(b, p);
 		}
 	}
-	return walk_trees(b, buf);
+	return walk_roots(b);
 }
 
 static void stored_free(struct stored *s)
@@ -532,7 +845,6 @@ static void stored_free(struct stored *s)
  * the bitmaps built before it). */
 static int build_all(struct bw *b)
 {
-	struct pw_buf buf = PW_BUF_INIT;
 	uint32_t t, nsel = 0;
 	int rc = 0;
 
@@ -542,14 +854,17 @@ static int build_all(struct bw *b)
 	if (!(b->st = calloc(nsel ? nsel : 1, sizeof(*b->st))) ||
 	    pw_commit_queue_reserve(&b->queue, (size_t)b->nc + 1) ||
 	    !(b->queued = calloc((size_t)b->nc + 1, sizeof(*b->queued))) ||
-	    pw_bitset_init(&b->set, b->nr))
+	    !(b->walked = malloc(((size_t)b->nc + 1) * sizeof(*b->walked))) ||
+	    !(b->cache = calloc(TREE_CACHE, sizeof(*b->cache))) || pw_bitset_init(&b->set, b->nr))
 		rc = nomem(b);
+	for (t = 0; b->cache && t < TREE_CACHE; t++)
+		wtree_init(&b->cache[t].t);
 	for (t = 0; t < b->nc && !rc; t++) {
 		uint32_t c = b->by_topo[t], n = b->nst;
 
 		if (!b->c[c].selected)
 			continue;
-		if ((rc = build_one(b, c, &buf)))
+		if ((rc = build_one(b, c)))
 			break;
 		b->st[n].commit = c;
 		if (ewah_encode(&b->st[n].full, b->set.w, b->set.nwords)) {
@@ -562,7 +877,6 @@ static int build_all(struct bw *b)
 	}
 	if (!rc)
 		progress(b, "Building bitmaps", b->nst, nsel, 1);
-	pw_buf_free(&buf);
 	return rc;
 }
 
@@ -661,11 +975,58 @@ static int idx_sort_cmp(const void *a, const void *b)
 	return pw_oid_cmp(&((const struct idx_sort *)a)->oid, &((const struct idx_sort *)b)->oid);
 }
 
+/* The position in the .idx (oid order) of each stored commit (out, by
+ * entry number): how many objects have a smaller id. Only the stored
+ * commits are sorted; each object finds by binary search (on the ids'
+ * first 8 bytes, then the whole) the first of them it sorts before. */
+static int idx_positions(struct bw *b, uint32_t *out)
+{
+	struct idx_sort *is = malloc(((size_t)b->nst + 1) * sizeof(*is));
+	uint64_t *keys = malloc(((size_t)b->nst + 1) * sizeof(*keys));
+	uint32_t *cnt = calloc((size_t)b->nst + 1, sizeof(*cnt)), i, k, sum = 0;
+
+	if (!is || !keys || !cnt) {
+		free(is);
+		free(keys);
+		free(cnt);
+		return nomem(b);
+	}
+	for (k = 0; k < b->nst; k++) {
+		is[k].oid = b->objs[b->c[b->st[k].commit].pos].oid;
+		is[k].pos = k;
+	}
+	qsort(is, b->nst, sizeof(*is), idx_sort_cmp);
+	for (k = 0; k < b->nst; k++)
+		keys[k] = pw_get_be64(is[k].oid.id);
+	for (i = 0; i < b->nr; i++) {
+		const struct pw_oid *x = &b->objs[i].oid;
+		uint64_t kx = pw_get_be64(x->id);
+		uint32_t lo = 0, hi = b->nst;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (keys[mid] > kx || (keys[mid] == kx && pw_oid_cmp(&is[mid].oid, x) > 0))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		cnt[lo]++;
+	}
+	for (k = 0; k < b->nst; k++) {
+		sum += cnt[k];
+		out[is[k].pos] = sum;
+	}
+	free(is);
+	free(keys);
+	free(cnt);
+	return 0;
+}
+
 static int serialize(struct bw *b, const uint8_t *pack_checksum)
 {
 	struct pw_buf *o = &b->obuf;
 	struct ewah_enc e = {{NULL, 0, 0}, 0, 0};
-	struct idx_sort *is;
 	uint32_t *idx_of, i;
 	uint8_t hdr[12], sum[PW_MAX_RAWSZ];
 	struct pw_hash_ctx h;
@@ -690,26 +1051,17 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 		return rc;
 
 	/* entries name their commit by its position in the .idx (oid order) */
-	is = malloc(((size_t)b->nr + 1) * sizeof(*is));
-	idx_of = malloc(((size_t)b->nr + 1) * sizeof(*idx_of));
-	if (!is || !idx_of) {
-		free(is);
-		free(idx_of);
+	if (!(idx_of = malloc(((size_t)b->nst + 1) * sizeof(*idx_of))))
 		return nomem(b);
+	if ((rc = idx_positions(b, idx_of))) {
+		free(idx_of);
+		return rc;
 	}
-	for (i = 0; i < b->nr; i++) {
-		is[i].oid = b->objs[i].oid;
-		is[i].pos = i;
-	}
-	qsort(is, b->nr, sizeof(*is), idx_sort_cmp);
-	for (i = 0; i < b->nr; i++)
-		idx_of[is[i].pos] = i;
-	free(is);
 	for (i = 0; i < b->nst && !rc; i++) {
 		const struct stored *s = written(b, i);
 		uint8_t eh[6];
 
-		pw_put_be32(eh, idx_of[b->c[s->commit].pos]);
+		pw_put_be32(eh, idx_of[b->order[i]]);
 		eh[4] = s->xor ;
 		eh[5] = 0;
 		if (pw_buf_add(o, eh, 6) || ewah_serialize(o, &s->out))
@@ -732,6 +1084,24 @@ static int serialize(struct bw *b, const uint8_t *pack_checksum)
 	return pw_buf_add(o, sum, b->algo->rawsz) ? nomem(b) : 0;
 }
 
+static void walk_free(struct bw *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->ndepth; i++)
+		if (b->lv[i]) {
+			wtree_free(&b->lv[i]->cur);
+			wtree_free(&b->lv[i]->ref);
+			free(b->lv[i]);
+		}
+	free(b->lv);
+	if (b->cache)
+		for (i = 0; i < TREE_CACHE; i++)
+			wtree_free(&b->cache[i].t);
+	free(b->cache);
+	free(b->walked);
+}
+
 int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32_t nr,
                     const uint8_t *pack_checksum, const struct pw_oid *tips, size_t ntips,
                     const struct pw_bitmap_write_index_opts *opts, pw_pack_out_fn fn, void *ctx,
@@ -749,6 +1119,10 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	b.err = err;
 	b.opts = opts;
 	b.obuf = (struct pw_buf)PW_BUF_INIT;
+	if (opts) {
+		b.pos_fn = opts->pos;
+		b.pos_ctx = opts->pos_data;
+	}
 	if (!(rc = load_commits(&b)) && !(rc = topo_sort(&b)) &&
 	    !(rc = select_commits(&b, tips, ntips)) && !(rc = build_all(&b)) &&
 	    !(rc = order_entries(&b)) && !(rc = choose_xor(&b)) &&
@@ -768,7 +1142,7 @@ int pw_bitmap_write(struct pw_odb *odb, const struct pw_bitmap_obj *objs, uint32
 	pw_commit_queue_free(&b.queue);
 	free(b.queued);
 	free(b.order);
-	free(b.stack);
+	walk_free(&b);
 	pw_buf_free(&b.obuf);
 	return rc;
 }

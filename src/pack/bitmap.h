@@ -133,9 +133,21 @@ struct pw_bitmap_obj {
 	uint8_t type;  /* real type */
 };
 
+/* Where an object is in the pack being indexed: its position in pack
+ * order, or -1 when it is not in it. */
+typedef int64_t (*pw_bitmap_pos_fn)(void *data, const struct pw_oid *oid);
+
 struct pw_bitmap_write_index_opts {
 	pw_progress_fn progress; /* may be NULL */
 	void *progress_data;
+	/* the caller's lookup of objects (the pack writer's table), else
+	 * (NULL) the bitmap writer makes its own */
+	pw_bitmap_pos_fn pos;
+	void *pos_data;
+	/* what a walk already parsed of a commit (pw_pack_commit_fn), else
+	 * (NULL, or when it answers 0) the commit is read */
+	pw_pack_commit_fn commit;
+	void *commit_data;
 };
 
 /* Build the .bitmap of a pack of `nr` objects (objs in pack order, the

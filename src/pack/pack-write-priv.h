@@ -85,6 +85,9 @@ struct pw_pack_writer {
 	int written;
 	uint8_t checksum[PW_MAX_RAWSZ];
 	struct pw_pack_write_stats stats;
+	uint32_t *wseq;              /* entry numbers in the order written (stats.written) */
+	pw_pack_commit_fn commit_fn; /* pw_pack_writer_set_commit_info */
+	void *commit_data;
 	atomic_size_t zcache;
 	atomic_uint_fast64_t search_done;
 	uint64_t search_total;

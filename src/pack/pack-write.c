@@ -110,6 +110,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 	for (i = 0; i < w->nr; i++)
 		free(w->objs[i].zdata);
 	free(w->objs);
+	free(w->wseq);
 	free(w->tagged);
 	free(w->outbuf);
 	pw_buf_free(&w->tr_buf);
@@ -236,6 +237,19 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 	if (!base_only)
 		w->nr_send++;
 	return 0;
+}
+
+int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n)
+{
+	struct wobj *p;
+
+	if (n <= w->alloc)
+		return pw_oidmap_reserve(&w->map, n);
+	if (n > SIZE_MAX / sizeof(*p) || !(p = realloc(w->objs, n * sizeof(*p))))
+		return PW_ENOMEM;
+	w->objs = p;
+	w->alloc = n;
+	return pw_oidmap_reserve(&w->map, n);
 }
 
 int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
@@ -619,7 +633,7 @@ static int write_entry(struct pw_pack_writer *w, struct wobj *o, struct libdefla
 		o->zdata = NULL;
 	}
 	o->flags |= W_WRITTEN;
-	w->stats.written++;
+	w->wseq[w->stats.written++] = (uint32_t)(o - w->objs);
 	return rc;
 }
 
@@ -633,7 +647,8 @@ static int write_all(struct pw_pack_writer *w)
 	int rc = 0;
 
 	stack = malloc(((size_t)w->opts.depth + 2) * sizeof(*stack));
-	if (!c || !stack) {
+	w->wseq = malloc((w->nr_send + 1) * sizeof(*w->wseq));
+	if (!c || !stack || !w->wseq) {
 		libdeflate_free_compressor(c);
 		free(stack);
 		return pw_pack_writer__nomem(w);
@@ -873,12 +888,25 @@ fail:
 
 /* ---- the reachability bitmap of the written pack ---------------------------- */
 
-static int bitmap_obj_cmp(const void *a, const void *b)
+void pw_pack_writer_set_commit_info(struct pw_pack_writer *w, pw_pack_commit_fn fn, void *data)
 {
-	uint64_t x = ((const struct wobj *const *)a)[0]->offset;
-	uint64_t y = ((const struct wobj *const *)b)[0]->offset;
+	w->commit_fn = fn;
+	w->commit_data = data;
+}
 
-	return x < y ? -1 : x > y;
+/* The bitmap writer's lookup: the writer's table, then the entry's
+ * position in pack order. */
+struct bitmap_pos {
+	struct pw_pack_writer *w;
+	uint32_t *pos; /* per entry number: its pack position, UINT32_MAX if not sent */
+};
+
+static int64_t bitmap_pos(void *data, const struct pw_oid *oid)
+{
+	struct bitmap_pos *bp = data;
+	int32_t i = pw_pack_writer__lookup(bp->w, oid);
+
+	return i < 0 || bp->pos[i] == UINT32_MAX ? -1 : (int64_t)bp->pos[i];
 }
 
 int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_name,
@@ -887,36 +915,46 @@ int pw_pack_writer_write_bitmap_file(struct pw_pack_writer *w, const char *base_
 	return pw_pack_writer_write_bitmap_file_odb(w, base_name, tips, ntips, NULL);
 }
 
-/* The written objects in pack order with their ids in the pack's algorithm. */
-static int bitmap_objs(struct pw_pack_writer *w, struct pw_bitmap_obj **out, size_t *nr)
+/* The written objects in pack order (the order written) with their ids in
+ * the pack's algorithm; with pos, each written object's position too (by
+ * its index in w->objs, UINT32_MAX when not written). */
+static int bitmap_objs(struct pw_pack_writer *w, struct pw_bitmap_obj **out, size_t *nr,
+                       uint32_t **pos)
 {
 	struct pw_bitmap_obj *objs;
-	struct wobj **order;
-	size_t i, n = 0;
+	size_t i, n = w->stats.written;
 	int rc = 0;
 
 	objs = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*objs));
-	order = malloc((w->nr_send ? w->nr_send : 1) * sizeof(*order));
-	if (!objs || !order) {
+	if (pos)
+		*pos = malloc((w->nr ? w->nr : 1) * sizeof(**pos));
+	if (!objs || (pos && !*pos)) {
 		free(objs);
-		free(order);
+		if (pos) {
+			free(*pos);
+			*pos = NULL;
+		}
 		return pw_pack_writer__nomem(w);
 	}
-	for (i = 0; i < w->nr; i++)
-		if (w->objs[i].flags & W_WRITTEN)
-			order[n++] = &w->objs[i];
-	qsort(order, n, sizeof(*order), bitmap_obj_cmp);
+	if (pos)
+		memset(*pos, 0xff, (w->nr ? w->nr : 1) * sizeof(**pos));
 	for (i = 0; i < n && !rc; i++) {
-		objs[i].oid = order[i]->oid;
-		objs[i].hash = order[i]->hash;
-		objs[i].type = order[i]->type;
+		const struct wobj *o = &w->objs[w->wseq[i]];
+
+		objs[i].oid = o->oid;
+		objs[i].hash = o->hash;
+		objs[i].type = o->type;
+		if (pos)
+			(*pos)[w->wseq[i]] = (uint32_t)i;
 		if (w->translating)
-			rc = w->translate.oid(w->translate.data, &order[i]->oid, &objs[i].oid,
-			                      &w->err);
+			rc = w->translate.oid(w->translate.data, &o->oid, &objs[i].oid, &w->err);
 	}
-	free(order);
 	if (rc) {
 		free(objs);
+		if (pos) {
+			free(*pos);
+			*pos = NULL;
+		}
 		return rc;
 	}
 	*out = objs;
@@ -930,6 +968,7 @@ int pw_pack_writer_write_bitmap_file_odb(struct pw_pack_writer *w, const char *b
 {
 	struct pw_bitmap_write_index_opts bo;
 	struct pw_bitmap_obj *objs = NULL;
+	struct bitmap_pos bp = {w, NULL};
 	char hex[PW_MAX_HEXSZ + 1], *tmp = NULL, *final = NULL;
 	struct pw_oid sum;
 	size_t n = 0, blen = strlen(base_name);
@@ -942,19 +981,29 @@ int pw_pack_writer_write_bitmap_file_odb(struct pw_pack_writer *w, const char *b
 	if (pw_odb_algo(odb) != w->out_algo)
 		return pw_error_set(&w->err, PW_EINVAL,
 		                    "a bitmap of a translated pack reads the written pack");
-	if ((rc = bitmap_objs(w, &objs, &n)))
+	/* a translated pack's ids are not the writer's: the bitmap writer
+	 * finds positions and reads commits itself */
+	if ((rc = bitmap_objs(w, &objs, &n, w->translating ? NULL : &bp.pos)))
 		return rc;
 	fd = tmp_file(w, base_name, "bitmap", &tmp);
 	if (fd < 0) {
 		free(objs);
+		free(bp.pos);
 		return fd;
 	}
 	memset(&bo, 0, sizeof(bo));
 	bo.progress = w->opts.progress;
 	bo.progress_data = w->opts.progress_data;
+	if (!w->translating) {
+		bo.pos = bitmap_pos;
+		bo.pos_data = &bp;
+		bo.commit = w->commit_fn;
+		bo.commit_data = w->commit_data;
+	}
 	rc = pw_bitmap_write(odb, objs, (uint32_t)n, w->checksum, tips, ntips, &bo, fd_out, &fd,
 	                     &w->err);
 	free(objs);
+	free(bp.pos);
 	if (close(fd) && !rc)
 		rc = pw_error_set(&w->err, PW_EIO, "closing %s: %s", tmp, strerror(errno));
 	if (!rc && !(final = malloc(blen + PW_MAX_HEXSZ + 10)))

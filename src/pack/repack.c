@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "odb/odb-priv.h"
 #include "odb/pack.h"
 #include "packwire/config.h"
 #include "packwire/refs.h"
@@ -46,7 +47,8 @@ struct repack {
 	size_t nold, aold;
 	struct pw_pack *newpack;
 	struct pw_pack_writer *w;
-	int pack_kept; /* copy objects of kept packs too (needed for a bitmap) */
+	struct pw_revlist *rl; /* the walk: its commits serve the bitmap */
+	int pack_kept;         /* copy objects of kept packs too (needed for a bitmap) */
 	uint64_t counted;
 };
 
@@ -257,15 +259,39 @@ static int preferred_tips(struct repack *r, struct pw_oid **tips, size_t *ntips)
 	return rc == PW_ENOMEM ? pw_error_set(r->err, rc, "repack: out of memory") : 0;
 }
 
-/* Walk everything reachable into the writer. */
+/* How many objects the packs hold: about what the walk will meet, so that
+ * its tables and the writer's are made once (a pack that does not open
+ * counts nothing; this is only a hint). */
+static size_t packed_count(struct repack *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pw_odb_pack_count(r->odb); i++) {
+		struct pw_pack *p;
+
+		if (!pw_odb_pack(r->odb, i, &p))
+			n += pw_pack_nr_objects(p);
+	}
+	return n;
+}
+
+static int walked_commit(void *data, const struct pw_oid *oid, struct pw_commit_info *out)
+{
+	return pw_revlist_commit_info(data, oid, out);
+}
+
+/* Walk everything reachable into the writer. The walk is kept: the bitmap
+ * takes the commits it parsed from it instead of reading them again. */
 static int enumerate(struct repack *r)
 {
 	struct pw_revlist *rl = NULL;
 	struct pw_revs *revs = NULL;
+	size_t hint = packed_count(r);
 	int rc;
 
 	if (pw_revlist_new(&rl, r->odb, PW_REVLIST_OBJECTS) ||
-	    pw_revs_new(&revs, r->repo, r->odb)) {
+	    pw_revs_new(&revs, r->repo, r->odb) || pw_revlist_reserve(rl, hint) ||
+	    pw_pack_writer_reserve(r->w, hint)) {
 		rc = pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
 		goto out;
 	}
@@ -297,6 +323,9 @@ static int enumerate(struct repack *r)
 	}
 	if (r->opts->progress)
 		r->opts->progress(r->opts->data, "Enumerating objects", r->counted, 0, 1);
+	r->rl = rl;
+	rl = NULL;
+	pw_pack_writer_set_commit_info(r->w, walked_commit, r->rl);
 out:
 	pw_revlist_free(rl);
 	pw_revs_free(revs);
@@ -494,6 +523,7 @@ int pw_repack(struct pw_repo *repo, const struct pw_repack_opts *opts,
 	if ((rc = pw_odb_open(&r.odb, pw_repo_objects_dir(repo), r.algo, err)) == 0)
 		rc = run(&r, result);
 	pw_pack_writer_free(r.w);
+	pw_revlist_free(r.rl);
 	pw_odb_free(r.odb);
 	pw_pack_free(r.newpack);
 	for (i = 0; i < r.nold; i++) {

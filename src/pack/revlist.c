@@ -160,6 +160,34 @@ size_t pw_revlist_commit_count(const struct pw_revlist *rl)
 	return rl->nr_result;
 }
 
+int pw_revlist_commit_info(const struct pw_revlist *rl, const struct pw_oid *oid,
+                           struct pw_commit_info *out)
+{
+	struct pw_oidmap_entry *e = pw_oidmap_get(&rl->commit_map, oid);
+	const struct rl_commit *c;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!e)
+		return 0;
+	c = &rl->commits[(uintptr_t)e->value - 1];
+	if (!(c->flags & C_PARSED))
+		return 0;
+	if (c->nparents && !(out->parents = malloc(c->nparents * sizeof(*out->parents))))
+		return PW_ENOMEM;
+	for (i = 0; i < c->nparents; i++)
+		out->parents[i] = rl->commits[c->parents[i]].oid;
+	out->nr_parents = c->nparents;
+	out->tree = c->tree;
+	out->commit_time = c->date;
+	return 1;
+}
+
+int pw_revlist_reserve(struct pw_revlist *rl, size_t n)
+{
+	return pw_oidmap_reserve(&rl->obj_map, n);
+}
+
 static int nomem(struct pw_revlist *rl)
 {
 	return pw_error_set(&rl->err, PW_ENOMEM, "rev-list: out of memory");
@@ -813,14 +841,51 @@ static int walk_commits(struct pw_revlist *rl)
 	return 0;
 }
 
+/* What only the walk needs (the table of trees and blobs seen, the trees
+ * kept for comparing), freed when it ends: what stays is the commits. */
+static void free_walk_state(struct pw_revlist *rl)
+{
+	size_t i;
+
+	pw_oidmap_free(&rl->obj_map);
+	for (i = 0; i < rl->nr_tree_bufs; i++)
+		if (rl->tree_bufs[i]) {
+			pw_buf_free(rl->tree_bufs[i]);
+			free(rl->tree_bufs[i]);
+		}
+	free(rl->tree_bufs);
+	rl->tree_bufs = NULL;
+	rl->nr_tree_bufs = 0;
+	if (rl->prev_trees)
+		for (i = 0; i < 2 * PREV_SLOTS; i++)
+			pw_buf_free(&rl->prev_trees[i]);
+	free(rl->prev_trees);
+	free(rl->prev_keys);
+	free(rl->prev_stamps);
+	rl->prev_trees = NULL;
+	rl->prev_keys = rl->prev_stamps = NULL;
+	pw_buf_free(&rl->data);
+}
+
+static int run_walk(struct pw_revlist *rl, pw_revlist_fn fn, void *data);
+
 int pw_revlist_run(struct pw_revlist *rl, pw_revlist_fn fn, void *data)
 {
-	size_t i, n = 0;
 	int rc;
 
 	if (rl->ran)
 		return pw_error_set(&rl->err, PW_EINVAL, "rev-list: walk already ran");
 	rl->ran = 1;
+	rc = run_walk(rl, fn, data);
+	free_walk_state(rl);
+	return rc;
+}
+
+static int run_walk(struct pw_revlist *rl, pw_revlist_fn fn, void *data)
+{
+	size_t i, n = 0;
+	int rc;
+
 	if ((rc = walk_commits(rl)))
 		return rc;
 	/* Commits popped as included may have been excluded later (clock skew). */
