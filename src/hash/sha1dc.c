@@ -173,14 +173,12 @@ UNROLLED int recompress(const uint32_t st[5], const uint32_t *w, const uint32_t 
  * message's last state, so the chaining value it needs is out minus that;
  * forward from that chaining value over testt steps must then reach the
  * state at testt (the steps are a bijection for a given message). */
-static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], const uint32_t *w,
-                          const uint32_t *dm, int testt, const uint32_t out[5])
+static int recompress_w2(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], const uint32_t *w2,
+                         int testt, const uint32_t out[5])
 {
-	uint32_t w2[80], fwd[5], x[5];
+	uint32_t fwd[5], x[5];
 	int t;
 
-	for (t = 0; t < 80; t++)
-		w2[t] = w[t] ^ dm[t];
 	memcpy(fwd, st, sizeof(fwd));
 	if (testt == 58) {
 		steps_forward(fwd, w2, NULL, 58, 60);
@@ -199,6 +197,17 @@ static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], co
 		steps_forward(x, w2, NULL, 64, 65);
 	}
 	return !memcmp(x, st, sizeof(x));
+}
+
+static int recompress_sha(pw_sha1dc_forward_fn fwd_sha, const uint32_t st[5], const uint32_t *w,
+                          const uint32_t *dm, int testt, const uint32_t out[5])
+{
+	uint32_t w2[80];
+	int t;
+
+	for (t = 0; t < 80; t++)
+		w2[t] = w[t] ^ dm[t];
+	return recompress_w2(fwd_sha, st, w2, testt, out);
 }
 
 /* A check of one DV waiting for another of the same testt, to run both
@@ -384,18 +393,8 @@ static void queue_flush(struct check_queue *q)
 	for (cls = 0; cls < 2; cls++)
 		if (q->n[cls]) {
 			struct check_task *t = &q->wait[cls];
-			uint32_t x[5], fwd[5];
-			int testt = cls ? 65 : 58, k;
 
-			/* recompress_sha on the task's own message (dm 0) */
-			memcpy(fwd, t->st, sizeof(fwd));
-			steps_forward(fwd, t->w2, NULL, testt, cls ? 68 : 60);
-			c->forward(fwd, t->w2, cls ? 17 : 15, 20);
-			for (k = 0; k < 5; k++)
-				x[k] = t->out[k] - fwd[k];
-			c->forward(x, t->w2, 0, cls ? 16 : 14);
-			steps_forward(x, t->w2, NULL, cls ? 64 : 56, testt);
-			if (!memcmp(x, t->st, sizeof(x)))
+			if (recompress_w2(c->forward, t->st, t->w2, cls ? 65 : 58, t->out))
 				*t->flag = 1;
 			q->n[cls] = 0;
 		}
