@@ -30,12 +30,14 @@ for algo in sha1 sha256; do
 	git -C "srv/$algo.git" repack -q -a -d
 done
 pack_path() { (cd "srv/$1.git" && ls objects/pack/*.pack); }
-# a push to hook-ALGO.git keeps its job busy (not idle) until release exists
+# a push to hook-ALGO.git keeps its job busy (not idle) until release
+# exists; its hook creates hooked-ALGO when it starts, so a test knows the
+# push's POST (not its first GET of info/refs) holds the job
 for algo in sha1 sha256; do
 	git init -q --bare --object-format=$algo "srv/hook-$algo.git"
 	git -C "srv/hook-$algo.git" config http.receivepack true
-	printf '#!/bin/sh\ni=0\nwhile [ ! -e "%s/release" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done\n' \
-		"$T" >"srv/hook-$algo.git/hooks/pre-receive"
+	printf '#!/bin/sh\n: >"%s/hooked-%s"\ni=0\nwhile [ ! -e "%s/release" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done\n' \
+		"$T" "$algo" "$T" >"srv/hook-$algo.git/hooks/pre-receive"
 	chmod +x "srv/hook-$algo.git/hooks/pre-receive"
 	git init -q --object-format=$algo "p-$algo"
 	git -C "p-$algo" commit -q --allow-empty -m "held by the hook"
@@ -81,6 +83,16 @@ PY
 metric() {
 	curl -s --max-time 10 "http://127.0.0.1:$PORT/metrics" |
 		awk -v n="$1" '$1 == n { print $2; found = 1 } END { if (!found) print "absent" }'
+}
+# wait_file PATH: poll (at most 60 s) until PATH exists
+wait_file() {
+	local i
+	for i in $(seq 1 300); do
+		[ -e "$1" ] && return 0
+		sleep 0.2
+	done
+	echo "    $1 never appeared" >&2
+	return 1
 }
 # wait_for NAME VALUE: poll /metrics (at most 60 s) until NAME is VALUE
 wait_for() {
@@ -167,7 +179,8 @@ U=http://127.0.0.1:$PORT
 # a push whose pre-receive hook runs keeps its job busy (never idle)
 git -C p-sha256 push -q "$U/hook-sha256.git" HEAD:refs/heads/main >push.out 2>&1 &
 slow=$!
-check "wait: a push (its hook running) holds the job" wait_for packwire_jobs_running 1
+check "wait: a push (its hook running) holds the job" \
+	eval 'wait_file hooked-sha256 && wait_for packwire_jobs_running 1'
 python3 client.py "$PORT" "/sha1.git/info/refs" leave "$T/leave" >leave.out 2>&1 &
 leaver=$!
 check "wait: a second client waits" wait_for packwire_jobs_queued 1
@@ -203,7 +216,8 @@ PID=$SERVE_PID PORT=$SERVE_PORT
 U=http://127.0.0.1:$PORT
 git -C p-sha1 push -q "$U/hook-sha1.git" HEAD:refs/heads/main >push0.out 2>&1 &
 slow=$!
-check "no queue: a push (its hook running) holds the only job" wait_for packwire_jobs_running 1
+check "no queue: a push (its hook running) holds the only job" \
+	eval 'wait_file hooked-sha1 && wait_for packwire_jobs_running 1'
 rc=0
 timeout 60 git clone -q "$U/sha256.git" refused0 2>refused0.err || rc=$?
 check "no queue: git clone refused at once (exit 128)" test $rc = 128
