@@ -13,6 +13,7 @@
 #include "odb/entry.h"
 #include "odb/pack.h"
 #include "packwire/object.h"
+#include "util/bigmem.h"
 
 static atomic_uint_fast64_t next_pack_id = 1;
 
@@ -163,8 +164,8 @@ void pw_pack_free(struct pw_pack *p)
 	if (p->mapped)
 		munmap((void *)p->data, p->size);
 	pw_idx_free(p->idx);
-	free(p->rev_offsets);
-	free(p->rev_pos);
+	pw_bigmem_free(p->rev_offsets, ((size_t)p->nr + 1) * sizeof(*p->rev_offsets));
+	pw_bigmem_free(p->rev_pos, ((size_t)p->nr + 1) * sizeof(*p->rev_pos));
 	free(p->path);
 	free(p->idx_path);
 	free(p);
@@ -483,50 +484,115 @@ int pw_pack_entry_type(struct pw_pack *p, uint64_t offset, int *type, struct pw_
 	return chain_type(p, offset, cur, &h, type, err);
 }
 
-/* Sort the idx positions pos[0..n) by their offsets off[pos]: radix, 16
- * bits a pass, as many passes as max needs. Only 4 bytes of scratch per
- * object: the keys are read through pos. -1 when scratch cannot be had. */
-static int rev_sort(uint32_t *pos, const uint64_t *off, uint32_t n, uint64_t max)
+/* LSD radix sort of k[0..n) by the bits from `low` up to the highest bit
+ * of max, in as few passes of at most 16 bits as that takes, through
+ * scratch tmp (n entries). -1 when the counts cannot be had. */
+static int radix_sort64(uint64_t *k, uint64_t *tmp, uint32_t n, unsigned low, uint64_t max)
 {
-	uint32_t *tmp = malloc((size_t)n * sizeof(*tmp) + 1), *src = pos, *dst = tmp, *t;
-	uint32_t *count = malloc(65536 * sizeof(*count)), i, sum;
-	unsigned shift;
+	unsigned nbits = 0, passes, bits, shift, pass;
+	uint64_t *src = k, *dst = tmp, *t;
+	uint32_t *count, i, sum, mask;
 
-	if (!tmp || !count) {
-		free(tmp);
-		free(count);
+	while (nbits < 64 && max >> nbits)
+		nbits++;
+	passes = (nbits + 15) / 16;
+	if (!passes)
+		return 0;
+	bits = (nbits + passes - 1) / passes;
+	mask = (1u << bits) - 1;
+	if (!(count = malloc(((size_t)mask + 1) * sizeof(*count))))
 		return -1;
-	}
-	for (shift = 0; shift < 64 && max >> shift; shift += 16) {
-		memset(count, 0, 65536 * sizeof(*count));
+	for (pass = 0, shift = low; pass < passes; pass++, shift += bits) {
+		memset(count, 0, ((size_t)mask + 1) * sizeof(*count));
 		for (i = 0; i < n; i++)
-			count[(off[src[i]] >> shift) & 0xffff]++;
-		for (i = 0, sum = 0; i < 65536; i++) {
+			count[(src[i] >> shift) & mask]++;
+		for (i = 0, sum = 0; i <= mask; i++) {
 			uint32_t c = count[i];
 
 			count[i] = sum;
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			dst[count[(off[src[i]] >> shift) & 0xffff]++] = src[i];
+			dst[count[(src[i] >> shift) & mask]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
 	}
-	if (src != pos)
-		memcpy(pos, src, (size_t)n * sizeof(*pos));
-	free(tmp);
+	if (src != k)
+		memcpy(k, src, (size_t)n * sizeof(*k));
 	free(count);
 	return 0;
 }
 
+/* For a pack of 4 GiB or more, whose keys are bare offsets: rev_pos from
+ * each idx entry's place among the sorted offsets (off). */
+static int rev_pos_by_search(struct pw_pack *p, const uint64_t *off, struct pw_error *err)
+{
+	uint32_t i;
+	uint64_t o;
+	int rc;
+
+	for (i = 0; i < p->nr; i++) {
+		size_t lo = 0, hi = p->nr;
+
+		if ((rc = pw_idx_nth_offset(p->idx, i, &o, err)))
+			return rc;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (off[mid] <= o)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		p->rev_pos[lo] = i;
+	}
+	return 0;
+}
+
+/* The pack's offsets by idx position, checked against the pack: into
+ * key[i] as offset << shift | i (shift 32 for a pack below 4 GiB, 0
+ * beyond: then the offset alone and rev_pos found later). */
+static int rev_keys(struct pw_pack *p, uint64_t *key, unsigned shift, struct pw_error *err)
+{
+	const struct pw_idx *idx = p->idx;
+	uint64_t end = p->size - p->algo->rawsz, o;
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < p->nr; i++) {
+		uint32_t v = idx->version == 2 ? pw_get_be32(idx->offsets + (size_t)i * 4) : 0;
+
+		if (idx->version == 2 && !(v & 0x80000000u))
+			o = v;
+		else if ((rc = pw_idx_nth_offset(idx, i, &o, err)))
+			return rc;
+		if (o < PW_PACK_HEADER_SIZE || o >= end)
+			return pw_error_set(err, PW_ECORRUPT,
+			                    "index %s: entry %u has offset %llu, outside the pack",
+			                    p->idx_path, i, (unsigned long long)o);
+		key[i] = shift ? o << shift | i : o;
+	}
+	return 0;
+}
+
 /* The reverse index: rev_pos (idx positions in pack order) and rev_offsets
- * (their offsets, ascending, with the trailer's offset as sentinel). Built
- * with 20 bytes an object at its peak and 12 kept, as a server builds one for
- * every pack it serves from. */
+ * (their offsets, ascending, with the trailer's offset as sentinel), as a
+ * server builds one for every pack it serves from. Below 4 GiB a key holds
+ * the offset and the idx position, sorted in the array that becomes
+ * rev_offsets: 20 bytes an object at the peak, 12 kept, every access
+ * sequential but the sort's stores. Larger packs sort offsets and find
+ * each one's idx position by searching the idx's order (rare; slower). */
 int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 {
-	uint64_t *off = NULL, *sorted = NULL;
+	return pw_pack__revindex_build(p, (p->size >> 32) != 0, err);
+}
+
+int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
+{
+	size_t n8 = ((size_t)p->nr + 1) * sizeof(uint64_t), n4 = ((size_t)p->nr + 1) * 4;
+	uint64_t *key = NULL, *tmp = NULL;
+	unsigned shift = wide ? 0 : 32;
 	uint32_t i;
 	int rc = 0;
 
@@ -534,45 +600,43 @@ int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 		return 0;
 	if (!p->idx)
 		return pw_error_set(err, PW_EINVAL, "pack %s has no index", p->path);
-	off = malloc(((size_t)p->nr + 1) * sizeof(*off));
-	p->rev_pos = malloc(((size_t)p->nr + 1) * sizeof(*p->rev_pos));
-	if (!off || !p->rev_pos)
+	key = pw_bigmem_alloc(n8);
+	tmp = pw_bigmem_alloc(n8);
+	p->rev_pos = pw_bigmem_alloc(n4);
+	if (!key || !tmp || !p->rev_pos)
 		goto nomem;
-	for (i = 0; i < p->nr; i++) {
-		if ((rc = pw_idx_nth_offset(p->idx, i, &off[i], err)))
-			goto fail;
-		if (off[i] < PW_PACK_HEADER_SIZE || off[i] >= p->size - p->algo->rawsz) {
-			rc = pw_error_set(err, PW_ECORRUPT,
-			                  "index %s: entry %u has offset %llu, outside the pack",
-			                  p->idx_path, i, (unsigned long long)off[i]);
-			goto fail;
-		}
-		p->rev_pos[i] = i;
-	}
-	if (rev_sort(p->rev_pos, off, p->nr, p->size) ||
-	    !(sorted = malloc(((size_t)p->nr + 1) * sizeof(*sorted))))
+	if ((rc = rev_keys(p, key, shift, err)))
+		goto fail;
+	if (radix_sort64(key, tmp, p->nr, shift, p->size))
 		goto nomem;
+	pw_bigmem_free(tmp, n8);
+	tmp = NULL;
 	for (i = 0; i < p->nr; i++) {
-		sorted[i] = off[p->rev_pos[i]];
-		if (i && sorted[i] == sorted[i - 1]) {
+		uint64_t o = key[i] >> shift;
+
+		if (i && o == key[i - 1]) {
 			rc = pw_error_set(err, PW_ECORRUPT,
 			                  "index %s: two entries share offset %llu", p->idx_path,
-			                  (unsigned long long)sorted[i]);
+			                  (unsigned long long)o);
 			goto fail;
 		}
+		if (shift)
+			p->rev_pos[i] = (uint32_t)key[i];
+		key[i] = o;
 	}
-	free(off);
-	sorted[p->nr] = p->size - p->algo->rawsz;
+	if (!shift && (rc = rev_pos_by_search(p, key, err)))
+		goto fail;
+	key[p->nr] = p->size - p->algo->rawsz;
 	p->rev_pos[p->nr] = UINT32_MAX;
-	p->rev_offsets = sorted;
+	p->rev_offsets = key;
 	return 0;
 nomem:
 	rc = pw_error_set(err, PW_ENOMEM, "out of memory building the reverse index of %s",
 	                  p->path);
 fail:
-	free(off);
-	free(sorted);
-	free(p->rev_pos);
+	pw_bigmem_free(key, n8);
+	pw_bigmem_free(tmp, n8);
+	pw_bigmem_free(p->rev_pos, n4);
 	p->rev_pos = NULL;
 	return rc;
 }

@@ -101,6 +101,10 @@ int pw_pack_entry_type(struct pw_pack *pack, uint64_t offset, int *type, struct 
 
 /* Build the reverse index now (idempotent). */
 int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
+/* The same, choosing how: wide 0 sorts keys holding the offset and the idx
+ * position (a pack below 4 GiB), 1 sorts bare offsets and searches each
+ * entry's place (what a larger pack needs; tests use it on small ones). */
+int pw_pack__revindex_build(struct pw_pack *pack, int wide, struct pw_error *err);
 /* Where the entry starting at `offset` ends (the next entry or the trailer). */
 int pw_pack_entry_end(struct pw_pack *pack, uint64_t offset, uint64_t *end, struct pw_error *err);
 

@@ -1,0 +1,55 @@
+/* Huge-page backed arrays (bigmem.h). A block of PW_BIGMEM_MIN bytes or
+ * more is its own mapping, rounded up to whole 2 MiB pages and aligned to
+ * one (the kernel backs only aligned 2 MiB ranges with a huge page). The
+ * caller gives the size back to pw_bigmem_free: nothing is stored beside
+ * the block. */
+#include "util/bigmem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#define HUGE_SZ ((size_t)2 << 20)
+
+static size_t round_huge(size_t size)
+{
+	return (size + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+}
+
+void *pw_bigmem_alloc(size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	if (size >= PW_BIGMEM_MIN && size <= SIZE_MAX - 2 * HUGE_SZ) {
+		size_t len = round_huge(size), map = len + HUGE_SZ, lead;
+		uint8_t *m =
+		        mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return NULL;
+		/* keep the aligned len bytes, give back the rest */
+		lead = (HUGE_SZ - ((uintptr_t)m & (HUGE_SZ - 1))) & (HUGE_SZ - 1);
+		if (lead)
+			munmap(m, lead);
+		if (map - lead - len)
+			munmap(m + lead + len, map - lead - len);
+		(void)madvise(m + lead, len, MADV_HUGEPAGE); /* a hint: fine without */
+		return m + lead;
+	}
+#endif
+	return malloc(size ? size : 1);
+}
+
+void pw_bigmem_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	if (size >= PW_BIGMEM_MIN && size <= SIZE_MAX - 2 * HUGE_SZ) {
+		munmap(p, round_huge(size));
+		return;
+	}
+#endif
+	free(p);
+}
