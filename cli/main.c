@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "client-util.h"
 #include "cmds.h"
@@ -204,6 +207,25 @@ static int global_options(int argc, char **argv, int *first)
 	return -1;
 }
 
+/* A command runs once and exits: keep the memory it frees for its own
+ * later allocations. By default glibc gives back a freed block of more
+ * than 128 KiB (mmap) and the heap's free top, and the next allocation
+ * takes fresh pages, each a page fault; on a virtual machine a fault
+ * costs more than inflating a delta again (an incremental fetch served:
+ * 3,600 faults, a third of its CPU). Not for the servers that run for
+ * days (serve, cluster): there, memory given back matters more. */
+static void tune_malloc(const char *cmd)
+{
+#ifdef __GLIBC__
+	if (!strcmp(cmd, "serve") || !strcmp(cmd, "cluster"))
+		return;
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 32 << 20);
+#else
+	(void)cmd;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -225,6 +247,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	help_requested = argc == 3 && !strcmp(argv[2], "-h");
+	tune_malloc(argv[1]);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
