@@ -25,6 +25,7 @@
 #include "odb/pack.h"
 #include "packwire/object.h"
 #include "hash/oidmap.h"
+#include "util/bigmem.h"
 
 /* An object outside the bitmapped pack (loose, or in a newer pack), reached
  * by the walk: from the excluded side, the included side or both. */
@@ -36,9 +37,12 @@ struct xobj {
 };
 
 #define MAX_EXTRAS_BASE 4096
-/* Delta bases kept while reading trees and re-encoding deltas: trees of
- * nearby commits share bases, a few megabytes hold them. */
-#define CACHE_LIMIT ((size_t)16 << 20)
+/* Delta bases kept while reading trees and re-encoding deltas. Walking
+ * newer to older, the next tree's chain passes through the last one read,
+ * so a small cache answers it; a larger one only costs fresh pages (a
+ * fetch of 100 commits of v2.0.0: 16 MiB 3,600 page faults, 1 MiB 2,400,
+ * the same deltas applied). */
+#define CACHE_LIMIT ((size_t)1 << 20)
 
 struct pw_bitmap_walk {
 	struct pw_odb *odb;
@@ -48,6 +52,7 @@ struct pw_bitmap_walk {
 	struct pw_base_cache *cache; /* our own, smaller than the odb's */
 	uint32_t *htab;              /* see build_hash */
 	size_t lookups;              /* by binary search, before htab (find_raw) */
+	uint32_t *memo;              /* see find_raw: MEMO_SLOTS idx positions + 1 */
 	size_t hmask;
 	struct pw_bitset result, haves, tmp;
 	struct pw_oid *tips;
@@ -82,8 +87,10 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	if (!w)
 		return;
 	pw_bitmap_free(w->bm);
-	free(w->idx_to_pack);
+	if (w->idx_to_pack)
+		pw_bigmem_free(w->idx_to_pack, ((size_t)w->pack->nr + 1) * sizeof(*w->idx_to_pack));
 	free(w->htab);
+	free(w->memo);
 	pw_base_cache_free(w->cache);
 	pw_bitset_free(&w->result);
 	pw_bitset_free(&w->haves);
@@ -105,7 +112,7 @@ static int setup(struct pw_bitmap_walk *w, struct pw_pack *pack, struct pw_bitma
 
 	if ((rc = pw_pack_revindex(pack, &w->err)))
 		return rc;
-	if (!(w->idx_to_pack = malloc(((size_t)nr + 1) * sizeof(*w->idx_to_pack))))
+	if (!(w->idx_to_pack = pw_bigmem_alloc(((size_t)nr + 1) * sizeof(*w->idx_to_pack))))
 		return nomem(w);
 	for (i = 0; i < nr; i++) {
 		if (pack->rev_pos[i] >= nr)
@@ -213,11 +220,36 @@ static int build_hash(struct pw_bitmap_walk *w)
 
 /* Tree entries looked up by binary search before the hash table is built: a
  * small fetch walks a few hundred trees, and the table would cost a pass over
- * the whole idx (its pages stay resident) and 8 bytes an object. */
+ * the whole idx (its pages stay resident) and 8 bytes an object. Only
+ * lookups the memo did not answer count. */
 #define HASH_AFTER 32768
+/* The trees of neighbouring commits share most entries: the last idx
+ * position found for each of MEMO_SLOTS buckets (direct mapped, checked
+ * against the idx name, so a collision only costs a search) answers most
+ * lookups of a fetch's walk without a binary search or the table. */
+#define MEMO_SLOTS 16384
 
-/* find_pos for a raw id of the pack's algorithm: binary search for the first
- * HASH_AFTER lookups, then the hash table. */
+static int idx_search(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *ipos)
+{
+	const struct pw_idx *idx = w->pack->idx;
+	size_t slot = (pw_get_be32(raw + 4) ^ pw_get_be32(raw + 8)) & (MEMO_SLOTS - 1);
+
+	if (!w->memo && !(w->memo = calloc(MEMO_SLOTS, sizeof(*w->memo))))
+		return pw_idx_find(idx, raw, ipos);
+	if (w->memo[slot] &&
+	    !memcmp(pw_idx_nth_raw(idx, w->memo[slot] - 1), raw, w->pack->algo->rawsz)) {
+		*ipos = w->memo[slot] - 1;
+		return 1;
+	}
+	w->lookups++;
+	if (!pw_idx_find(idx, raw, ipos))
+		return 0;
+	w->memo[slot] = *ipos + 1;
+	return 1;
+}
+
+/* find_pos for a raw id of the pack's algorithm: the memo and binary search
+ * for the first HASH_AFTER searches, then the hash table. */
 static int find_raw(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
 {
 	const struct pw_idx *idx = w->pack->idx;
@@ -225,9 +257,9 @@ static int find_raw(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
 	uint64_t key = pw_get_be64(raw);
 	uint32_t ipos;
 
-	/* (a table that cannot be had is tried again HASH_AFTER lookups later) */
-	if (!w->htab && (w->lookups++ % HASH_AFTER != HASH_AFTER - 1 || build_hash(w))) {
-		if (!pw_idx_find(idx, raw, &ipos))
+	/* (a table that cannot be had is tried again HASH_AFTER searches later) */
+	if (!w->htab && (w->lookups % HASH_AFTER != HASH_AFTER - 1 || build_hash(w))) {
+		if (!idx_search(w, raw, &ipos))
 			return 0;
 		*pos = w->idx_to_pack[ipos];
 		return 1;
