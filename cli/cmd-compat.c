@@ -17,7 +17,8 @@
 #include "progress.h"
 
 static const char usage_str[] = "packwire compat build [--object-format=(sha1|sha256)] "
-                                "[--submodule=<path>=<repo>...] [--[no-]view-pack] [-q]\n"
+                                "[--submodule=<path>=<repo>...] [--submodule-base=<dir>] "
+                                "[--[no-]view-pack] [-q]\n"
                                 "   or: packwire compat lookup [--reverse] (--stdin | <oid>...)\n"
                                 "   or: packwire compat verify\n"
                                 "   or: packwire compat pack-objects --stdout < <oid list>";
@@ -106,7 +107,7 @@ int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *co
 
 static int do_build(struct pw_repo *repo, int argc, char **argv)
 {
-	const char *opt = NULL, *env = getenv("PACKWIRE_TEST_COMPAT_KILL");
+	const char *opt = NULL, *env = getenv("PACKWIRE_TEST_COMPAT_KILL"), *base = NULL;
 	const struct pw_hash_algo *storage = pw_repo_algo(repo), *compat;
 	struct pw_compat_build_opts o = {0};
 	struct kill_hook k = {env ? atol(env) : 0, 0};
@@ -125,7 +126,9 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 		else if (!strncmp(argv[i], "--submodule=", 12)) {
 			if ((rc = pw_cli_submodule_opt(&subs, argv[i] + 12)))
 				return rc;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+		} else if (!strncmp(argv[i], "--submodule-base=", 17) && argv[i][17])
+			base = argv[i] + 17;
+		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = 1;
 		else
 			return pw_cli_usage(usage_str);
@@ -140,8 +143,10 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	o.progress_data = &quiet;
 	o.before_publish = before_publish;
 	o.before_publish_data = &k;
-	if ((rc = pw_cli_submodules_config(&subs, repo)))
+	if ((rc = pw_cli_submodules_repo(&subs, repo, base))) {
+		pw_compat_submodules_free(subs);
 		return rc;
+	}
 	o.submodules = subs;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = pw_compat_build(pw_repo_objects_dir(repo), storage, compat, &o, &err);

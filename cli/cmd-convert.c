@@ -137,16 +137,18 @@ static int run_child(const char *src, const char *dst, const struct pw_hash_algo
 	return WIFEXITED(st) ? WEXITSTATUS(st) : PW_EXIT_FATAL;
 }
 
-/* compat.submodule.<path>.repository of the source's config (a source
- * that cannot be opened is left to the conversion to report). */
-static int submodules_config(struct pw_compat_submodules **subs, const char *src)
+/* What the source's gitlinks are mapped through after --submodule: its
+ * compat.submodule.<path>.repository config and its .gitmodules URLs under
+ * base (a source that cannot be opened is left to the conversion to
+ * report). */
+static int submodules_of(struct pw_compat_submodules **subs, const char *src, const char *base)
 {
 	struct pw_repo *repo = NULL;
 	struct pw_error err = {0};
 	int rc = 0;
 
 	if (!pw_repo_open(&repo, src, &err))
-		rc = pw_cli_submodules_config(subs, repo);
+		rc = pw_cli_submodules_repo(subs, repo, base);
 	pw_repo_free(repo);
 	return rc;
 }
@@ -154,8 +156,9 @@ static int submodules_config(struct pw_compat_submodules **subs, const char *src
 int cmd_convert(int argc, char **argv)
 {
 	const char *usage = "packwire convert --to=(sha1|sha256) [-q | --quiet] [--progress] "
-	                    "[--submodule=<path>=<repo>...] <source> <destination>";
-	const char *to_name = NULL, *src = NULL, *dst = NULL;
+	                    "[--submodule=<path>=<repo>...] [--submodule-base=<dir>] "
+	                    "<source> <destination>";
+	const char *to_name = NULL, *src = NULL, *dst = NULL, *base = NULL;
 	const struct pw_hash_algo *to;
 	struct pw_convert_opts opts;
 	struct pw_compat_submodules *subs = NULL;
@@ -169,7 +172,9 @@ int cmd_convert(int argc, char **argv)
 		else if (!strncmp(a, "--submodule=", 12)) {
 			if ((rc = pw_cli_submodule_opt(&subs, a + 12)))
 				return rc;
-		} else if (!strcmp(a, "--progress"))
+		} else if (!strncmp(a, "--submodule-base=", 17) && a[17])
+			base = a + 17;
+		else if (!strcmp(a, "--progress"))
 			progress = 1;
 		else if (!strcmp(a, "--no-progress"))
 			progress = 0;
@@ -196,8 +201,10 @@ int cmd_convert(int argc, char **argv)
 	kill_at = getenv("PACKWIRE_TEST_CONVERT_KILL");
 	if (shown || kill_at)
 		opts.progress = report;
-	if ((rc = submodules_config(&subs, src)))
+	if ((rc = submodules_of(&subs, src, base))) {
+		pw_compat_submodules_free(subs);
 		return rc;
+	}
 	opts.submodules = subs;
 	rc = run_child(src, dst, to, &opts, quiet);
 	pw_compat_submodules_free(subs);

@@ -228,8 +228,7 @@ static void note_compat(struct ip_cmd *c, const char *hex)
 	}
 	free(pack_dir);
 	*slash = '/';
-	if (pw_compat_note_pack(pw_repo_objects_dir(c->repo), pw_repo_algo(c->repo), compat,
-	                        real_pack, &err))
+	if (pw_compat_note_pack_repo(c->repo, real_pack, &err))
 		fprintf(stderr,
 		        "warning: compat map not updated (run 'packwire compat build'): %s\n",
 		        err.msg);

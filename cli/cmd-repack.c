@@ -42,7 +42,7 @@ static int compat_after(struct pw_repo *repo, const struct pw_repack_result *res
 	if (!(idx = malloc(strlen(pw_repo_objects_dir(repo)) + PW_MAX_HEXSZ + 20)))
 		return pw_cli_fatal("out of memory");
 	sprintf(idx, "%s/pack/pack-%s.idx", pw_repo_objects_dir(repo), res->hex);
-	if (pw_compat_note_pack(pw_repo_objects_dir(repo), pw_repo_algo(repo), compat, idx, &err))
+	if (pw_compat_note_pack_repo(repo, idx, &err))
 		fprintf(stderr,
 		        "warning: compat map not updated (run 'packwire compat build'): %s\n",
 		        err.msg);

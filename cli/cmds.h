@@ -66,12 +66,14 @@ int pw_cli_compat_resolve(struct pw_repo *repo, const char *arg, struct pw_oid *
  * config compat.viewPack, else whether one exists), and writing it. */
 int pw_cli_compat_view_wanted(struct pw_repo *repo, int opt);
 int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat, int quiet);
-/* --submodule=<path>=<repo> into *s (made on first use); the
- * compat.submodule.<path>.repository entries of repo's config. 0, or the
- * exit code after the message. */
+/* --submodule=<path>=<repo> into *s (made on first use); then what repo's
+ * gitlinks are mapped through after them (pw_compat_submodules_for_repo:
+ * its compat.submodule.<path>.repository config, its .gitmodules URLs
+ * under base, NULL: the directory holding it). 0, or the exit code after
+ * the message. */
 struct pw_compat_submodules;
 int pw_cli_submodule_opt(struct pw_compat_submodules **s, const char *arg);
-int pw_cli_submodules_config(struct pw_compat_submodules **s, struct pw_repo *repo);
+int pw_cli_submodules_repo(struct pw_compat_submodules **s, struct pw_repo *repo, const char *base);
 int pw_cli_compat_map_oid(struct pw_repo *repo, const struct pw_oid *storage, struct pw_oid *out);
 int pw_cli_compat_convert(struct pw_repo *repo, int type, const struct pw_buf *in,
                           struct pw_buf *out, struct pw_error *err);

@@ -84,13 +84,13 @@ int pw_cli_submodule_opt(struct pw_compat_submodules **s, const char *arg)
 	return rc ? pw_cli_fatal("--submodule=%s: %s", arg, err.msg) : 0;
 }
 
-int pw_cli_submodules_config(struct pw_compat_submodules **s, struct pw_repo *repo)
+int pw_cli_submodules_repo(struct pw_compat_submodules **s, struct pw_repo *repo, const char *base)
 {
 	struct pw_error err = {0};
 
-	if (!*s && pw_compat_submodules_new(s))
-		return pw_cli_fatal("out of memory");
-	if (pw_compat_submodules_add_config(*s, pw_repo_config(repo), pw_repo_git_dir(repo), &err))
+	/* --submodule first (already in *s), then the config, then the
+	 * .gitmodules URLs under base */
+	if (pw_compat_submodules_for_repo(s, repo, base, NULL, &err))
 		return pw_cli_fatal("%s", err.msg);
 	return 0;
 }

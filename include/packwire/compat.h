@@ -168,10 +168,10 @@ PW_API int pw_compat_submodules_add(struct pw_compat_submodules *s, const char *
 PW_API int pw_compat_submodules_add_config(struct pw_compat_submodules *s,
                                            const struct pw_config *cfg, const char *dir,
                                            struct pw_error *err);
-/* For servers: also the repositories that the URLs of the superproject's
- * .gitmodules name under base (relative URLs against super_dir's place
- * under base; absolute ones by their path), each checked with
- * inside(base, dir) (every symlink resolved) before it is opened. */
+/* Also the repositories that the URLs of the superproject's .gitmodules
+ * name under base (relative URLs against super_dir's place under base;
+ * absolute ones by their path), each checked with inside(base, dir)
+ * (every symlink resolved) before it is opened. */
 PW_API int pw_compat_submodules_discover(struct pw_compat_submodules *s, const char *base,
                                          const char *super_dir,
                                          int (*inside)(const char *base, const char *dir),
@@ -181,6 +181,22 @@ PW_API int pw_compat_submodules_discover(struct pw_compat_submodules *s, const c
 PW_API int pw_compat_submodules_set_super(struct pw_compat_submodules *s, const char *objects_dir,
                                           const struct pw_hash_algo *storage,
                                           const struct pw_hash_algo *compat, struct pw_error *err);
+/* The resolver a repository's gitlinks are mapped through, the same for
+ * compat build, convert, fetches and index-pack into a repository with a
+ * map, and compat pushes: into *s (created when NULL; what it holds already,
+ * such as --submodule options, is tried first), repo's
+ * compat.submodule.<path>.repository config, repo's objects (for a
+ * .gitmodules the translation cannot read) and the repositories that its
+ * .gitmodules URLs name under base (NULL: the directory that holds the
+ * superproject, its work tree or else its git directory; "../sub.git" is
+ * then a repository beside it), each checked with inside (NULL:
+ * every symlink resolved, the path is base or under it). repo may be freed
+ * after. On error *s is left as it was (a resolver made here is freed). */
+struct pw_repo;
+PW_API int pw_compat_submodules_for_repo(struct pw_compat_submodules **s, struct pw_repo *repo,
+                                         const char *base,
+                                         int (*inside)(const char *base, const char *dir),
+                                         struct pw_error *err);
 /* The gitlink callback of pw_compat_xlate_opts (data = s): PW_ENOTFOUND
  * with a message naming the path, the commit, the repository and what to
  * do when no submodule repository maps the commit. */
@@ -266,6 +282,11 @@ PW_API int pw_compat_map_add_objects(struct pw_compat_map *map, const char *read
 PW_API int pw_compat_note_pack(const char *objects_dir, const struct pw_hash_algo *storage,
                                const struct pw_hash_algo *compat, const char *idx_path,
                                struct pw_error *err);
+/* The same for a repository with a map (extensions.compatObjectFormat; 0
+ * without one), its gitlinks mapped through pw_compat_submodules_for_repo
+ * (base NULL): what a fetch, index-pack or repack into it calls. */
+PW_API int pw_compat_note_pack_repo(struct pw_repo *repo, const char *idx_path,
+                                    struct pw_error *err);
 /* Forget what the handle has read, so that the next look-up sees the files
  * as they are now (a look-up that misses does this by itself when the pack
  * directory or loose-object-idx changed since). */

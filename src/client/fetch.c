@@ -986,20 +986,19 @@ static int receive_pack(struct neg *n, struct pw_repo *repo, struct pw_odb *odb,
 }
 
 /* A repository with a compat map (extensions.compatObjectFormat) gets the
- * entries of the new pack: its side file, written crash-safely. Failing to
- * is not the fetch's failure (compat build catches up later). */
+ * entries of the new pack: its side file, written crash-safely, gitlinks
+ * mapped through the submodules' maps (pw_compat_submodules_for_repo).
+ * Failing to is not the fetch's failure (compat build catches up later). */
 static void note_compat(const struct pw_session *s, struct pw_repo *repo,
                         const struct pw_fetch_result *res)
 {
-	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
 	struct pw_error e;
 	char msg[1200];
 
-	if (!compat || !res->idx_path[0])
+	if (!pw_repo_compat_algo(repo) || !res->idx_path[0])
 		return;
 	memset(&e, 0, sizeof(e));
-	if (!pw_compat_note_pack(pw_repo_objects_dir(repo), pw_repo_algo(repo), compat,
-	                         res->idx_path, &e))
+	if (!pw_compat_note_pack_repo(repo, res->idx_path, &e))
 		return;
 	snprintf(msg, sizeof(msg), "compat map not updated (run 'packwire compat build'): %s",
 	         e.msg);

@@ -340,8 +340,12 @@ static int translate_all(struct builder *b)
 		return pw_error_set(b->err, rc,
 		                    rc == PW_ENOMEM ? "out of memory"
 		                                    : "compat build: bad algorithms");
+	/* then the loose commits and tags (what is left unknown): a tree is
+	 * reached from its commit, so a gitlink's path is whole and its
+	 * .gitmodules URL can be followed */
 	if ((rc = pw_compat__xlate_blobs_first(b->x, b->err)) ||
-	    (rc = pw_compat__xlate_packed_commits_first(b->x, b->err)))
+	    (rc = pw_compat__xlate_packed_commits_first(b->x, b->err)) ||
+	    (rc = pw_compat__xlate_commits_first(b->x, b->all, b->nr_all, b->err)))
 		return rc;
 	for (size_t i = 0; i < b->nr_all; i++) {
 		if ((rc = pw_compat_xlate_object(b->x, &b->all[i], b->err)))

@@ -629,7 +629,7 @@ static int not_found(struct pw_compat_submodules *s, const struct pw_compat_gitl
 {
 	char hex[PW_MAX_HEXSZ + 1];
 	const char *from = pw_hash_by_id(g->commit->algo)->name;
-	struct pw_buf tried = PW_BUF_INIT;
+	struct pw_buf tried = PW_BUF_INIT, url = PW_BUF_INIT;
 
 	pw_oid_to_hex(g->commit, hex);
 	if (own >= 0)
@@ -639,23 +639,24 @@ static int not_found(struct pw_compat_submodules *s, const struct pw_compat_gitl
 		                    path, from, hex, g->to->name, s->open[own].arg,
 		                    s->open[own].why.msg[0] ? s->open[own].why.msg : "unusable");
 	if (own_url)
-		return pw_error_set(
-		        err, PW_ENOTFOUND,
-		        "gitlink %s (%s submodule commit %s) has no %s id: its URL '%.200s' "
-		        "in .gitmodules names no repository under the base path",
-		        path, from, hex, g->to->name, own_url);
+		pw_buf_addf(&url,
+		            "its URL '%.200s' in .gitmodules names no repository under the base "
+		            "path '%.200s'; ",
+		            own_url, s->base);
 	/* what the repositories tried said (a moved submodule's is among them) */
 	for (size_t i = 0, n = 0; i < s->nr_open && n < 3; i++)
 		if (!s->open[i].alias)
 			pw_buf_addf(&tried, "%s '%s': %s", n++ ? ";" : "; tried", s->open[i].arg,
 			            s->open[i].why.msg[0] ? s->open[i].why.msg : "unusable");
 	pw_error_set(err, PW_ENOTFOUND,
-	             "gitlink %s (%s submodule commit %s) has no %s id: no repository that maps "
-	             "it is known for the submodule (name it with --submodule=%s=<repository> "
+	             "gitlink %s (%s submodule commit %s) has no %s id: %sno repository that "
+	             "maps it is known for the submodule (name it with --submodule=%s=<repository> "
 	             "or compat.submodule.%s.repository; its compat map must know the "
 	             "commit)%s",
-	             path, from, hex, g->to->name, path, path, tried.data);
+	             path, from, hex, g->to->name, url.len ? url.data : "", path, path,
+	             tried.len ? tried.data : "");
 	pw_buf_free(&tried);
+	pw_buf_free(&url);
 	return PW_ENOTFOUND;
 }
 
@@ -696,5 +697,70 @@ int pw_compat_submodules_gitlink(void *data, const struct pw_compat_gitlink *g, 
 	else if (rc)
 		rc = pw_error_set(err, rc, "out of memory");
 	free(path);
+	return rc;
+}
+
+/* ---- the resolver of a repository ------------------------------------------- */
+
+/* The superproject as its URL names it: the work tree of a repository that
+ * has one (".../super/.git" -> ".../super"), else its git directory. */
+static char *super_path(struct pw_repo *repo)
+{
+	char *super = strdup(pw_repo_git_dir(repo));
+	size_t n = super ? strlen(super) : 0;
+
+	while (n > 1 && super[n - 1] == '/')
+		super[--n] = '\0';
+	if (n > 5 && !strcmp(super + n - 5, "/.git"))
+		super[n - 5] = '\0';
+	return super;
+}
+
+/* The directory that holds path ("/" for "/x", "." for "x"). */
+static char *parent_of(const char *path)
+{
+	char *parent = strdup(path), *sl;
+
+	if (!parent)
+		return NULL;
+	sl = strrchr(parent, '/');
+	if (sl && sl != parent)
+		*sl = '\0';
+	else
+		strcpy(parent, sl ? "/" : ".");
+	return parent;
+}
+
+int pw_compat_submodules_for_repo(struct pw_compat_submodules **io, struct pw_repo *repo,
+                                  const char *base,
+                                  int (*inside)(const char *base, const char *dir),
+                                  struct pw_error *err)
+{
+	struct pw_compat_submodules *s = *io;
+	char *super = super_path(repo), *parent = NULL;
+	int rc;
+
+	if (!s && pw_compat_submodules_new(&s))
+		s = NULL;
+	if (!s || !super || (!base && !(base = parent = parent_of(super)))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* what the caller named comes first (it was added before), then the
+	 * config, then the .gitmodules URLs under base */
+	if ((rc = pw_compat_submodules_add_config(s, pw_repo_config(repo), pw_repo_git_dir(repo),
+	                                          err)) ||
+	    (rc = pw_compat_submodules_set_super(s, pw_repo_objects_dir(repo), pw_repo_algo(repo),
+	                                         pw_repo_compat_algo(repo), err)) ||
+	    (rc = pw_compat_submodules_discover(s, base, super, inside ? inside : pw_fs_path_inside,
+	                                        err)))
+		goto out;
+	*io = s;
+	s = NULL;
+out:
+	if (s != *io)
+		pw_compat_submodules_free(s);
+	free(super);
+	free(parent);
 	return rc;
 }

@@ -384,7 +384,9 @@ int pw_compat__xlate_commits_first(struct pw_compat_xlate *x, const struct pw_oi
 		uint64_t size;
 		int type = 0;
 
-		if (!pw_odb_read_header(x->o.odb, &oids[i], &type, &size) &&
+		/* (what is known already costs no header read) */
+		if (pw_compat_xlate_lookup(x, &oids[i], NULL) == PW_ENOTFOUND &&
+		    !pw_odb_read_header(x->o.odb, &oids[i], &type, &size) &&
 		    (type == PW_OBJ_COMMIT || type == PW_OBJ_TAG))
 			rc = pw_compat_xlate_object(x, &oids[i], err);
 	}

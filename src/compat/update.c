@@ -9,6 +9,7 @@
 #include "compat/map-priv.h"
 #include "odb/idx.h"
 #include "packwire/odb.h"
+#include "packwire/repo.h"
 #include "util/fs.h"
 
 int pw_compat__pack_map_write(const char *idx_path, const struct pw_hash_algo *storage,
@@ -309,5 +310,26 @@ int pw_compat_note_pack(const char *objects_dir, const struct pw_hash_algo *stor
 		return rc;
 	rc = pw_compat_map_add_pack(map, NULL, idx_path, err);
 	pw_compat_map_free(map);
+	return rc;
+}
+
+int pw_compat_note_pack_repo(struct pw_repo *repo, const char *idx_path, struct pw_error *err)
+{
+	const struct pw_hash_algo *compat = pw_repo_compat_algo(repo);
+	struct pw_compat_submodules *subs = NULL;
+	struct pw_compat_map *map = NULL;
+	int rc;
+
+	if (!compat || compat == pw_repo_algo(repo))
+		return 0;
+	if ((rc = pw_compat_submodules_for_repo(&subs, repo, NULL, NULL, err)) ||
+	    (rc = pw_compat_map_open(&map, pw_repo_objects_dir(repo), pw_repo_algo(repo), compat,
+	                             err)))
+		goto out;
+	pw_compat_map_set_submodules(map, subs);
+	rc = pw_compat_map_add_pack(map, NULL, idx_path, err);
+out:
+	pw_compat_map_free(map);
+	pw_compat_submodules_free(subs);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include "packwire/buf.h"
 #include "packwire/error.h"
 #include "server/paths.h"
+#include "util/fs.h"
 
 /* Git's daemon_avoid_alias: the path starts with '/' or '~' and has no
  * "//", "/./", "/../", and does not end in "/." or "/..". */
@@ -52,19 +53,7 @@ int pw_srv_path_has_dotdot(const char *path)
 
 int pw_srv_path_inside(const char *base, const char *path)
 {
-	char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
-	size_t n;
-	int ok = 0;
-
-	if (rb && rp) {
-		n = strlen(rb);
-		while (n > 1 && rb[n - 1] == '/')
-			n--;
-		ok = !strncmp(rb, rp, n) && (rp[n] == '/' || !rp[n] || n == 1);
-	}
-	free(rb);
-	free(rp);
-	return ok;
+	return pw_fs_path_inside(base, path);
 }
 
 int pw_srv_namespace_prefix(struct pw_buf *out, const char *ns)

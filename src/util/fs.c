@@ -78,6 +78,23 @@ int pw_fs_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int pw_fs_path_inside(const char *base, const char *path)
+{
+	char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
+	size_t n;
+	int ok = 0;
+
+	if (rb && rp) {
+		n = strlen(rb);
+		while (n > 1 && rb[n - 1] == '/')
+			n--;
+		ok = !strncmp(rb, rp, n) && (rp[n] == '/' || !rp[n] || n == 1);
+	}
+	free(rb);
+	free(rp);
+	return ok;
+}
+
 int pw_fs_mkdir_p(const char *path, struct pw_error *err)
 {
 	char *p = strdup(path), *s;

@@ -12,6 +12,11 @@
 /* pw_fs_read_file, pw_fs_mkdir_p and pw_path_join are public (packwire/fs.h). */
 int pw_fs_exists(const char *path);
 int pw_fs_is_dir(const char *path);
+/* 1 when path, every symlink resolved, is base (resolved too) or lies under
+ * it; 0 when it leads outside or either cannot be resolved. The one
+ * containment check of repositories found by name (servers' base paths,
+ * submodules found through .gitmodules). */
+int pw_fs_path_inside(const char *base, const char *path);
 /* Write all of data to fd (retrying on EINTR and short writes, waiting on a
  * non-blocking fd that is full): 0, or -1 with errno set (EIO when write
  * makes no progress). Callers word the message, naming what they wrote. */

@@ -192,8 +192,12 @@ cp -R bm.git srv/b.git
 touch srv/super.git/git-daemon-export-ok srv/super256.git/git-daemon-export-ok \
 	srv/a.git/git-daemon-export-ok srv/b.git/git-daemon-export-ok
 for r in super super256 a b; do git config --file srv/$r.git/config http.receivepack true; done
+# (the .gitmodules URLs would find srv/a.git and srv/b.git beside it: a
+# base path that does not hold the superproject leaves nothing to follow)
+mkdir elsewhere
 check_fails "compat build without the submodules: refused" \
-	"$PACKWIRE" -C srv/super.git compat build -q --object-format=sha256 2>err
+	"$PACKWIRE" -C srv/super.git compat build -q --object-format=sha256 \
+	--submodule-base="$T/elsewhere" 2>err
 contains "... naming the path" err "gitlink "
 check "... nothing written" [ ! -e srv/super.git/objects/loose-object-idx ]
 check "... no side file" sh -c '! ls srv/super.git/objects/pack | grep -q compat'
