@@ -60,6 +60,15 @@ for a in sha1 sha256; do
 	git init -q --bare --object-format=$a "copy-$a.git"
 	stream 0 40 | git -C "copy-$a.git" fast-import --quiet
 done
+# a commit with a large incompressible blob
+python3 - >big.stream <<'PY'
+import random, sys
+data = random.Random(7).randbytes(3 << 20)
+w = sys.stdout.buffer.write
+w(b"commit refs/heads/main\ncommitter C O Mitter <c@example.com> 1800000000 +0000\n")
+w(b"data 4\nbig\nfrom refs/heads/main^0\nM 100644 inline big.bin\ndata %d\n" % len(data))
+w(data + b"\n\n")
+PY
 # a served repository of several packs: one per stream
 mkdir srv
 for a in sha1 sha256; do
@@ -235,5 +244,47 @@ for S in sha256 sha1; do
 	rm -rf k.git
 	check "$S: the repack that ran to its end" "$PACKWIRE" -C "$d" repack -a -d -q
 	view_is "$S, after the last repack" "$S"
+
+	# ---- a reader of the old generation while a rewrite publishes ---------
+	# upload-pack sends the stored pack (3 MiB of it, more than a pipe
+	# holds); the client stops reading after its first bytes, a push and a
+	# compat build publish a new generation and remove the old one, then
+	# the client reads on: the pack it gets is whole, of the old generation
+	for a in sha1 sha256; do
+		git -C "copy-$a.git" fast-import --quiet <big.stream
+	done
+	git -C "copy-$S.git" push -q --receive-pack="$PACKWIRE receive-pack" \
+		"file://$T/$d" '+refs/*:refs/*'
+	check "$S: compat build with the large blob" "$PACKWIRE" -C "$d" compat build -q
+	gen=$(cut -d' ' -f3 "$d/objects/compat-view/current")
+	objects_of "copy-$W.git" | cut -d' ' -f1 | LC_ALL=C sort >want.ids
+	cat >hook.sh <<EOF_HOOK
+set -e
+for a in sha1 sha256; do stream $n $((n + 1)) | git -C "copy-\$a.git" fast-import --quiet; done
+git -C "copy-$S.git" push -q --receive-pack="$PACKWIRE receive-pack" "file://$T/$d" '+refs/*:refs/*'
+"$PACKWIRE" -C "$d" compat build -q
+test ! -e "$d/objects/compat-view/$gen"
+EOF_HOOK
+	n=$((n + 1))
+	rm -f trace.json
+	rc=0
+	python3 "$PW_SRC/tests/interop/view-reader.py" reader.pack \
+		env GIT_TRACE2_EVENT="$T/trace.json" "$PACKWIRE" upload-pack --object-format="$W" "$d" \
+		-- bash -c "$(declare -f stream); . ./hook.sh" >reader.out 2>reader.err || rc=$?
+	check "$S: the reader's upload-pack succeeds across the rewrite" test "$rc" = 0
+	[ "$rc" = 0 ] || cat reader.err
+	check "$S: the rewrite published a new generation meanwhile" \
+		test "$(cut -d' ' -f3 "$d/objects/compat-view/current")" != "$gen"
+	check "$S: most of the pack came after the rewrite" \
+		test "$(sed -n 's/.*after=\([0-9]*\).*/\1/p' reader.out)" -gt 1000000
+	contains "$S: the reader was served from the stored pack" trace.json \
+		'"key":"compat-view","value":"stored-pack"'
+	rm -rf rd.git && git init -q --bare --object-format="$W" rd.git
+	check "$S: stock git index-pack takes the reader's pack" \
+		git -C rd.git index-pack --stdin <reader.pack
+	git -C rd.git cat-file --batch-all-objects --batch-check='%(objectname)' |
+		LC_ALL=C sort >got.ids
+	same_file "$S: the reader's pack = the $W copy's objects before the push" want.ids got.ids
+	view_is "$S, after the reader's rewrite" "$S"
 done
 finish
