@@ -56,9 +56,12 @@ PY
 
 # the copies (each other's conversion), grown step by step with the same
 # streams as the repositories served
+stream 0 40 >s0-40
+stream 0 20 >s0-20
+stream 20 40 >s20-40
 for a in sha1 sha256; do
 	git init -q --bare --object-format=$a "copy-$a.git"
-	stream 0 40 | git -C "copy-$a.git" fast-import --quiet
+	git -C "copy-$a.git" fast-import --quiet <s0-40
 done
 # a commit with a large incompressible blob
 python3 - >big.stream <<'PY'
@@ -73,8 +76,8 @@ PY
 mkdir srv
 for a in sha1 sha256; do
 	git init -q --bare --object-format=$a "srv/$a.git"
-	stream 0 20 | git -C "srv/$a.git" fast-import --quiet
-	stream 20 40 | git -C "srv/$a.git" fast-import --quiet
+	git -C "srv/$a.git" fast-import --quiet <s0-20
+	git -C "srv/$a.git" fast-import --quiet <s20-40
 done
 W_OF_sha256=sha1 W_OF_sha1=sha256
 check "sha256 storage: compat build --object-format=sha1 --view-pack" \
@@ -134,8 +137,9 @@ second_writers() {
 # repository (a native push from a clone of S's copy) and into both copies
 push_both() {
 	local S=$1 from=$2 to=$3 a
+	stream "$from" "$to" >s.part
 	for a in sha1 sha256; do
-		stream "$from" "$to" | git -C "copy-$a.git" fast-import --quiet
+		git -C "copy-$a.git" fast-import --quiet <s.part
 	done
 	git -C "copy-$S.git" push -q --receive-pack="$PACKWIRE receive-pack" \
 		"file://$T/srv/$S.git" '+refs/*:refs/*'
@@ -208,10 +212,11 @@ for S in sha256 sha1; do
 	push_both "$S" "$n" $((n + 3))
 	n=$((n + 3))
 	# the view push: a commit made in the W copy, pushed as W
-	stream "$n" $((n + 2)) | git -C "copy-$W.git" fast-import --quiet
+	stream "$n" $((n + 2)) >s.part
+	git -C "copy-$W.git" fast-import --quiet <s.part
 	git -C "copy-$W.git" push -q --receive-pack="$PACKWIRE receive-pack --object-format=$W" \
 		"file://$T/$d" '+refs/*:refs/*'
-	stream "$n" $((n + 2)) | git -C "copy-$S.git" fast-import --quiet
+	git -C "copy-$S.git" fast-import --quiet <s.part
 	n=$((n + 2))
 	check "$S: compat build before the kills" "$PACKWIRE" -C "$d" compat build -q
 	npacks=$(ls "$d"/objects/pack/*.pack | wc -l)
@@ -260,17 +265,18 @@ for S in sha256 sha1; do
 	objects_of "copy-$W.git" | cut -d' ' -f1 | LC_ALL=C sort >want.ids
 	cat >hook.sh <<EOF_HOOK
 set -e
-for a in sha1 sha256; do stream $n $((n + 1)) | git -C "copy-\$a.git" fast-import --quiet; done
+for a in sha1 sha256; do git -C "copy-\$a.git" fast-import --quiet <s.hook; done
 git -C "copy-$S.git" push -q --receive-pack="$PACKWIRE receive-pack" "file://$T/$d" '+refs/*:refs/*'
 "$PACKWIRE" -C "$d" compat build -q
 test ! -e "$d/objects/compat-view/$gen"
 EOF_HOOK
+	stream "$n" $((n + 1)) >s.hook
 	n=$((n + 1))
 	rm -f trace.json
 	rc=0
 	python3 "$PW_SRC/tests/interop/view-reader.py" reader.pack \
 		env GIT_TRACE2_EVENT="$T/trace.json" "$PACKWIRE" upload-pack --object-format="$W" "$d" \
-		-- bash -c "$(declare -f stream); . ./hook.sh" >reader.out 2>reader.err || rc=$?
+		-- bash hook.sh >reader.out 2>reader.err || rc=$?
 	check "$S: the reader's upload-pack succeeds across the rewrite" test "$rc" = 0
 	[ "$rc" = 0 ] || cat reader.err
 	check "$S: the rewrite published a new generation meanwhile" \
