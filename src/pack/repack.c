@@ -6,8 +6,8 @@
  * what else describes the new pack (the compat map's side file); only then
  * are the old packs deleted (.bitmap and .idx before the .pack, so that no
  * .idx is left without its pack) and the loose objects that the new pack
- * holds. A kill at any step leaves every
- * reachable object in a pack with its .idx, or still loose. */
+ * holds. A kill at any step leaves every reachable object in a pack with
+ * its .idx, or still loose, and (with the hook) every side file whole. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
