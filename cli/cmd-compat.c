@@ -77,9 +77,11 @@ int pw_cli_compat_view_wanted(struct pw_repo *repo, int opt)
 	return pw_compat_view_exists(pw_repo_objects_dir(repo));
 }
 
-/* Write (or, want == 0, remove) the stored view of the compat algorithm.
- * PACKWIRE_TEST_COMPAT_VIEW_KILL=1 kills the writer before it publishes. */
-int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat, int quiet)
+/* Write the stored view of the compat algorithm, under lock (held by the
+ * caller). PACKWIRE_TEST_COMPAT_VIEW_KILL=1 kills the writer before it
+ * publishes. */
+int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat,
+                             struct pw_compat_lock *lock, int quiet)
 {
 	const char *env = getenv("PACKWIRE_TEST_COMPAT_VIEW_KILL");
 	struct kill_hook k = {env ? atol(env) : 0, 0};
@@ -91,6 +93,7 @@ int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *co
 		vo.progress = pw_cli_progress;
 	vo.before_publish = before_publish;
 	vo.before_publish_data = &k;
+	vo.lock = lock;
 	if (pw_compat_view_write(repo, compat, &vo, &err))
 		return pw_cli_fatal("compat view pack: %s", err.msg);
 	if (!*vo.name) {
@@ -105,6 +108,69 @@ int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *co
 	return 0;
 }
 
+/* PACKWIRE_TEST_COMPAT_LOCKED=FIFO: with the writers' lock taken, wait
+ * until a line can be read from FIFO (a test runs a second writer then). */
+void pw_cli_compat_locked_hook(void)
+{
+	const char *fifo = getenv("PACKWIRE_TEST_COMPAT_LOCKED");
+	char line[64];
+	FILE *f;
+
+	if (!fifo || !*fifo || !(f = fopen(fifo, "r")))
+		return;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+}
+
+/* compat build's work, with the writers' lock held: the maps, the
+ * extension (with --object-format), then the stored view. */
+static int build_locked(struct pw_repo *repo, const struct pw_hash_algo *compat, const char *opt,
+                        int view, int quiet, struct pw_compat_build_opts *o)
+{
+	const struct pw_hash_algo *storage = pw_repo_algo(repo);
+	struct pw_error err = {0};
+	struct timespec t0, t1;
+	int rc;
+
+	pw_cli_compat_locked_hook();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (pw_compat_build(pw_repo_objects_dir(repo), storage, compat, o, &err))
+		return pw_cli_fatal("compat build: %s", err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (opt) {
+		char *cfg = malloc(strlen(pw_repo_git_dir(repo)) + 8);
+
+		if (!cfg)
+			return pw_cli_fatal("out of memory");
+		sprintf(cfg, "%s/config", pw_repo_git_dir(repo));
+		rc = pw_config_set_in_file(cfg, "core.repositoryformatversion", "1", &err);
+		if (!rc)
+			rc = pw_config_set_in_file(cfg, "extensions.compatObjectFormat",
+			                           compat->name, &err);
+		free(cfg);
+		if (rc)
+			return pw_cli_fatal("%s", err.msg);
+	}
+	if (!quiet)
+		fprintf(stderr,
+		        "compat build: %llu objects (%llu translated) %s -> %s, %llu pack maps and "
+		        "%llu loose entries written (%llu bytes), %llu submodule commits mapped "
+		        "in %.2f s\n",
+		        (unsigned long long)o->objects, (unsigned long long)o->translated,
+		        storage->name, compat->name, (unsigned long long)o->packs_written,
+		        (unsigned long long)o->loose_written, (unsigned long long)o->bytes,
+		        (unsigned long long)o->gitlinks,
+		        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (!(view = pw_cli_compat_view_wanted(repo, view)))
+		return pw_compat_view_exists(pw_repo_objects_dir(repo)) &&
+		                       pw_compat_view_remove(pw_repo_objects_dir(repo), o->lock,
+		                                             &err)
+		               ? pw_cli_fatal("compat view pack: %s", err.msg)
+		               : 0;
+	return pw_cli_compat_view_write(repo, compat, o->lock, quiet);
+}
+
 static int do_build(struct pw_repo *repo, int argc, char **argv)
 {
 	const char *opt = NULL, *env = getenv("PACKWIRE_TEST_COMPAT_KILL"), *base = NULL;
@@ -113,7 +179,6 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 	struct kill_hook k = {env ? atol(env) : 0, 0};
 	struct pw_error err = {0};
 	struct pw_compat_submodules *subs = NULL;
-	struct timespec t0, t1;
 	int quiet = 0, rc, view = -1;
 
 	for (int i = 1; i < argc; i++) {
@@ -148,41 +213,14 @@ static int do_build(struct pw_repo *repo, int argc, char **argv)
 		return rc;
 	}
 	o.submodules = subs;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = pw_compat_build(pw_repo_objects_dir(repo), storage, compat, &o, &err);
+	/* one writer at a time rewrites the map and the view */
+	if (pw_compat_lock(&o.lock, pw_repo_objects_dir(repo), &err))
+		rc = pw_cli_fatal("compat build: %s", err.msg);
+	else
+		rc = build_locked(repo, compat, opt, view, quiet, &o);
+	pw_compat_unlock(o.lock);
 	pw_compat_submodules_free(subs);
-	if (rc)
-		return pw_cli_fatal("compat build: %s", err.msg);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (opt) {
-		char *cfg = malloc(strlen(pw_repo_git_dir(repo)) + 8);
-
-		if (!cfg)
-			return pw_cli_fatal("out of memory");
-		sprintf(cfg, "%s/config", pw_repo_git_dir(repo));
-		rc = pw_config_set_in_file(cfg, "core.repositoryformatversion", "1", &err);
-		if (!rc)
-			rc = pw_config_set_in_file(cfg, "extensions.compatObjectFormat",
-			                           compat->name, &err);
-		free(cfg);
-		if (rc)
-			return pw_cli_fatal("%s", err.msg);
-	}
-	if (!quiet)
-		fprintf(stderr,
-		        "compat build: %llu objects (%llu translated) %s -> %s, %llu pack maps and "
-		        "%llu loose entries written (%llu bytes), %llu submodule commits mapped "
-		        "in %.2f s\n",
-		        (unsigned long long)o.objects, (unsigned long long)o.translated,
-		        storage->name, compat->name, (unsigned long long)o.packs_written,
-		        (unsigned long long)o.loose_written, (unsigned long long)o.bytes,
-		        (unsigned long long)o.gitlinks,
-		        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	if (!(view = pw_cli_compat_view_wanted(repo, view)))
-		return pw_compat_view_exists(pw_repo_objects_dir(repo))
-		               ? pw_compat_view_remove(pw_repo_objects_dir(repo), &err)
-		               : 0;
-	return pw_cli_compat_view_write(repo, compat, quiet);
+	return rc;
 }
 
 static int lookup_one(struct pw_compat_map *map, const struct pw_hash_algo *in, int reverse,

@@ -65,7 +65,10 @@ int pw_cli_compat_resolve(struct pw_repo *repo, const char *arg, struct pw_oid *
 /* The stored view (cmd-compat.c): whether to write it (opt 1/0, -1: the
  * config compat.viewPack, else whether one exists), and writing it. */
 int pw_cli_compat_view_wanted(struct pw_repo *repo, int opt);
-int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat, int quiet);
+struct pw_compat_lock;
+int pw_cli_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat,
+                             struct pw_compat_lock *lock, int quiet);
+void pw_cli_compat_locked_hook(void);
 /* --submodule=<path>=<repo> into *s (made on first use); then what repo's
  * gitlinks are mapped through after them (pw_compat_submodules_for_repo:
  * its compat.submodule.<path>.repository config, its .gitmodules URLs

@@ -100,6 +100,7 @@ PW_API int pw_compat_pack_map_check(const uint8_t *data, size_t len,
 
 struct pw_compat_submodules;
 
+struct pw_compat_lock; /* the writers' lock, below */
 struct pw_compat_build_opts {
 	/* Called after each step with what was done ("translated", "wrote");
 	 * a non-zero return stops the build and is returned. May be NULL. */
@@ -119,7 +120,26 @@ struct pw_compat_build_opts {
 	struct pw_compat_submodules *submodules;
 	uint64_t gitlinks; /* out: submodule commits mapped (their pairs are
 	                    * written to loose-object-idx) */
+	/* The writers' lock (pw_compat_lock) when the caller holds it; NULL:
+	 * the build takes it itself and fails with PW_ELOCKED when another
+	 * writer holds it. */
+	struct pw_compat_lock *lock;
 };
+
+/* ---- the writers' lock ------------------------------------------------- */
+
+/* <objects>/compat-view.lock, created with O_EXCL as Git creates its locks:
+ * whoever rewrites the map and the stored view (compat build, repack) holds
+ * it for the whole rewrite, so that two writers never interleave their
+ * files. Taken by another writer: PW_ELOCKED at once, with a message naming
+ * the file and saying to remove it when no writer runs (a crashed writer
+ * leaves it; nothing removes it automatically). Adding the entries of new
+ * objects (a push, a fetch) does not take it. */
+struct pw_compat_lock;
+PW_API int pw_compat_lock(struct pw_compat_lock **out, const char *objects_dir,
+                          struct pw_error *err);
+/* Release (remove the file). NULL is fine. */
+PW_API void pw_compat_unlock(struct pw_compat_lock *lock);
 
 /* Translate every object of the objects directory (alternates excluded)
  * into `compat` (blobs, then trees, commits and tags after what they
@@ -336,6 +356,8 @@ struct pw_compat_view_opts {
 	 * rename that makes the new generation the one in use. May be NULL. */
 	void (*before_publish)(void *data, const char *tmp_path, const char *final_path);
 	void *before_publish_data;
+	/* The writers' lock when the caller holds it; NULL: taken here. */
+	struct pw_compat_lock *lock;
 	/* out */
 	uint64_t objects, bytes;
 	char name[PW_MAX_HEXSZ + 1]; /* the pack's name */
@@ -352,8 +374,10 @@ PW_API int pw_compat_view_open(struct pw_odb **out, const char *objects_dir,
                                const struct pw_hash_algo *compat, struct pw_error *err);
 /* 1 when objects_dir has a stored view (its `current` file). */
 PW_API int pw_compat_view_exists(const char *objects_dir);
-/* Remove the stored view (serving falls back to translating). */
-PW_API int pw_compat_view_remove(const char *objects_dir, struct pw_error *err);
+/* Remove the stored view (serving falls back to translating), under the
+ * writers' lock: `lock` when the caller holds it, else taken here. */
+PW_API int pw_compat_view_remove(const char *objects_dir, struct pw_compat_lock *lock,
+                                 struct pw_error *err);
 /* Check the stored view completely: the pack and .idx (every object hashed,
  * both checksums), the bitmap loads, and every object's id is the compat id
  * the map gives the storage object it maps back to (else PW_ECORRUPT: stale

@@ -23,6 +23,16 @@ struct pw_repack_opts {
 	/* pack.* settings of the repository are applied first, then these when
 	 * not -2: */
 	int window, depth, threads;
+	/* Called when the new pack (and its .bitmap) is in place, before
+	 * anything old is deleted, with the new .idx's path: a repository
+	 * with a compat map writes the new pack's side file here, so that
+	 * the map is whole at every step of the deletion. Non-zero keeps
+	 * the old packs and loose objects (the hook says why). May be NULL. */
+	int (*before_delete)(void *data, const char *idx_path);
+	/* Called after each step that changes objects/ ("pack written",
+	 * "ready to delete", "deleted <old pack base>", "pruned loose"), so
+	 * that a test can stop the process between any two. May be NULL. */
+	void (*step)(void *data, const char *what);
 	pw_progress_fn progress;                      /* may be NULL */
 	void (*warning)(void *data, const char *msg); /* may be NULL */
 	void *data;                                   /* for progress and warning */

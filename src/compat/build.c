@@ -436,12 +436,18 @@ int pw_compat_build(const char *objects_dir, const struct pw_hash_algo *storage,
                     struct pw_error *err)
 {
 	struct pw_compat_build_opts dflt = {0};
+	struct pw_compat_lock *own = NULL;
 	struct builder b;
 	int rc;
 
-	builder_init(&b, objects_dir, storage, compat, opts ? opts : &dflt, err);
+	if (!opts)
+		opts = &dflt;
+	if (!opts->lock && (rc = pw_compat_lock(&own, objects_dir, err)))
+		return rc;
+	builder_init(&b, objects_dir, storage, compat, opts, err);
 	if (!(rc = translate_all(&b)) && !(rc = write_pack_maps(&b)))
 		rc = write_loose_idx(&b);
 	builder_free(&b);
+	pw_compat_unlock(own);
 	return rc;
 }

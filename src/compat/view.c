@@ -326,6 +326,7 @@ int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat
 {
 	struct vw v;
 	struct pw_compat_pack *cp = NULL;
+	struct pw_compat_lock *own = NULL;
 	struct pw_buf view_dir = PW_BUF_INIT, tmp = PW_BUF_INIT;
 	int rc;
 
@@ -343,6 +344,8 @@ int pw_compat_view_write(struct pw_repo *repo, const struct pw_hash_algo *compat
 		rc = nomem(&v);
 		goto out;
 	}
+	if (!opts->lock && (rc = pw_compat_lock(&own, v.objects_dir, err)))
+		goto out;
 	if ((rc = pw_compat_map_open(&v.map, v.objects_dir, v.storage, compat, err)) ||
 	    (rc = pw_odb_open(&v.odb, v.objects_dir, v.storage, err)) ||
 	    (rc = pw_compat_pack_new(&cp, v.map, v.objects_dir, err)))
@@ -379,6 +382,7 @@ out:
 	free(v.tips);
 	pw_buf_free(&view_dir);
 	pw_buf_free(&tmp);
+	pw_compat_unlock(own);
 	return rc;
 }
 
@@ -393,14 +397,22 @@ int pw_compat_view_exists(const char *objects_dir)
 	return yes;
 }
 
-int pw_compat_view_remove(const char *objects_dir, struct pw_error *err)
+int pw_compat_view_remove(const char *objects_dir, struct pw_compat_lock *lock,
+                          struct pw_error *err)
 {
+	struct pw_compat_lock *own = NULL;
 	struct pw_buf p = PW_BUF_INIT;
+	int rc;
 
 	if (pw_buf_addf(&p, "%s/" VIEW_DIR, objects_dir))
 		return pw_error_set(err, PW_ENOMEM, "out of memory");
+	if (!lock && (rc = pw_compat_lock(&own, objects_dir, err))) {
+		pw_buf_free(&p);
+		return rc;
+	}
 	pw_fs_remove_tree(p.data, 0);
 	pw_buf_free(&p);
+	pw_compat_unlock(own);
 	return 0;
 }
 

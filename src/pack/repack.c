@@ -2,10 +2,12 @@
  *
  * Order (what makes it crash-safe): the old packs are listed first; the new
  * pack and its .idx are written to temporary files and renamed in (pack
- * first), then the .bitmap; only then are the old packs deleted (.bitmap and
- * .idx before the .pack, so that no .idx is left without its pack) and the
- * loose objects that the new pack holds. A kill at any step leaves every
- * reachable object in a pack with its .idx, or still loose. */
+ * first), then the .bitmap; then the caller's before_delete hook writes
+ * what else describes the new pack (the compat map's side file); only then
+ * are the old packs deleted (.bitmap and .idx before the .pack, so that no
+ * .idx is left without its pack) and the loose objects that the new pack
+ * holds. A kill at any step leaves every reachable object in a pack with
+ * its .idx, or still loose, and (with the hook) every side file whole. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -344,6 +346,16 @@ static int unlink_if(const char *base, const char *ext)
 	return ok ? 0 : -1;
 }
 
+static void step(struct repack *r, const char *what, const char *arg)
+{
+	char msg[4200];
+
+	if (!r->opts->step)
+		return;
+	snprintf(msg, sizeof(msg), "%s%s%s", what, arg ? " " : "", arg ? arg : "");
+	r->opts->step(r->opts->data, msg);
+}
+
 static void delete_old_packs(struct repack *r, const char *new_hex, struct pw_repack_result *res)
 {
 	static const char *const exts[] = {".bitmap", ".rev",    ".promisor", ".mtimes",
@@ -362,6 +374,7 @@ static void delete_old_packs(struct repack *r, const char *new_hex, struct pw_re
 			if (unlink_if(r->old[i].base, exts[k]))
 				warn(r, "cannot delete the old pack %s", r->old[i].base);
 		res->packs_deleted++;
+		step(r, "deleted", r->old[i].base);
 	}
 }
 
@@ -471,25 +484,34 @@ static int run(struct repack *r, struct pw_repack_result *res)
 		res->bitmap = !rc;
 		rc = 0;
 	}
-	if (!r->opts->delete_old)
-		goto out;
+	step(r, "pack written", NULL);
 	{
 		char name[PW_MAX_HEXSZ + 16];
-		struct pw_error e = {0};
 
 		snprintf(name, sizeof(name), "pack-%s.idx", res->hex);
 		if (!(idx = pw_path_join(r->pack_dir, name))) {
 			rc = pw_error_set(r->err, PW_ENOMEM, "repack: out of memory");
 			goto out;
 		}
+	}
+	/* the new pack's side files (the compat map) before anything goes */
+	if (r->opts->before_delete && r->opts->before_delete(r->opts->data, idx))
+		goto out; /* the old packs stay: the hook said why */
+	if (!r->opts->delete_old)
+		goto out;
+	{
+		struct pw_error e = {0};
+
 		/* the new pack must open before anything old goes */
 		if ((rc = pw_pack_open(&r->newpack, idx, r->algo, &e))) {
 			pw_error_copy(r->err, &e);
 			goto out;
 		}
 	}
+	step(r, "ready to delete", NULL);
 	delete_old_packs(r, res->hex, res);
 	prune_packed(r, res);
+	step(r, "pruned loose", NULL);
 out:
 	free(tips);
 	free(base);

@@ -55,6 +55,13 @@ struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s)
 	return s->view_odb;
 }
 
+void pw_srv_compat_view_drop(struct pw_upload_session *s)
+{
+	pw_odb_free(s->view_odb);
+	s->view_odb = NULL;
+	s->view_tried = 0;
+}
+
 int pw_srv_compat_out(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *out)
 {
 	return pw_compat_from_storage(s->compat, oid, out);

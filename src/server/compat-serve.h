@@ -46,6 +46,10 @@ int pw_srv_compat_translate(struct pw_upload_session *s, struct pw_pack_writer *
  * pack of the client's algorithm, opened once per session; NULL when there
  * is none or it cannot be opened (the request is then translated). */
 struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s);
+/* Forget the stored view opened (the next pw_srv_compat_view reads
+ * compat-view/current again): its generation was gone before its pack and
+ * bitmap were open. */
+void pw_srv_compat_view_drop(struct pw_upload_session *s);
 
 /* The client's id of a storage id: 0, or PW_ENOTFOUND. */
 int pw_srv_compat_out(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *out);

@@ -740,10 +740,33 @@ static int bm_include_tags(struct pw_upload_session *s, struct pw_bitmap_walk *b
  * view's, in the client's ids) and copy entries of the bitmapped pack.
  * PW_ENOTFOUND (s->err untouched) when the bitmap cannot answer this
  * request: nothing was sent, the caller walks instead. */
+/* The bitmap walk over the repository's packs, or (view) over the stored
+ * view's pack. The view's .idx, pack and .bitmap are mapped when this
+ * returns: a rewrite that removes their generation later does not reach
+ * them (docs/compat-map.md, "Readers and rewrites"). One that removed it
+ * after `current` was read but before they were open gets `current` read
+ * again, once. */
+static int open_walk(struct gen *g, int view, struct pw_bitmap_walk **bw, struct pw_error *e)
+{
+	struct pw_odb *odb = view ? pw_srv_compat_view(g->s) : g->s->odb;
+	int rc;
+
+	if (!odb)
+		return PW_ENOTFOUND;
+	rc = pw_bitmap_walk_new(bw, odb, e);
+	if (rc && rc != PW_ENOMEM && view) {
+		pw_srv_compat_view_drop(g->s);
+		if (!(odb = pw_srv_compat_view(g->s)))
+			return PW_ENOTFOUND;
+		pw_error_clear(e);
+		rc = pw_bitmap_walk_new(bw, odb, e);
+	}
+	return rc;
+}
+
 static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st, int view)
 {
 	struct pw_upload_session *s = g->s;
-	struct pw_odb *odb = view ? pw_srv_compat_view(s) : s->odb;
 	struct pw_bitmap_walk *bw = NULL;
 	struct pw_bitmap_write_opts wo;
 	struct pw_error e = {0};
@@ -752,14 +775,14 @@ static int send_bitmap(struct gen *g, struct pw_pack_write_stats *st, int view)
 	const struct pw_config *cfg = pw_repo_config(s->repo);
 	int use = 1;
 
-	if (!odb)
+	if (view && !pw_srv_compat_view(s))
 		return PW_ENOTFOUND;
 	if (s->args.has_filter && s->args.filter.kind != PW_FILTER_BLOB_NONE &&
 	    s->args.filter.kind != PW_FILTER_BLOB_LIMIT)
 		return PW_ENOTFOUND;
 	if (cfg && !pw_config_get_bool(cfg, "pack.usebitmaps", &use, NULL) && !use)
 		return PW_ENOTFOUND;
-	if ((rc = pw_bitmap_walk_new(&bw, odb, &e)))
+	if ((rc = open_walk(g, view, &bw, &e)))
 		return rc == PW_ENOMEM ? pw_error_copy(&s->err, &e) : PW_ENOTFOUND;
 	rc = bm_add_tips(s, bw, view);
 	if (!rc)

@@ -256,6 +256,9 @@ for R in s256 s1; do
 		--upload-pack="$PACKWIRE upload-pack --object-format=$W" "file://$T/srv/$R.git" clone.git
 	trace_is "$R: a clone of main after the kill" trace.json stored-pack
 	check "$R: that clone is fsck-clean" fsck_ok clone.git
+	check "$R: the killed writer's lock is left (as Git's)" \
+		test -e "srv/$R.git/objects/compat-view.lock"
+	rm -f "srv/$R.git/objects/compat-view.lock"
 	check "$R: the next build publishes and cleans up" "$PACKWIRE" -C "srv/$R.git" compat build -q
 	check "$R: one generation left" test "$(ls "srv/$R.git/objects/compat-view" | wc -l)" = 2
 done

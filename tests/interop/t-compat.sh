@@ -174,6 +174,12 @@ same_file "old map bytes unchanged" "$T/old-maps" "$T/old-maps2"
 objects_of "$T/s1" >"$T/all1"
 head -1 "$T/all1" >"$T/one"
 check "an old object still maps" "$PACKWIRE" -C "$T/k256" compat lookup --reverse "$(cat "$T/one")"
+# the killed build leaves the writers' lock: never removed automatically
+"$PACKWIRE" -C "$T/k256" compat build -q 2>"$T/locked.err" && not_ok "a build after the kill fails on the lock" ||
+	ok "a build after the kill fails on the lock"
+contains "the writers' lock is named" "$T/locked.err" "objects/compat-view.lock': File exists"
+contains "and what to do" "$T/locked.err" "remove the file and try again"
+rm -f "$T/k256/.git/objects/compat-view.lock"
 check "the next build completes" "$PACKWIRE" -C "$T/k256" compat build -q
 check "and verifies" "$PACKWIRE" -C "$T/k256" compat verify
 (
@@ -184,9 +190,14 @@ st=0
 PACKWIRE_TEST_COMPAT_KILL=1 "$PACKWIRE" -C "$T/k256" compat build -q 2>/dev/null || st=$?
 check "a build killed before renaming loose-object-idx" [ "$st" -eq 137 ]
 check "loose-object-idx still parses" "$PACKWIRE" -C "$T/k256" compat verify
-# as with Git's own locks, a killed writer leaves its lock behind
+# as with Git's own locks, a killed writer leaves its locks behind: the
+# writers' lock first, then loose-object-idx's
+"$PACKWIRE" -C "$T/k256" compat build -q 2>"$T/locked.err" || true
+contains "the stale writers' lock is named" "$T/locked.err" "compat-view.lock"
+rm -f "$T/k256/.git/objects/compat-view.lock"
 "$PACKWIRE" -C "$T/k256" compat build -q 2>"$T/locked.err" || true
 contains "a stale lock is named" "$T/locked.err" "loose-object-idx.lock"
+check "a failed build releases the writers' lock" test ! -e "$T/k256/.git/objects/compat-view.lock"
 rm -f "$T/k256/.git/objects/loose-object-idx.lock"
 check "then completes" "$PACKWIRE" -C "$T/k256" compat build -q
 c=$(git -C "$T/k256" rev-parse main)
