@@ -4,6 +4,7 @@
 
 #include "packwire/error.h"
 #include "hash/oidmap.h"
+#include "util/bigmem.h"
 
 static size_t oid_hash(const struct pw_oid *oid)
 {
@@ -29,7 +30,7 @@ static void *(*volatile const clear)(void *, int, size_t) = memset;
 
 void pw_oidmap_free(struct pw_oidmap *m)
 {
-	free(m->slots);
+	pw_bigmem_free(m->slots, m->cap * sizeof(*m->slots));
 	m->slots = NULL;
 	m->cap = m->count = 0;
 }
@@ -56,13 +57,14 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 	struct pw_oidmap_entry *old = m->slots, *slots;
 	size_t i, oldcap = m->cap;
 
-	/* cleared by writing, not calloc: calloc's fresh pages are mapped to
-	 * the zero page on the first probe and copied again on the first
-	 * store, two faults (and a TLB flush) per page instead of one. Through
-	 * a volatile pointer, or the compiler turns malloc + memset into calloc. */
+	/* a large table on huge pages (bigmem.h), cleared by writing, not
+	 * calloc: calloc's fresh pages are mapped to the zero page on the
+	 * first probe and copied again on the first store, two faults (and a
+	 * TLB flush) per page instead of one. Through a volatile pointer, or
+	 * the compiler turns malloc + memset into calloc. */
 	if (ncap > SIZE_MAX / sizeof(*slots))
 		return PW_ENOMEM;
-	slots = malloc(ncap * sizeof(*slots));
+	slots = pw_bigmem_alloc(ncap * sizeof(*slots));
 	if (!slots)
 		return PW_ENOMEM;
 	clear(slots, 0, ncap * sizeof(*slots));
@@ -78,7 +80,7 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 			;
 		slots[j] = old[i];
 	}
-	free(old);
+	pw_bigmem_free(old, oldcap * sizeof(*old));
 	return 0;
 }
 

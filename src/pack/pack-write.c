@@ -37,6 +37,7 @@
 #include "packwire/pack-write.h"
 #include "packwire/refs.h"
 #include "hash/oidmap.h"
+#include "util/bigmem.h"
 #include "pack/pack-write-priv.h"
 #include "util/fs.h"
 
@@ -109,7 +110,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 		return;
 	for (i = 0; i < w->nr; i++)
 		free(w->objs[i].zdata);
-	free(w->objs);
+	pw_bigmem_free(w->objs, w->alloc * sizeof(*w->objs));
 	free(w->wseq);
 	free(w->tagged);
 	free(w->outbuf);
@@ -206,7 +207,7 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 	/* room first: the map has no removal to undo an insertion */
 	if (w->nr == w->alloc) {
 		size_t n = w->alloc ? w->alloc * 2 : 1024;
-		struct wobj *p = realloc(w->objs, n * sizeof(*p));
+		struct wobj *p = pw_bigmem_realloc(w->objs, w->alloc * sizeof(*p), n * sizeof(*p));
 
 		if (!p)
 			return pw_pack_writer__nomem(w);
@@ -245,7 +246,8 @@ int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n)
 
 	if (n <= w->alloc)
 		return pw_oidmap_reserve(&w->map, n);
-	if (n > SIZE_MAX / sizeof(*p) || !(p = realloc(w->objs, n * sizeof(*p))))
+	if (n > SIZE_MAX / sizeof(*p) ||
+	    !(p = pw_bigmem_realloc(w->objs, w->alloc * sizeof(*p), n * sizeof(*p))))
 		return PW_ENOMEM;
 	w->objs = p;
 	w->alloc = n;

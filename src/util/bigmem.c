@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -52,4 +53,19 @@ void pw_bigmem_free(void *p, size_t size)
 	}
 #endif
 	free(p);
+}
+
+void *pw_bigmem_realloc(void *p, size_t old_size, size_t size)
+{
+	void *n;
+
+	if (!p)
+		return pw_bigmem_alloc(size);
+	if (old_size < PW_BIGMEM_MIN && size < PW_BIGMEM_MIN)
+		return realloc(p, size ? size : 1);
+	if (!(n = pw_bigmem_alloc(size)))
+		return NULL;
+	memcpy(n, p, old_size < size ? old_size : size);
+	pw_bigmem_free(p, old_size);
+	return n;
 }

@@ -16,5 +16,8 @@
  * pw_bigmem_free and the same size. */
 void *pw_bigmem_alloc(size_t size);
 void pw_bigmem_free(void *p, size_t size);
+/* A block of old_size bytes (NULL, 0: none) resized to size, its first
+ * bytes kept: NULL when out of memory (p is then unchanged). */
+void *pw_bigmem_realloc(void *p, size_t old_size, size_t size);
 
 #endif

@@ -131,6 +131,29 @@ static void test_bigmem(void)
 		pw_bigmem_free(m, sizes[i]);
 	}
 	pw_bigmem_free(NULL, PW_BIGMEM_MIN);
+	/* growing across the threshold and back keeps the first bytes */
+	{
+		size_t steps[] = {1000, PW_BIGMEM_MIN + 5, (size_t)5 << 20, 3000, 10}, old = 0;
+		uint8_t *m = NULL;
+		int ok = 1;
+
+		for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			uint8_t *n = pw_bigmem_realloc(m, old, steps[i]);
+			size_t keep = old < steps[i] ? old : steps[i];
+
+			CHECK(n != NULL);
+			if (!n)
+				break;
+			for (k = 0; k < keep; k++)
+				ok &= n[k] == (uint8_t)(k * 7);
+			for (k = 0; k < steps[i]; k++)
+				n[k] = (uint8_t)(k * 7);
+			m = n;
+			old = steps[i];
+		}
+		CHECK(ok);
+		pw_bigmem_free(m, old);
+	}
 }
 
 int main(void)
