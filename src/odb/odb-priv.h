@@ -26,5 +26,9 @@ struct pw_base_cache *pw_odb_cache(struct pw_odb *odb);
 /* Packs of the odb (alternates included), opened on demand: n < count. */
 size_t pw_odb_pack_count(const struct pw_odb *odb);
 int pw_odb_pack(struct pw_odb *odb, size_t n, struct pw_pack **out);
+/* How many objects the packs hold: about what a walk of everything meets,
+ * so that its tables are made once (a pack that does not open counts
+ * nothing; only a hint). */
+size_t pw_odb_packed_count(struct pw_odb *odb);
 
 #endif

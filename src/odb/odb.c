@@ -401,6 +401,19 @@ size_t pw_odb_pack_count(const struct pw_odb *odb)
 	return odb->nr_packs;
 }
 
+size_t pw_odb_packed_count(struct pw_odb *odb)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < odb->nr_packs; i++) {
+		struct pw_pack *p;
+
+		if (!pw_odb_pack(odb, i, &p))
+			n += p->nr;
+	}
+	return n;
+}
+
 int pw_odb_pack(struct pw_odb *odb, size_t n, struct pw_pack **out)
 {
 	int rc;

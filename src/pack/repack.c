@@ -261,22 +261,6 @@ static int preferred_tips(struct repack *r, struct pw_oid **tips, size_t *ntips)
 	return rc == PW_ENOMEM ? pw_error_set(r->err, rc, "repack: out of memory") : 0;
 }
 
-/* How many objects the packs hold: about what the walk will meet, so that
- * its tables and the writer's are made once (a pack that does not open
- * counts nothing; this is only a hint). */
-static size_t packed_count(struct repack *r)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < pw_odb_pack_count(r->odb); i++) {
-		struct pw_pack *p;
-
-		if (!pw_odb_pack(r->odb, i, &p))
-			n += pw_pack_nr_objects(p);
-	}
-	return n;
-}
-
 static int walked_commit(void *data, const struct pw_oid *oid, struct pw_commit_info *out)
 {
 	return pw_revlist_commit_info(data, oid, out);
@@ -288,7 +272,7 @@ static int enumerate(struct repack *r)
 {
 	struct pw_revlist *rl = NULL;
 	struct pw_revs *revs = NULL;
-	size_t hint = packed_count(r);
+	size_t hint = pw_odb_packed_count(r->odb);
 	int rc;
 
 	if (pw_revlist_new(&rl, r->odb, PW_REVLIST_OBJECTS) ||
