@@ -217,9 +217,10 @@ static int global_options(int argc, char **argv, int *first)
  * 3,600 faults, a third of its CPU). And the heap's first HEAP_HUGE bytes
  * are made eligible for transparent huge pages (what glibc's tunable
  * glibc.malloc.hugetlb=1 does, without the environment): one fault per
- * 2 MiB touched. A clone served without bitmaps: 8,900 faults -> 1,900,
- * a tenth less CPU. Not for the servers that run for days (serve,
- * cluster): there, memory given back matters more. */
+ * 2 MiB touched (a clone served without bitmaps: 8,900 faults -> 1,400;
+ * the CPU that saves is within bench/fetch-serve's noise). Not for the
+ * servers that run for days (serve, cluster): there, memory given back
+ * matters more. */
 #define HEAP_HUGE ((size_t)30 << 20)
 static void tune_malloc(const char *cmd)
 {

@@ -555,17 +555,12 @@ static int rev_pos_by_search(struct pw_pack *p, const uint64_t *off, struct pw_e
  * beyond: then the offset alone and rev_pos found later). */
 static int rev_keys(struct pw_pack *p, uint64_t *key, unsigned shift, struct pw_error *err)
 {
-	const struct pw_idx *idx = p->idx;
 	uint64_t end = p->size - p->algo->rawsz, o;
 	uint32_t i;
 	int rc;
 
 	for (i = 0; i < p->nr; i++) {
-		uint32_t v = idx->version == 2 ? pw_get_be32(idx->offsets + (size_t)i * 4) : 0;
-
-		if (idx->version == 2 && !(v & 0x80000000u))
-			o = v;
-		else if ((rc = pw_idx_nth_offset(idx, i, &o, err)))
+		if ((rc = pw_idx_nth_offset(p->idx, i, &o, err)))
 			return rc;
 		if (o < PW_PACK_HEADER_SIZE || o >= end)
 			return pw_error_set(err, PW_ECORRUPT,
