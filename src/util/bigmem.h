@@ -10,7 +10,16 @@
 
 #include <stddef.h>
 
-#define PW_BIGMEM_MIN ((size_t)512 << 10)
+/* Smaller arrays come from malloc. Each block of its own is at least one
+ * fresh 2 MiB page that the kernel zeroes and that munmap gives back: for
+ * a served fetch of v2.0.0 (a 1.4 MiB reverse index, its 1.4 MiB scratch,
+ * two 0.7 MiB position maps) that was 6 huge pages zeroed where 3 were
+ * used, and, on a VM that reports freed memory to its host, each fresh
+ * huge page a slow host fault (bench/fetch-serve's loop, 9 paired runs:
+ * 50.6 -> 35.9 ms median, git 83). From malloc, these share the pages of
+ * the heap, which the CLI keeps and puts on huge pages (cli/main.c,
+ * tune_malloc; there glibc maps blocks of 4 MiB or more by themselves). */
+#define PW_BIGMEM_MIN ((size_t)4 << 20)
 
 /* size bytes (uninitialised), NULL when out of memory. Free with
  * pw_bigmem_free and the same size. */

@@ -115,7 +115,7 @@ static void test_pack(const struct pw_hash_algo *algo)
 
 static void test_bigmem(void)
 {
-	size_t sizes[] = {0, 1, 4096, PW_BIGMEM_MIN - 1, PW_BIGMEM_MIN, (size_t)3 << 20};
+	size_t sizes[] = {0, 1, 4096, PW_BIGMEM_MIN - 1, PW_BIGMEM_MIN, PW_BIGMEM_MIN + (3 << 20)};
 	size_t i, k;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
