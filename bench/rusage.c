@@ -56,8 +56,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fprintf(out, "%.4f %.4f %.4f %ld\n",
-		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_maxrss);
+	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	        seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_maxrss);
 	if (fclose(out) != 0) {
 		perror(argv[1]);
 		return 2;
