@@ -267,6 +267,9 @@ struct pw_compat_submodules {
 	/* discovery (servers) */
 	char *base, *super_rel;
 	int (*inside)(const char *base, const char *dir);
+	/* the superproject's modules/ (where git submodule keeps the clones
+	 * of a work tree's submodules), NULL when not known */
+	char *modules;
 	/* the superproject, for a .gitmodules the translation cannot read
 	 * (opened on first use) */
 	char *super_dir;
@@ -304,6 +307,7 @@ void pw_compat_submodules_free(struct pw_compat_submodules *s)
 	free(s->open);
 	free(s->base);
 	free(s->super_rel);
+	free(s->modules);
 	free(s->super_dir);
 	pw_odb_free(s->super_odb);
 	pw_compat_map_free(s->super_map);
@@ -590,6 +594,36 @@ static int try_under_base(struct pw_compat_submodules *s, struct pw_buf *dir,
 	return PW_ENOTFOUND;
 }
 
+/* modules/<name> of the superproject, as git submodule clones a work
+ * tree's submodule: a name that is empty, absolute or has a ".." component
+ * (which git itself refuses) is not followed, nor one that leads out of
+ * modules/ through a symbolic link. */
+static int try_modules(struct pw_compat_submodules *s, const char *name,
+                       const struct pw_compat_gitlink *g, struct pw_oid *out, long *own)
+{
+	struct pw_buf dir = PW_BUF_INIT;
+	const char *c = name;
+	int rc = PW_ENOTFOUND;
+
+	if (!*name || *name == '/')
+		return PW_ENOTFOUND;
+	for (;;) {
+		size_t n = strcspn(c, "/\\");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return PW_ENOTFOUND;
+		if (!c[n])
+			break;
+		c += n + 1;
+	}
+	if (pw_buf_addf(&dir, "%s/%s", s->modules, name))
+		rc = PW_ENOMEM;
+	else if (pw_fs_is_dir(dir.data) && pw_fs_path_inside(s->modules, dir.data))
+		rc = try_dir(s, dir.data, g, out, own);
+	pw_buf_free(&dir);
+	return rc;
+}
+
 /* The repositories a .gitmodules URL may name under the base. */
 static int try_url(struct pw_compat_submodules *s, const char *url,
                    const struct pw_compat_gitlink *g, struct pw_oid *out, long *own)
@@ -676,13 +710,18 @@ int pw_compat_submodules_gitlink(void *data, const struct pw_compat_gitlink *g, 
 	for (size_t i = 0; i < s->nr_named && rc == PW_ENOTFOUND; i++)
 		if (!strcmp(s->named[i].path, path))
 			rc = try_dir(s, s->named[i].repo, g, out, &own);
-	if (rc == PW_ENOTFOUND && s->base && g->path_complete) {
+	if (rc == PW_ENOTFOUND && (s->base || s->modules) && g->path_complete) {
 		load_gitmodules(s, g);
-		for (size_t i = 0; i < s->gm.nr && rc == PW_ENOTFOUND; i++)
-			if (s->gm.v[i].url && !strcmp(s->gm.v[i].path, path)) {
+		for (size_t i = 0; i < s->gm.nr && rc == PW_ENOTFOUND; i++) {
+			if (strcmp(s->gm.v[i].path, path))
+				continue;
+			if (s->modules)
+				rc = try_modules(s, s->gm.v[i].name, g, out, &own);
+			if (rc == PW_ENOTFOUND && s->base && s->gm.v[i].url) {
 				own_url = s->gm.v[i].url;
 				rc = try_url(s, own_url, g, out, &own);
 			}
+		}
 	}
 	for (size_t i = 0; i < s->nr_named && rc == PW_ENOTFOUND; i++)
 		rc = try_dir(s, s->named[i].repo, g, out, NULL);
@@ -755,6 +794,11 @@ int pw_compat_submodules_for_repo(struct pw_compat_submodules **io, struct pw_re
 	    (rc = pw_compat_submodules_discover(s, base, super, inside ? inside : pw_fs_path_inside,
 	                                        err)))
 		goto out;
+	free(s->modules);
+	if (!(s->modules = pw_path_join(pw_repo_git_dir(repo), "modules"))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory");
+		goto out;
+	}
 	*io = s;
 	s = NULL;
 out:
