@@ -39,6 +39,8 @@ void pw_srv_compat_free(struct pw_upload_session *s)
 	s->view_tried = 0;
 }
 
+void (*pw_srv__test_view_opened)(void);
+
 struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s)
 {
 	struct pw_error e = {0};

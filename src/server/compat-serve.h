@@ -50,6 +50,10 @@ struct pw_odb *pw_srv_compat_view(struct pw_upload_session *s);
  * compat-view/current again): its generation was gone before its pack and
  * bitmap were open. */
 void pw_srv_compat_view_drop(struct pw_upload_session *s);
+/* Test seam (tests/hooks/view-open.c, in packwire-test-hooks only): called
+ * when a request has the stored view's odb and is about to open its pack
+ * and bitmap (the moment a rewrite may remove that generation). */
+extern void (*pw_srv__test_view_opened)(void);
 
 /* The client's id of a storage id: 0, or PW_ENOTFOUND. */
 int pw_srv_compat_out(struct pw_upload_session *s, const struct pw_oid *oid, struct pw_oid *out);

@@ -762,6 +762,8 @@ static int open_walk(struct gen *g, int view, struct pw_bitmap_walk **bw, struct
 
 	if (!odb)
 		return PW_ENOTFOUND;
+	if (view && pw_srv__test_view_opened)
+		pw_srv__test_view_opened();
 	rc = pw_bitmap_walk_new(bw, odb, e);
 	if (rc && rc != PW_ENOMEM && view) {
 		pw_srv_compat_view_drop(g->s);
