@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                     &err);
 	if (!pw_loose_stream_init(&s, algo, 0, "fuzz", &err)) {
 		for (off = 1, src = 0; off < size && !src; off += piece)
-			src = pw_loose_stream_feed(&s, data + off, size - off < piece ? size - off : piece,
-			                           &err);
+			src = pw_loose_stream_feed(&s, data + off,
+			                           size - off < piece ? size - off : piece, &err);
 		if (!src)
 			src = pw_loose_stream_finish(&s, &b, &stype, &ssize, &err);
 		pw_loose_stream_free(&s);

@@ -19,10 +19,10 @@
 
 /* Bounds on what a bundle header may make the library read or allocate
  * (docs/limits.md). */
-#define PW_BUNDLE_MAX_LINE   65536               /* bytes of one header line, LF included */
+#define PW_BUNDLE_MAX_LINE   65536                /* bytes of one header line, LF included */
 #define PW_BUNDLE_MAX_HEADER (256u * 1024 * 1024) /* bytes of the whole header */
 #define PW_BUNDLE_MAX_ITEMS  4194304              /* prerequisites + references (2^22) */
-#define PW_BUNDLE_MAX_CAPS   64                  /* v3 capability lines */
+#define PW_BUNDLE_MAX_CAPS   64                   /* v3 capability lines */
 
 /* One prerequisite ("-<oid> <comment>") or reference ("<oid> <refname>"). */
 struct pw_bundle_ref {
