@@ -154,21 +154,25 @@ static int add_components(struct pw_buf *out, const char *p, size_t n)
 	return 0;
 }
 
-/* The view's suffix of the last component is not part of a directory. */
-static void drop_view_suffix(struct pw_buf *out)
+/* The view's suffix of the last component is not part of a directory:
+ * p's length without it. Dropped before the components are resolved, so
+ * that "x/..@sha1" is "x/.." (resolved), not a component ".." left after. */
+static size_t without_view_suffix(const char *p, size_t n)
 {
 	static const char *const sfx[] = {"@sha1", "@sha256"};
+	size_t end = n, start;
 
+	while (end && p[end - 1] == '/')
+		end--;
+	for (start = end; start && p[start - 1] != '/'; start--)
+		;
 	for (size_t i = 0; i < 2; i++) {
-		size_t n = strlen(sfx[i]);
-		char *last = memrchr(out->data, '/', out->len);
-		size_t comp = out->len - (last ? (size_t)(last - out->data) + 1 : 0);
+		size_t k = strlen(sfx[i]);
 
-		if (comp > n && !memcmp(out->data + out->len - n, sfx[i], n)) {
-			pw_buf_setlen(out, out->len - n);
-			return;
-		}
+		if (end - start > k && !memcmp(p + end - k, sfx[i], k))
+			return end - k;
 	}
+	return n;
 }
 
 static int url_path(struct pw_buf *out, const char *p, size_t n, int kind)
@@ -177,13 +181,12 @@ static int url_path(struct pw_buf *out, const char *p, size_t n, int kind)
 
 	if (n && p[0] == '~')
 		return PW_SUBURL_NONE; /* a user's home: not under the base */
-	rc = add_components(out, p, n);
+	rc = add_components(out, p, without_view_suffix(p, n));
 	if (rc == PW_ENOMEM)
 		return rc;
 	/* ".." above the top, or nothing left */
 	if (rc || !out->len)
 		return PW_SUBURL_NONE;
-	drop_view_suffix(out);
 	if (kind == PW_SUBURL_ABS) {
 		if (pw_buf_grow(out, 1))
 			return PW_ENOMEM;

@@ -78,6 +78,14 @@ static void test_urls(void)
 	url_is("g/super.git", "../sub.git@sha1", PW_SUBURL_REL, "g/sub.git");
 	url_is("g/super.git", "../sub.git@sha256", PW_SUBURL_REL, "g/sub.git");
 	url_is("super.git", "../@sha1", PW_SUBURL_REL, "@sha1");
+	/* the suffix goes before ".." is resolved (fuzz-gitmodules found
+	 * "hst:/srv/..@sha256" leaving a component "..") */
+	url_is("g/super.git", "../sub.git@sha1/", PW_SUBURL_REL, "g/sub.git");
+	url_is("g/super.git", "../x/..@sha1", PW_SUBURL_REL, "g");
+	url_is("s", "hst:srv/a/..@sha256", PW_SUBURL_NET, "srv");
+	url_is("s", "hst:/srv/..@sha256", PW_SUBURL_NONE, NULL);
+	url_is("s", "hst:/srv/../..@sha1", PW_SUBURL_NONE, NULL);
+	url_is("s", "/srv/x/..@sha1", PW_SUBURL_ABS, "/srv");
 	/* out of the base */
 	url_is("super.git", "../../sub.git", PW_SUBURL_NONE, "");
 	url_is("g/super.git", "../a/../../../sub.git", PW_SUBURL_NONE, "");
