@@ -25,6 +25,11 @@ median() {
 			} }' "$1"
 }
 
+# median1 FILE: the median of a file of one number per line
+median1() {
+	sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
 # row WIDTH LABEL git(wall cpu rss size) pw(wall cpu rss size): one line of
 # the server benches' table, ratios packwire/git
 row() {

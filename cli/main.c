@@ -233,18 +233,18 @@ static void tune_malloc(const char *cmd)
 	if (!strcmp(cmd, "serve") || !strcmp(cmd, "cluster"))
 		return;
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	if (strcmp(cmd, "upload-pack") && strcmp(cmd, "http-backend")) {
-		mallopt(M_MMAP_THRESHOLD, 4 << 20);
-		return;
-	}
-	/* from the heap (sbrk), not a mapping of its own; freed, it stays */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	if ((heap = malloc(HEAP_HUGE))) {
-		uintptr_t a = ((uintptr_t)heap + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+	if (!strcmp(cmd, "upload-pack") || !strcmp(cmd, "http-backend")) {
+		/* from the heap (sbrk), not a mapping of its own; freed, it stays */
+		mallopt(M_MMAP_THRESHOLD, 32 << 20);
+		if ((heap = malloc(HEAP_HUGE))) {
+			uintptr_t a =
+			        ((uintptr_t)heap + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
 
-		if (a < (uintptr_t)heap + HEAP_HUGE)
-			(void)madvise((void *)a, (uintptr_t)heap + HEAP_HUGE - a, MADV_HUGEPAGE);
-		free(heap);
+			if (a < (uintptr_t)heap + HEAP_HUGE)
+				(void)madvise((void *)a, (uintptr_t)heap + HEAP_HUGE - a,
+				              MADV_HUGEPAGE);
+			free(heap);
+		}
 	}
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #else
