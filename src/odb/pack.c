@@ -165,7 +165,7 @@ void pw_pack_free(struct pw_pack *p)
 		munmap((void *)p->data, p->size);
 	pw_idx_free(p->idx);
 	pw_bigmem_free(p->rev_offsets, ((size_t)p->nr + 1) * sizeof(*p->rev_offsets));
-	pw_bigmem_free(p->rev_pos, ((size_t)p->nr + 1) * sizeof(*p->rev_pos));
+	pw_bigmem_free(p->rev_pos, 2 * ((size_t)p->nr + 1) * sizeof(*p->rev_pos));
 	free(p->path);
 	free(p->idx_path);
 	free(p);
@@ -571,13 +571,15 @@ static int rev_keys(struct pw_pack *p, uint64_t *key, unsigned shift, struct pw_
 	return 0;
 }
 
-/* The reverse index: rev_pos (idx positions in pack order) and rev_offsets
- * (their offsets, ascending, with the trailer's offset as sentinel), as a
- * server builds one for every pack it serves from. Below 4 GiB a key holds
- * the offset and the idx position, sorted in the array that becomes
- * rev_offsets: 20 bytes an object at the peak, 12 kept, every access
- * sequential but the sort's stores. Larger packs sort offsets and find
- * each one's idx position by searching the idx's order (rare; slower). */
+/* The reverse index: rev_pos (idx positions in pack order), pack_pos (its
+ * inverse) and rev_offsets (their offsets, ascending, with the trailer's
+ * offset as sentinel), as a server builds one for every pack it serves
+ * from. Below 4 GiB a key holds the offset and the idx position, sorted in
+ * the array that becomes rev_offsets through the block that becomes
+ * rev_pos and pack_pos: 16 bytes an object, no scratch beyond (a served
+ * fetch pays for every fresh page more than for the sort). Larger packs
+ * sort offsets and find each one's idx position by searching the idx's
+ * order (rare; slower). */
 int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 {
 	return pw_pack__revindex_build(p, (p->size >> 32) != 0, err);
@@ -585,10 +587,10 @@ int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 
 int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 {
-	size_t n8 = ((size_t)p->nr + 1) * sizeof(uint64_t), n4 = ((size_t)p->nr + 1) * 4;
+	size_t n8 = ((size_t)p->nr + 1) * sizeof(uint64_t);
 	uint64_t *key = NULL, *tmp = NULL;
 	unsigned shift = wide ? 0 : 32;
-	uint32_t i;
+	uint32_t i, *block;
 	int rc = 0;
 
 	if (p->rev_offsets)
@@ -596,13 +598,16 @@ int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 	if (!p->idx)
 		return pw_error_set(err, PW_EINVAL, "pack %s has no index", p->path);
 	key = pw_bigmem_alloc(n8);
-	tmp = pw_bigmem_alloc(n8);
-	p->rev_pos = pw_bigmem_alloc(n4);
-	if (!key || !tmp || !p->rev_pos)
+	block = pw_bigmem_alloc(n8);
+	if (!key || !block)
 		goto nomem;
+	p->rev_pos = block;
+	p->pack_pos = block + p->nr + 1;
 	if ((rc = rev_keys(p, key, shift, err)))
 		goto fail;
-	if (radix_sort64(key, tmp, p->nr, shift, p->size))
+	if (!shift && !(tmp = pw_bigmem_alloc(n8)))
+		goto nomem;
+	if (radix_sort64(key, shift ? (uint64_t *)(void *)block : tmp, p->nr, shift, p->size))
 		goto nomem;
 	pw_bigmem_free(tmp, n8);
 	tmp = NULL;
@@ -621,8 +626,12 @@ int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 	}
 	if (!shift && (rc = rev_pos_by_search(p, key, err)))
 		goto fail;
+	for (i = 0; i < p->nr; i++)
+		if (p->rev_pos[i] < p->nr)
+			p->pack_pos[p->rev_pos[i]] = i;
 	key[p->nr] = p->size - p->algo->rawsz;
 	p->rev_pos[p->nr] = UINT32_MAX;
+	p->pack_pos[p->nr] = UINT32_MAX;
 	p->rev_offsets = key;
 	return 0;
 nomem:
@@ -631,8 +640,8 @@ nomem:
 fail:
 	pw_bigmem_free(key, n8);
 	pw_bigmem_free(tmp, n8);
-	pw_bigmem_free(p->rev_pos, n4);
-	p->rev_pos = NULL;
+	pw_bigmem_free(block, n8);
+	p->rev_pos = p->pack_pos = NULL;
 	return rc;
 }
 

@@ -31,6 +31,7 @@ struct pw_pack {
 	/* reverse index, built on first use */
 	uint64_t *rev_offsets; /* nr + 1 sorted offsets; the last is the trailer */
 	uint32_t *rev_pos;     /* idx entry of each */
+	uint32_t *pack_pos;    /* pack position of each idx entry (same block) */
 };
 
 /* The bytes [from, to) of a mapped pack will not be read again soon: their

@@ -48,7 +48,7 @@ struct pw_bitmap_walk {
 	struct pw_odb *odb;
 	struct pw_pack *pack; /* borrowed from the odb */
 	struct pw_bitmap *bm;
-	uint32_t *idx_to_pack;
+	uint32_t *idx_to_pack;       /* the pack's pack_pos (borrowed) */
 	struct pw_base_cache *cache; /* our own, smaller than the odb's */
 	uint32_t *htab;              /* see build_hash */
 	size_t lookups;              /* by binary search, before htab (find_raw) */
@@ -87,8 +87,6 @@ void pw_bitmap_walk_free(struct pw_bitmap_walk *w)
 	if (!w)
 		return;
 	pw_bitmap_free(w->bm);
-	if (w->idx_to_pack)
-		pw_bigmem_free(w->idx_to_pack, ((size_t)w->pack->nr + 1) * sizeof(*w->idx_to_pack));
 	free(w->htab);
 	free(w->memo);
 	pw_base_cache_free(w->cache);
@@ -112,13 +110,7 @@ static int setup(struct pw_bitmap_walk *w, struct pw_pack *pack, struct pw_bitma
 
 	if ((rc = pw_pack_revindex(pack, &w->err)))
 		return rc;
-	if (!(w->idx_to_pack = pw_bigmem_alloc(((size_t)nr + 1) * sizeof(*w->idx_to_pack))))
-		return nomem(w);
-	for (i = 0; i < nr; i++) {
-		if (pack->rev_pos[i] >= nr)
-			return pw_error_set(&w->err, PW_ECORRUPT, "bitmap: bad reverse index");
-		w->idx_to_pack[pack->rev_pos[i]] = i;
-	}
+	w->idx_to_pack = pack->pack_pos;
 	for (i = 0; i < bm->nr_entries; i++)
 		if (pw_bitmap_type(bm, w->idx_to_pack[bm->entries[i].idx_pos]) != PW_OBJ_COMMIT)
 			return pw_error_set(&w->err, PW_ECORRUPT,
@@ -898,6 +890,47 @@ static int check_crc(struct pw_bitmap_walk *w, uint32_t pos)
 
 static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int type);
 
+/* Where each sent entry of the pack starts in the output, kept for the
+ * entries of the result only (a fetch sends a few hundred of a pack's
+ * 100,000s): slot = the number of result entries before it, counted
+ * from per-word totals. */
+struct newoff {
+	const struct pw_bitset *result;
+	uint32_t *before; /* result entries in the words before each word */
+	uint64_t *at;
+};
+
+static int newoff_init(struct newoff *n, const struct pw_bitset *result)
+{
+	size_t i;
+	uint32_t sum = 0;
+
+	n->result = result;
+	n->before = malloc((result->nwords + 1) * sizeof(*n->before));
+	if (!n->before)
+		return PW_ENOMEM;
+	for (i = 0; i < result->nwords; i++) {
+		n->before[i] = sum;
+		sum += (uint32_t)__builtin_popcountll(result->w[i]);
+	}
+	n->at = malloc(((size_t)sum + 1) * sizeof(*n->at));
+	return n->at ? 0 : PW_ENOMEM;
+}
+
+static void newoff_free(struct newoff *n)
+{
+	free(n->before);
+	free(n->at);
+}
+
+/* The slot of pos, which is in the result. */
+static uint64_t *newoff_of(const struct newoff *n, uint32_t pos)
+{
+	uint64_t below = n->result->w[pos / 64] & ((UINT64_C(1) << (pos % 64)) - 1);
+
+	return &n->at[n->before[pos / 64] + (uint32_t)__builtin_popcountll(below)];
+}
+
 static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint32_t pos)
 {
 	struct pw_bitmap_walk *w = o->w;
@@ -964,7 +997,7 @@ static int deflate_out(struct out *o, struct libdeflate_compressor **comp, int t
  * written, 0 when there is no such base or no worthwhile delta. */
 static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
                          const struct pw_bitmap_write_opts *opts, uint32_t pos,
-                         const uint64_t *newoff, struct pw_pack_write_stats *st)
+                         const struct newoff *newoff, struct pw_pack_write_stats *st)
 {
 	struct pw_bitmap_walk *w = o->w;
 	struct pw_pack *pack = w->pack;
@@ -1019,7 +1052,8 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 	}
 	if (pw_bitset_get(&w->result, b) && b < pos && opts->ofs_delta) {
 		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_OFS_DELTA, delta.len);
-		hlen += pw_pack_ofs_encode(hdr + hlen, newoff[pos] - newoff[b]);
+		hlen += pw_pack_ofs_encode(hdr + hlen,
+		                           *newoff_of(newoff, pos) - *newoff_of(newoff, b));
 	} else {
 		hlen = pw_pack_entry_hdr_encode(hdr, PW_OBJ_REF_DELTA, delta.len);
 		memcpy(hdr + hlen, pw_idx_nth_raw(pack->idx, pack->rev_pos[b]), pack->algo->rawsz);
@@ -1079,8 +1113,8 @@ static int write_rehdr(struct out *o, const uint8_t *eh, size_t ehl, uint64_t of
 
 /* Entry pos of the bitmapped pack: copied, re-headed or written whole. */
 static int write_entry(struct out *o, struct libdeflate_compressor **comp,
-                       const struct pw_bitmap_write_opts *opts, uint32_t pos, uint64_t *newoff,
-                       struct pw_pack_write_stats *st)
+                       const struct pw_bitmap_write_opts *opts, uint32_t pos,
+                       const struct newoff *newoff, struct pw_pack_write_stats *st)
 {
 	struct pw_bitmap_walk *w = o->w;
 	const struct pw_pack *pack = w->pack;
@@ -1091,7 +1125,7 @@ static int write_entry(struct out *o, struct libdeflate_compressor **comp,
 	uint32_t base;
 	int kind, rc;
 
-	newoff[pos] = o->pos;
+	*newoff_of(newoff, pos) = o->pos;
 	if ((rc = plan_entry(w, opts, pos, &h, &kind, &base)))
 		return rc;
 	switch (kind) {
@@ -1102,10 +1136,10 @@ static int write_entry(struct out *o, struct libdeflate_compressor **comp,
 		st->reused++;
 		st->reused_deltas++;
 		st->deltas++;
-		if (newoff[pos] - newoff[base] == h.base_ofs)
+		if (o->pos - *newoff_of(newoff, base) == h.base_ofs)
 			return out_add(o, pack->data + off, (size_t)(end - off));
 		ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_OFS_DELTA, h.size);
-		ehl += pw_pack_ofs_encode(eh + ehl, newoff[pos] - newoff[base]);
+		ehl += pw_pack_ofs_encode(eh + ehl, o->pos - *newoff_of(newoff, base));
 		return write_rehdr(o, eh, ehl, off, end, &h);
 	case E_REF:
 		ehl = pw_pack_entry_hdr_encode(eh, PW_OBJ_REF_DELTA, h.size);
@@ -1135,7 +1169,7 @@ static void write_progress(const struct pw_bitmap_write_opts *opts, uint32_t *do
 /* The objects of the result: the bitmapped pack's in pack order, then those
  * from outside it, whole. */
 static int write_entries(struct out *o, struct libdeflate_compressor **comp,
-                         const struct pw_bitmap_write_opts *opts, uint64_t *newoff,
+                         const struct pw_bitmap_write_opts *opts, const struct newoff *newoff,
                          struct pw_pack_write_stats *st)
 {
 	struct pw_bitmap_walk *w = o->w;
@@ -1253,7 +1287,7 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	struct pw_pack_write_stats st;
 	struct libdeflate_compressor *comp = NULL;
 	struct out o;
-	uint64_t *newoff = NULL;
+	struct newoff newoff = {NULL, NULL, NULL};
 	uint32_t total = pw_bitmap_walk_count(w);
 	uint8_t hdr[PW_PACK_HEADER_SIZE], trailer[PW_MAX_RAWSZ];
 	int rc;
@@ -1272,9 +1306,8 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	memset(&st, 0, sizeof(st));
 	if (!opts->trust_reused && (rc = check_reused(w, opts)))
 		return rc;
-	if (!(newoff = malloc(((size_t)pack->nr + 1) * sizeof(*newoff))) ||
-	    !(o.buf = malloc(OUTBUF_SIZE))) {
-		free(newoff);
+	if (newoff_init(&newoff, &w->result) || !(o.buf = malloc(OUTBUF_SIZE))) {
+		newoff_free(&newoff);
 		return nomem(w);
 	}
 	o.w = w;
@@ -1283,7 +1316,7 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 	pw_hash_init_checksum(&o.hash, pack->algo); /* the pack's trailer */
 	pw_pack_header_encode(hdr, total);
 	if ((rc = out_add(&o, hdr, sizeof(hdr))) ||
-	    (rc = write_entries(&o, &comp, opts, newoff, &st)) || (rc = out_flush(&o)))
+	    (rc = write_entries(&o, &comp, opts, &newoff, &st)) || (rc = out_flush(&o)))
 		goto out;
 	pw_hash_final_checksum(&o.hash, trailer);
 	if ((rc = fn(ctx, trailer, pack->algo->rawsz, &w->err)))
@@ -1297,7 +1330,7 @@ int pw_bitmap_walk_write(struct pw_bitmap_walk *w, const struct pw_bitmap_write_
 		*stats = st;
 out:
 	libdeflate_free_compressor(comp);
-	free(newoff);
+	newoff_free(&newoff);
 	free(o.buf);
 	return rc;
 }

@@ -37,6 +37,8 @@ static void check_rev(const struct pw_pack *p, const char *how)
 		}
 		if (pw_idx_nth_offset(p->idx, p->rev_pos[i], &o, &e) || o != p->rev_offsets[i])
 			bad_off++;
+		if (p->pack_pos[p->rev_pos[i]] != i)
+			bad_pos++;
 	}
 	if (bad_order || bad_pos || bad_off)
 		fprintf(stderr, "%s: %u out of order, %u bad positions, %u bad offsets\n", how,
@@ -45,6 +47,7 @@ static void check_rev(const struct pw_pack *p, const char *how)
 	CHECK(p->rev_offsets[0] == 12);
 	CHECK(p->rev_offsets[p->nr] == p->size - p->idx->algo->rawsz);
 	CHECK(p->rev_pos[p->nr] == UINT32_MAX);
+	CHECK(p->pack_pos[p->nr] == UINT32_MAX);
 	free(seen);
 }
 
@@ -89,9 +92,9 @@ static void test_pack(const struct pw_hash_algo *algo)
 			memcpy(pos, p->rev_pos, (p->nr + 1) * sizeof(*pos));
 		}
 		pw_bigmem_free(p->rev_offsets, (p->nr + 1) * sizeof(*offs));
-		pw_bigmem_free(p->rev_pos, (p->nr + 1) * sizeof(*pos));
+		pw_bigmem_free(p->rev_pos, 2 * (p->nr + 1) * sizeof(*pos)); /* and pack_pos */
 		p->rev_offsets = NULL;
-		p->rev_pos = NULL;
+		p->rev_pos = p->pack_pos = NULL;
 		CHECK_EQ_INT(pw_pack__revindex_build(p, 1, &err), 0);
 		check_rev(p, "wide");
 		CHECK(offs && !memcmp(offs, p->rev_offsets, (p->nr + 1) * sizeof(*offs)));
