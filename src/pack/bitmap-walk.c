@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "pack/bitmap.h"
 #include "pack/delta-create.h"
@@ -956,6 +957,29 @@ static int write_extra(struct out *o, struct libdeflate_compressor **comp, const
 	return deflate_out(o, comp, type);
 }
 
+/* Objects up to this size are compressed by zlib with a window of the
+ * same size (24 KiB of state): libdeflate's compressor takes 672 KiB,
+ * and a fetch that sends one new tag whole paid for its pages. */
+#define SMALL_DEFLATE 4096
+
+static size_t deflate_small(const void *data, size_t len, uint8_t *z, size_t cap)
+{
+	z_stream s;
+	size_t n = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (deflateInit2(&s, 6, Z_DEFLATED, 12, 4, Z_DEFAULT_STRATEGY) != Z_OK)
+		return 0;
+	s.next_in = (Bytef *)(uintptr_t)data;
+	s.avail_in = (uInt)len;
+	s.next_out = z;
+	s.avail_out = (uInt)cap;
+	if (deflate(&s, Z_FINISH) == Z_STREAM_END)
+		n = s.total_out;
+	deflateEnd(&s);
+	return n;
+}
+
 /* Compress data after the entry header hdr. */
 static int deflate_entry(struct out *o, struct libdeflate_compressor **comp, const uint8_t *hdr,
                          size_t hlen, const void *data, size_t len)
@@ -965,12 +989,17 @@ static int deflate_entry(struct out *o, struct libdeflate_compressor **comp, con
 	size_t cap, zlen;
 	int rc;
 
-	if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
-		return nomem(w);
-	cap = libdeflate_zlib_compress_bound(*comp, len);
+	if (len <= SMALL_DEFLATE) {
+		cap = compressBound((uLong)len);
+	} else {
+		if (!*comp && !(*comp = libdeflate_alloc_compressor(6)))
+			return nomem(w);
+		cap = libdeflate_zlib_compress_bound(*comp, len);
+	}
 	if (!(z = malloc(cap)))
 		return nomem(w);
-	zlen = libdeflate_zlib_compress(*comp, data, len, z, cap);
+	zlen = len <= SMALL_DEFLATE ? deflate_small(data, len, z, cap)
+	                            : libdeflate_zlib_compress(*comp, data, len, z, cap);
 	if (!zlen) {
 		free(z);
 		return pw_error_set(&w->err, PW_ERROR, "bitmap: deflate failed");
