@@ -566,8 +566,8 @@ static int xlate_packed_in_file_order(struct pw_compat_xlate *x, unsigned types,
 		for (uint32_t j = 0; j < p->nr && !rc; j++) {
 			int type;
 
-			if (pw_pack_entry_type(p, p->rev_offsets[j], &type, &e) || type < 0 ||
-			    type > 31 || !(types & 1u << type))
+			if (pw_pack_entry_type(p, pw_pack_pos_offset(p, j), &type, &e) ||
+			    type < 0 || type > 31 || !(types & 1u << type))
 				continue;
 			if (nr == alloc) {
 				size_t na = alloc ? 2 * alloc : 1024;

@@ -164,8 +164,7 @@ void pw_pack_free(struct pw_pack *p)
 	if (p->mapped)
 		munmap((void *)p->data, p->size);
 	pw_idx_free(p->idx);
-	pw_bigmem_free(p->rev_offsets, ((size_t)p->nr + 1) * sizeof(*p->rev_offsets));
-	pw_bigmem_free(p->rev_pos, 2 * ((size_t)p->nr + 1) * sizeof(*p->rev_pos));
+	pw_pack__revindex_drop(p);
 	free(p->path);
 	free(p->idx_path);
 	free(p);
@@ -524,6 +523,104 @@ static int radix_sort64(uint64_t *k, uint64_t *tmp, uint32_t n, unsigned low, ui
 	return 0;
 }
 
+static int checked_offset(struct pw_pack *p, uint32_t i, uint64_t *o, struct pw_error *err);
+
+/* Sort the idx positions 0..n) by off[position] (each below 2^nbits) into
+ * a or b, least significant digit first, in as few passes of at most 16
+ * bits as that takes; the first pass reads the positions in order. The
+ * buffer holding the result, or NULL when the counts cannot be had. */
+static uint32_t *radix_sort_pos(const uint32_t *off, uint32_t n, unsigned nbits, uint32_t *a,
+                                uint32_t *b)
+{
+	unsigned passes = (nbits + 15) / 16, bits, shift, pass;
+	uint32_t *count, *src = NULL, *dst = a, i, sum, mask;
+
+	if (!passes)
+		passes = 1;
+	bits = (nbits + passes - 1) / passes;
+	mask = bits ? (1u << bits) - 1 : 0;
+	if (!(count = malloc(((size_t)mask + 1) * sizeof(*count))))
+		return NULL;
+	for (pass = 0, shift = 0; pass < passes; pass++, shift += bits) {
+		memset(count, 0, ((size_t)mask + 1) * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(off[i] >> shift) & mask]++;
+		for (i = 0, sum = 0; i <= mask; i++) {
+			uint32_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t x = src ? src[i] : i;
+
+			dst[count[(off[x] >> shift) & mask]++] = x;
+		}
+		src = dst;
+		dst = dst == a ? b : a;
+	}
+	free(count);
+	return src;
+}
+
+/* Below 4 GiB: rev_pos, pack_pos and rev_off32 in one block of 12 bytes an
+ * object, which is all the memory the build takes but the digit counts (a
+ * fetch served from a big pack pays more for fresh pages than for the
+ * sort): the idx's offsets go into the third array, the positions are
+ * sorted by them between the first two, the offsets are gathered into the
+ * free one and the third becomes pack_pos. */
+static int revindex_narrow(struct pw_pack *p, struct pw_error *err)
+{
+	size_t n4 = ((size_t)p->nr + 1) * sizeof(uint32_t);
+	uint32_t *mem, *a, *b, *off, *sorted, *other, i, n = p->nr;
+	uint64_t end = p->size - p->algo->rawsz, o;
+	unsigned nbits = 0;
+	int rc;
+
+	if (!(mem = pw_bigmem_alloc(3 * n4)))
+		return pw_error_set(err, PW_ENOMEM,
+		                    "out of memory building the reverse index of %s", p->path);
+	a = mem;
+	b = mem + n + 1;
+	off = mem + 2 * ((size_t)n + 1);
+	for (i = 0; i < n; i++) {
+		if ((rc = checked_offset(p, i, &o, err)))
+			goto fail;
+		off[i] = (uint32_t)o;
+	}
+	while (nbits < 32 && end >> nbits)
+		nbits++;
+	if (!(sorted = radix_sort_pos(off, n, nbits, a, b))) {
+		rc = pw_error_set(err, PW_ENOMEM, "out of memory building the reverse index of %s",
+		                  p->path);
+		goto fail;
+	}
+	other = sorted == a ? b : a;
+	for (i = 0; i < n; i++) {
+		other[i] = off[sorted[i]];
+		if (i && other[i] == other[i - 1]) {
+			rc = pw_error_set(err, PW_ECORRUPT,
+			                  "index %s: two entries share offset %llu", p->idx_path,
+			                  (unsigned long long)other[i]);
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++)
+		off[sorted[i]] = i;
+	sorted[n] = UINT32_MAX;
+	other[n] = (uint32_t)end;
+	off[n] = UINT32_MAX;
+	p->rev_pos = sorted;
+	p->rev_off32 = other;
+	p->pack_pos = off;
+	p->rev_mem = mem;
+	p->rev_mem_len = 3 * n4;
+	return 0;
+fail:
+	pw_bigmem_free(mem, 3 * n4);
+	return rc;
+}
+
 /* For a pack of 4 GiB or more, whose keys are bare offsets: rev_pos from
  * each idx entry's place among the sorted offsets (off). */
 static int rev_pos_by_search(struct pw_pack *p, const uint64_t *off, struct pw_error *err)
@@ -550,81 +647,79 @@ static int rev_pos_by_search(struct pw_pack *p, const uint64_t *off, struct pw_e
 	return 0;
 }
 
-/* The pack's offsets by idx position, checked against the pack: into
- * key[i] as offset << shift | i (shift 32 for a pack below 4 GiB, 0
- * beyond: then the offset alone and rev_pos found later). */
-static int rev_keys(struct pw_pack *p, uint64_t *key, unsigned shift, struct pw_error *err)
+/* The offset of idx entry i, checked against the pack. */
+static int checked_offset(struct pw_pack *p, uint32_t i, uint64_t *o, struct pw_error *err)
 {
-	uint64_t end = p->size - p->algo->rawsz, o;
-	uint32_t i;
 	int rc;
 
-	for (i = 0; i < p->nr; i++) {
-		if ((rc = pw_idx_nth_offset(p->idx, i, &o, err)))
-			return rc;
-		if (o < PW_PACK_HEADER_SIZE || o >= end)
-			return pw_error_set(err, PW_ECORRUPT,
-			                    "index %s: entry %u has offset %llu, outside the pack",
-			                    p->idx_path, i, (unsigned long long)o);
-		key[i] = shift ? o << shift | i : o;
-	}
+	if ((rc = pw_idx_nth_offset(p->idx, i, o, err)))
+		return rc;
+	if (*o < PW_PACK_HEADER_SIZE || *o >= p->size - p->algo->rawsz)
+		return pw_error_set(err, PW_ECORRUPT,
+		                    "index %s: entry %u has offset %llu, outside the pack",
+		                    p->idx_path, i, (unsigned long long)*o);
 	return 0;
 }
 
 /* The reverse index: rev_pos (idx positions in pack order), pack_pos (its
- * inverse) and rev_offsets (their offsets, ascending, with the trailer's
- * offset as sentinel), as a server builds one for every pack it serves
- * from. Below 4 GiB a key holds the offset and the idx position, sorted in
- * the array that becomes rev_offsets through the block that becomes
- * rev_pos and pack_pos: 16 bytes an object, no scratch beyond (a served
- * fetch pays for every fresh page more than for the sort). Larger packs
- * sort offsets and find each one's idx position by searching the idx's
- * order (rare; slower). */
+ * inverse) and the offsets by pack position, ascending, with the
+ * trailer's offset as sentinel, as a server builds one for every pack it
+ * serves from. 12 bytes an object below 4 GiB (revindex_narrow). Larger
+ * packs sort 64-bit offsets through a second array and find each one's
+ * idx position by searching the idx's order (rare; slower). */
 int pw_pack_revindex(struct pw_pack *p, struct pw_error *err)
 {
 	return pw_pack__revindex_build(p, (p->size >> 32) != 0, err);
+}
+
+void pw_pack__revindex_drop(struct pw_pack *p)
+{
+	size_t n = (size_t)p->nr + 1;
+
+	if (p->rev_mem)
+		pw_bigmem_free(p->rev_mem, p->rev_mem_len);
+	pw_bigmem_free(p->rev_offsets, n * sizeof(*p->rev_offsets));
+	p->rev_mem = NULL;
+	p->rev_mem_len = 0;
+	p->rev_offsets = NULL;
+	p->rev_off32 = p->rev_pos = p->pack_pos = NULL;
 }
 
 int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 {
 	size_t n8 = ((size_t)p->nr + 1) * sizeof(uint64_t);
 	uint64_t *key = NULL, *tmp = NULL;
-	unsigned shift = wide ? 0 : 32;
-	uint32_t i, *block;
+	uint32_t i, *block = NULL;
 	int rc = 0;
 
-	if (p->rev_offsets)
+	if (p->rev_pos)
 		return 0;
 	if (!p->idx)
 		return pw_error_set(err, PW_EINVAL, "pack %s has no index", p->path);
+	if (!wide && !(p->size >> 32))
+		return revindex_narrow(p, err);
 	key = pw_bigmem_alloc(n8);
+	tmp = pw_bigmem_alloc(n8);
 	block = pw_bigmem_alloc(n8);
-	if (!key || !block)
+	if (!key || !tmp || !block)
 		goto nomem;
-	p->rev_pos = block;
-	p->pack_pos = block + p->nr + 1;
-	if ((rc = rev_keys(p, key, shift, err)))
-		goto fail;
-	if (!shift && !(tmp = pw_bigmem_alloc(n8)))
-		goto nomem;
-	if (radix_sort64(key, shift ? (uint64_t *)(void *)block : tmp, p->nr, shift, p->size))
+	for (i = 0; i < p->nr; i++)
+		if ((rc = checked_offset(p, i, &key[i], err)))
+			goto fail;
+	if (radix_sort64(key, tmp, p->nr, 0, p->size))
 		goto nomem;
 	pw_bigmem_free(tmp, n8);
 	tmp = NULL;
-	for (i = 0; i < p->nr; i++) {
-		uint64_t o = key[i] >> shift;
-
-		if (i && o == key[i - 1]) {
+	for (i = 1; i < p->nr; i++)
+		if (key[i] == key[i - 1]) {
 			rc = pw_error_set(err, PW_ECORRUPT,
 			                  "index %s: two entries share offset %llu", p->idx_path,
-			                  (unsigned long long)o);
+			                  (unsigned long long)key[i]);
 			goto fail;
 		}
-		if (shift)
-			p->rev_pos[i] = (uint32_t)key[i];
-		key[i] = o;
-	}
-	if (!shift && (rc = rev_pos_by_search(p, key, err)))
+	p->rev_pos = block;
+	p->pack_pos = block + p->nr + 1;
+	if ((rc = rev_pos_by_search(p, key, err)))
 		goto fail;
 	for (i = 0; i < p->nr; i++)
 		if (p->rev_pos[i] < p->nr)
@@ -633,6 +728,8 @@ int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 	p->rev_pos[p->nr] = UINT32_MAX;
 	p->pack_pos[p->nr] = UINT32_MAX;
 	p->rev_offsets = key;
+	p->rev_mem = block;
+	p->rev_mem_len = n8;
 	return 0;
 nomem:
 	rc = pw_error_set(err, PW_ENOMEM, "out of memory building the reverse index of %s",
@@ -653,9 +750,9 @@ static int64_t rev_lookup(const struct pw_pack *p, uint64_t offset)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->rev_offsets[mid] == offset)
+		if (pw_pack_pos_offset(p, (uint32_t)mid) == offset)
 			return (int64_t)mid;
-		if (p->rev_offsets[mid] < offset)
+		if (pw_pack_pos_offset(p, (uint32_t)mid) < offset)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -684,7 +781,7 @@ int pw_pack_entry_end(struct pw_pack *p, uint64_t offset, uint64_t *end, struct 
 
 	if ((rc = entry_at(p, offset, &i, err)))
 		return rc;
-	*end = p->rev_offsets[i + 1];
+	*end = pw_pack_pos_offset(p, (uint32_t)i + 1);
 	return 0;
 }
 
@@ -705,7 +802,7 @@ int pw_pack_entry_raw(struct pw_pack *p, uint64_t offset, struct pw_pack_raw_ent
 	info->size = h.size;
 	info->hdr_len = h.hdr_len;
 	info->data = p->data + offset;
-	info->len = (size_t)(p->rev_offsets[i + 1] - offset);
+	info->len = (size_t)(pw_pack_pos_offset(p, (uint32_t)i + 1) - offset);
 	info->idx_pos = p->rev_pos[i];
 	if (h.hdr_len > info->len)
 		return pw_error_set(err, PW_ECORRUPT,

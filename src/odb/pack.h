@@ -28,11 +28,23 @@ struct pw_pack {
 	size_t size;
 	int mapped;  /* data is our mmap (not a caller's buffer) */
 	uint32_t nr; /* objects (pack header == idx) */
-	/* reverse index, built on first use */
-	uint64_t *rev_offsets; /* nr + 1 sorted offsets; the last is the trailer */
-	uint32_t *rev_pos;     /* idx entry of each */
-	uint32_t *pack_pos;    /* pack position of each idx entry (same block) */
+	/* reverse index, built on first use (pw_pack_revindex); read the
+	 * offsets through pw_pack_pos_offset */
+	uint32_t *rev_pos;     /* idx entry of each pack position, nr + 1 */
+	uint32_t *pack_pos;    /* pack position of each idx entry, nr + 1 */
+	uint32_t *rev_off32;   /* below 4 GiB: each position's offset, ascending; the
+	                        * last is the trailer's */
+	uint64_t *rev_offsets; /* the same for a pack of 4 GiB or more */
+	void *rev_mem;         /* the block holding the 32-bit arrays */
+	size_t rev_mem_len;
 };
+
+/* The offset of the entry at pack position pos (nr: the trailer's); the
+ * reverse index is built. */
+static inline uint64_t pw_pack_pos_offset(const struct pw_pack *p, uint32_t pos)
+{
+	return p->rev_off32 ? p->rev_off32[pos] : p->rev_offsets[pos];
+}
 
 /* The bytes [from, to) of a mapped pack will not be read again soon: their
  * pages leave the process's memory (they stay in the page cache, and a later
@@ -102,10 +114,12 @@ int pw_pack_entry_type(struct pw_pack *pack, uint64_t offset, int *type, struct 
 
 /* Build the reverse index now (idempotent). */
 int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
-/* The same, choosing how: wide 0 sorts keys holding the offset and the idx
- * position (a pack below 4 GiB), 1 sorts bare offsets and searches each
+/* The same, choosing how: wide 0 sorts idx positions by their 32-bit
+ * offsets (a pack below 4 GiB), 1 sorts 64-bit offsets and searches each
  * entry's place (what a larger pack needs; tests use it on small ones). */
 int pw_pack__revindex_build(struct pw_pack *pack, int wide, struct pw_error *err);
+/* Drop the reverse index (tests build it both ways). */
+void pw_pack__revindex_drop(struct pw_pack *pack);
 /* Where the entry starting at `offset` ends (the next entry or the trailer). */
 int pw_pack_entry_end(struct pw_pack *pack, uint64_t offset, uint64_t *end, struct pw_error *err);
 

@@ -437,7 +437,8 @@ static int read_at(struct pw_bitmap_walk *w, uint32_t pos, int want_type)
 	int type, rc;
 
 	pw_buf_reset(&w->buf);
-	rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
+	rc = pw_pack_read(w->pack, pw_pack_pos_offset(w->pack, pos), w->cache, &type, &w->buf,
+	                  &w->err);
 	if (rc)
 		return rc;
 	if (type != want_type)
@@ -709,8 +710,8 @@ int pw_bitmap_walk_drop_large_blobs(struct pw_bitmap_walk *w, uint64_t limit)
 			uint64_t size;
 
 			word &= word - 1;
-			if ((rc = pw_pack_read_header(w->pack, w->pack->rev_offsets[pos], &type,
-			                              &size, &w->err)))
+			if ((rc = pw_pack_read_header(w->pack, pw_pack_pos_offset(w->pack, pos),
+			                              &type, &size, &w->err)))
 				break;
 			if (size < limit)
 				continue;
@@ -810,11 +811,11 @@ static int pos_at_offset(const struct pw_pack *pack, uint64_t offset, uint32_t *
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (pack->rev_offsets[mid] == offset) {
+		if (pw_pack_pos_offset(pack, mid) == offset) {
 			*pos = mid;
 			return 1;
 		}
-		if (pack->rev_offsets[mid] < offset)
+		if (pw_pack_pos_offset(pack, mid) < offset)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -828,7 +829,7 @@ static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opt
                       uint32_t pos, struct pw_pack_entry_hdr *h, int *kind, uint32_t *base)
 {
 	struct pw_pack *pack = w->pack;
-	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	uint64_t off = pw_pack_pos_offset(pack, pos), end = pw_pack_pos_offset(pack, pos + 1);
 	int rc;
 
 	if (end <= off || end > pack->size)
@@ -876,7 +877,7 @@ static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opt
 static int check_crc(struct pw_bitmap_walk *w, uint32_t pos)
 {
 	struct pw_pack *pack = w->pack;
-	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	uint64_t off = pw_pack_pos_offset(pack, pos), end = pw_pack_pos_offset(pack, pos + 1);
 	int has_crc;
 	uint32_t want = pw_idx_nth_crc(pack->idx, pack->rev_pos[pos], &has_crc);
 
@@ -938,7 +939,7 @@ static int write_whole(struct out *o, struct libdeflate_compressor **comp, uint3
 	int type, rc;
 
 	pw_buf_reset(&w->buf);
-	if ((rc = pw_pack_read(w->pack, w->pack->rev_offsets[pos], w->cache, &type, &w->buf,
+	if ((rc = pw_pack_read(w->pack, pw_pack_pos_offset(w->pack, pos), w->cache, &type, &w->buf,
 	                       &w->err)))
 		return rc;
 	return deflate_out(o, comp, type);
@@ -1037,12 +1038,12 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 	int depth, type, btype, rc, found = 0;
 
 	for (depth = 0; depth < PW_PACK_MAX_DELTA_DEPTH && !found; depth++) {
-		uint64_t off = pack->rev_offsets[cur];
+		uint64_t off = pw_pack_pos_offset(pack, cur);
 		struct pw_pack_entry_hdr h;
 		uint32_t ipos;
 
 		if (pw_pack_entry_hdr_decode(pack->data + off,
-		                             (size_t)(pack->rev_offsets[cur + 1] - off),
+		                             (size_t)(pw_pack_pos_offset(pack, cur + 1) - off),
 		                             pack->algo->rawsz, off, &h, &w->err))
 			return 0;
 		if (h.type == PW_OBJ_OFS_DELTA) {
@@ -1061,10 +1062,11 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 	}
 	if (!found)
 		return 0;
-	rc = pw_pack_read(pack, pack->rev_offsets[b], w->cache, &btype, &base, &w->err);
+	rc = pw_pack_read(pack, pw_pack_pos_offset(pack, b), w->cache, &btype, &base, &w->err);
 	pw_buf_reset(&w->buf);
 	if (!rc)
-		rc = pw_pack_read(pack, pack->rev_offsets[pos], w->cache, &type, &w->buf, &w->err);
+		rc = pw_pack_read(pack, pw_pack_pos_offset(pack, pos), w->cache, &type, &w->buf,
+		                  &w->err);
 	if (rc || btype != type || w->buf.len < 64) {
 		pw_buf_free(&base);
 		return rc;
@@ -1110,7 +1112,7 @@ static int check_reused(struct pw_bitmap_walk *w, const struct pw_bitmap_write_o
 
 		while (word) {
 			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word)), base;
-			uint64_t off = w->pack->rev_offsets[pos];
+			uint64_t off = pw_pack_pos_offset(w->pack, pos);
 			struct pw_pack_entry_hdr h;
 			int kind;
 
@@ -1147,7 +1149,7 @@ static int write_entry(struct out *o, struct libdeflate_compressor **comp,
 {
 	struct pw_bitmap_walk *w = o->w;
 	const struct pw_pack *pack = w->pack;
-	uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+	uint64_t off = pw_pack_pos_offset(pack, pos), end = pw_pack_pos_offset(pack, pos + 1);
 	struct pw_pack_entry_hdr h;
 	uint8_t eh[16 + PW_MAX_RAWSZ];
 	size_t ehl;
@@ -1212,7 +1214,7 @@ static int write_entries(struct out *o, struct libdeflate_compressor **comp,
 
 		while (word) {
 			uint32_t pos = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(word));
-			uint64_t off = w->pack->rev_offsets[pos];
+			uint64_t off = pw_pack_pos_offset(w->pack, pos);
 
 			word &= word - 1;
 			if ((rc = write_entry(o, comp, opts, pos, newoff, st)))
@@ -1251,7 +1253,8 @@ static int whole_pack_fits(struct pw_bitmap_walk *w, const struct pw_bitmap_writ
 	if (pw_bitset_count(&w->result) != pack->nr || extras_sent(w))
 		return 0;
 	for (pos = 0; pos < pack->nr; pos++) {
-		uint64_t off = pack->rev_offsets[pos], end = pack->rev_offsets[pos + 1];
+		uint64_t off = pw_pack_pos_offset(pack, pos),
+		         end = pw_pack_pos_offset(pack, pos + 1);
 		struct pw_pack_entry_hdr h;
 		uint32_t ipos;
 
@@ -1297,7 +1300,7 @@ static int write_whole_pack(struct pw_bitmap_walk *w, const struct pw_bitmap_wri
 		off += n;
 		if (off % RELEASE_STEP == 0)
 			pw_pack_release(pack, off - RELEASE_STEP, off);
-		while (done < pack->nr && pack->rev_offsets[done + 1] <= off)
+		while (done < pack->nr && pw_pack_pos_offset(pack, done + 1) <= off)
 			done++;
 		if (opts->progress && (done == pack->nr || off % RELEASE_STEP == 0))
 			opts->progress(opts->progress_data, "Writing objects", done, pack->nr,

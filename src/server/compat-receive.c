@@ -574,7 +574,7 @@ static int write_objects(struct pw_rp_compat *c, struct writer *w, struct pw_odb
 			pw_idx_nth_oid(pack->idx, pack->rev_pos[k], &wo);
 			if (!pw_oidmap_get(isnew, &wo) || pw_oidmap_get(&written, &wo))
 				continue;
-			if ((rc = pw_pack_entry_raw(pack, pack->rev_offsets[k], &raw, err)))
+			if ((rc = pw_pack_entry_raw(pack, pw_pack_pos_offset(pack, k), &raw, err)))
 				break;
 			if (raw.type == PW_OBJ_OFS_DELTA &&
 			    !pw_pack_entry_raw(pack, raw.base_offset, &braw, &e2)) {

@@ -29,13 +29,14 @@ static void check_rev(const struct pw_pack *p, const char *how)
 		uint64_t o = 0;
 		struct pw_error e = {0};
 
-		if (i && p->rev_offsets[i] <= p->rev_offsets[i - 1])
+		if (i && pw_pack_pos_offset(p, i) <= pw_pack_pos_offset(p, i - 1))
 			bad_order++;
 		if (p->rev_pos[i] >= p->nr || seen[p->rev_pos[i]]++) {
 			bad_pos++;
 			continue;
 		}
-		if (pw_idx_nth_offset(p->idx, p->rev_pos[i], &o, &e) || o != p->rev_offsets[i])
+		if (pw_idx_nth_offset(p->idx, p->rev_pos[i], &o, &e) ||
+		    o != pw_pack_pos_offset(p, i))
 			bad_off++;
 		if (p->pack_pos[p->rev_pos[i]] != i)
 			bad_pos++;
@@ -44,8 +45,8 @@ static void check_rev(const struct pw_pack *p, const char *how)
 		fprintf(stderr, "%s: %u out of order, %u bad positions, %u bad offsets\n", how,
 		        bad_order, bad_pos, bad_off);
 	CHECK_EQ_INT(bad_order + bad_pos + bad_off, 0);
-	CHECK(p->rev_offsets[0] == 12);
-	CHECK(p->rev_offsets[p->nr] == p->size - p->idx->algo->rawsz);
+	CHECK(pw_pack_pos_offset(p, 0) == 12);
+	CHECK(pw_pack_pos_offset(p, p->nr) == p->size - p->idx->algo->rawsz);
 	CHECK(p->rev_pos[p->nr] == UINT32_MAX);
 	CHECK(p->pack_pos[p->nr] == UINT32_MAX);
 	free(seen);
@@ -87,24 +88,24 @@ static void test_pack(const struct pw_hash_algo *algo)
 		check_rev(p, "keys");
 		offs = malloc((p->nr + 1) * sizeof(*offs));
 		pos = malloc((p->nr + 1) * sizeof(*pos));
+		CHECK(p->rev_off32 != NULL && p->rev_offsets == NULL); /* 32 bits below 4 GiB */
 		if (offs && pos) {
-			memcpy(offs, p->rev_offsets, (p->nr + 1) * sizeof(*offs));
+			for (i = 0; i <= p->nr; i++)
+				offs[i] = pw_pack_pos_offset(p, (uint32_t)i);
 			memcpy(pos, p->rev_pos, (p->nr + 1) * sizeof(*pos));
 		}
-		pw_bigmem_free(p->rev_offsets, (p->nr + 1) * sizeof(*offs));
-		pw_bigmem_free(p->rev_pos, 2 * (p->nr + 1) * sizeof(*pos)); /* and pack_pos */
-		p->rev_offsets = NULL;
-		p->rev_pos = p->pack_pos = NULL;
+		pw_pack__revindex_drop(p);
 		CHECK_EQ_INT(pw_pack__revindex_build(p, 1, &err), 0);
 		check_rev(p, "wide");
+		CHECK(p->rev_offsets != NULL && p->rev_off32 == NULL);
 		CHECK(offs && !memcmp(offs, p->rev_offsets, (p->nr + 1) * sizeof(*offs)));
 		CHECK(pos && !memcmp(pos, p->rev_pos, (p->nr + 1) * sizeof(*pos)));
 		/* built once: a second call keeps the arrays */
 		{
-			uint64_t *before = p->rev_offsets;
+			uint32_t *before = p->rev_pos;
 
 			CHECK_EQ_INT(pw_pack_revindex(p, &err), 0);
-			CHECK(p->rev_offsets == before);
+			CHECK(p->rev_pos == before);
 		}
 	}
 	free(offs);
