@@ -483,14 +483,28 @@ int pw_pack_entry_type(struct pw_pack *p, uint64_t offset, int *type, struct pw_
 	return chain_type(p, offset, cur, &h, type, err);
 }
 
-/* LSD radix sort of k[0..n) by the bits from `low` up to the highest bit
+/* Each digit count of count[0..mask] becomes the number of keys with a
+ * smaller digit: where that digit's keys start. */
+static void prefix_sums(uint32_t *count, uint32_t mask)
+{
+	uint32_t i, sum = 0;
+
+	for (i = 0; i <= mask; i++) {
+		uint32_t c = count[i];
+
+		count[i] = sum;
+		sum += c;
+	}
+}
+
+/* LSD radix sort of k[0..n) by the bits up to the highest bit
  * of max, in as few passes of at most 16 bits as that takes, through
  * scratch tmp (n entries). -1 when the counts cannot be had. */
-static int radix_sort64(uint64_t *k, uint64_t *tmp, uint32_t n, unsigned low, uint64_t max)
+static int radix_sort64(uint64_t *k, uint64_t *tmp, uint32_t n, uint64_t max)
 {
 	unsigned nbits = 0, passes, bits, shift, pass;
 	uint64_t *src = k, *dst = tmp, *t;
-	uint32_t *count, i, sum, mask;
+	uint32_t *count, i, mask;
 
 	while (nbits < 64 && max >> nbits)
 		nbits++;
@@ -501,16 +515,11 @@ static int radix_sort64(uint64_t *k, uint64_t *tmp, uint32_t n, unsigned low, ui
 	mask = (1u << bits) - 1;
 	if (!(count = malloc(((size_t)mask + 1) * sizeof(*count))))
 		return -1;
-	for (pass = 0, shift = low; pass < passes; pass++, shift += bits) {
+	for (pass = 0, shift = 0; pass < passes; pass++, shift += bits) {
 		memset(count, 0, ((size_t)mask + 1) * sizeof(*count));
 		for (i = 0; i < n; i++)
 			count[(src[i] >> shift) & mask]++;
-		for (i = 0, sum = 0; i <= mask; i++) {
-			uint32_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
+		prefix_sums(count, mask);
 		for (i = 0; i < n; i++)
 			dst[count[(src[i] >> shift) & mask]++] = src[i];
 		t = src;
@@ -533,7 +542,7 @@ static uint32_t *radix_sort_pos(const uint32_t *off, uint32_t n, unsigned nbits,
                                 uint32_t *b)
 {
 	unsigned passes = (nbits + 15) / 16, bits, shift, pass;
-	uint32_t *count, *src = NULL, *dst = a, i, sum, mask;
+	uint32_t *count, *src = NULL, *dst = a, i, mask;
 
 	if (!passes)
 		passes = 1;
@@ -545,12 +554,7 @@ static uint32_t *radix_sort_pos(const uint32_t *off, uint32_t n, unsigned nbits,
 		memset(count, 0, ((size_t)mask + 1) * sizeof(*count));
 		for (i = 0; i < n; i++)
 			count[(off[i] >> shift) & mask]++;
-		for (i = 0, sum = 0; i <= mask; i++) {
-			uint32_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
+		prefix_sums(count, mask);
 		for (i = 0; i < n; i++) {
 			uint32_t x = src ? src[i] : i;
 
@@ -706,7 +710,7 @@ int pw_pack__revindex_build(struct pw_pack *p, int wide, struct pw_error *err)
 	for (i = 0; i < p->nr; i++)
 		if ((rc = checked_offset(p, i, &key[i], err)))
 			goto fail;
-	if (radix_sort64(key, tmp, p->nr, 0, p->size))
+	if (radix_sort64(key, tmp, p->nr, p->size))
 		goto nomem;
 	pw_bigmem_free(tmp, n8);
 	tmp = NULL;
@@ -742,33 +746,35 @@ fail:
 	return rc;
 }
 
-/* Index into the reverse index of the entry starting at offset, or -1. */
-static int64_t rev_lookup(const struct pw_pack *p, uint64_t offset)
+int pw_pack_pos_at_offset(const struct pw_pack *p, uint64_t offset, uint32_t *pos)
 {
-	size_t lo = 0, hi = p->nr;
+	uint32_t lo = 0, hi = p->nr;
 
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t o = pw_pack_pos_offset(p, mid);
 
-		if (pw_pack_pos_offset(p, (uint32_t)mid) == offset)
-			return (int64_t)mid;
-		if (pw_pack_pos_offset(p, (uint32_t)mid) < offset)
+		if (o == offset) {
+			*pos = mid;
+			return 1;
+		}
+		if (o < offset)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return -1;
+	return 0;
 }
 
 /* The reverse-index position of the entry starting at offset (*i), or an
  * error when no entry starts there. */
-static int entry_at(struct pw_pack *p, uint64_t offset, int64_t *i, struct pw_error *err)
+static int entry_at(struct pw_pack *p, uint64_t offset, uint32_t *i, struct pw_error *err)
 {
 	int rc;
 
 	if ((rc = pw_pack_revindex(p, err)))
 		return rc;
-	if ((*i = rev_lookup(p, offset)) < 0)
+	if (!pw_pack_pos_at_offset(p, offset, i))
 		return pw_error_set(err, PW_EINVAL, "pack %s: no entry starts at offset %llu",
 		                    p->path, (unsigned long long)offset);
 	return 0;
@@ -776,12 +782,12 @@ static int entry_at(struct pw_pack *p, uint64_t offset, int64_t *i, struct pw_er
 
 int pw_pack_entry_end(struct pw_pack *p, uint64_t offset, uint64_t *end, struct pw_error *err)
 {
-	int64_t i;
+	uint32_t i;
 	int rc;
 
 	if ((rc = entry_at(p, offset, &i, err)))
 		return rc;
-	*end = pw_pack_pos_offset(p, (uint32_t)i + 1);
+	*end = pw_pack_pos_offset(p, i + 1);
 	return 0;
 }
 
@@ -789,7 +795,7 @@ int pw_pack_entry_raw(struct pw_pack *p, uint64_t offset, struct pw_pack_raw_ent
                       struct pw_error *err)
 {
 	struct pw_pack_entry_hdr h;
-	int64_t i;
+	uint32_t i;
 	int rc;
 
 	if ((rc = entry_at(p, offset, &i, err)))
@@ -802,7 +808,7 @@ int pw_pack_entry_raw(struct pw_pack *p, uint64_t offset, struct pw_pack_raw_ent
 	info->size = h.size;
 	info->hdr_len = h.hdr_len;
 	info->data = p->data + offset;
-	info->len = (size_t)(pw_pack_pos_offset(p, (uint32_t)i + 1) - offset);
+	info->len = (size_t)(pw_pack_pos_offset(p, i + 1) - offset);
 	info->idx_pos = p->rev_pos[i];
 	if (h.hdr_len > info->len)
 		return pw_error_set(err, PW_ECORRUPT,

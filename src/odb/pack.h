@@ -118,6 +118,9 @@ int pw_pack_revindex(struct pw_pack *pack, struct pw_error *err);
  * offsets (a pack below 4 GiB), 1 sorts 64-bit offsets and searches each
  * entry's place (what a larger pack needs; tests use it on small ones). */
 int pw_pack__revindex_build(struct pw_pack *pack, int wide, struct pw_error *err);
+/* 1 and *pos = the pack position of the entry starting at offset, 0 when
+ * none does (binary search; the reverse index is built). */
+int pw_pack_pos_at_offset(const struct pw_pack *pack, uint64_t offset, uint32_t *pos);
 /* Drop the reverse index (tests build it both ways). */
 void pw_pack__revindex_drop(struct pw_pack *pack);
 /* Where the entry starting at `offset` ends (the next entry or the trailer). */

@@ -49,7 +49,6 @@ struct pw_bitmap_walk {
 	struct pw_odb *odb;
 	struct pw_pack *pack; /* borrowed from the odb */
 	struct pw_bitmap *bm;
-	uint32_t *idx_to_pack;       /* the pack's pack_pos (borrowed) */
 	struct pw_base_cache *cache; /* our own, smaller than the odb's */
 	uint32_t *htab;              /* see build_hash */
 	size_t lookups;              /* by binary search, before htab (find_raw) */
@@ -111,9 +110,8 @@ static int setup(struct pw_bitmap_walk *w, struct pw_pack *pack, struct pw_bitma
 
 	if ((rc = pw_pack_revindex(pack, &w->err)))
 		return rc;
-	w->idx_to_pack = pack->pack_pos;
 	for (i = 0; i < bm->nr_entries; i++)
-		if (pw_bitmap_type(bm, w->idx_to_pack[bm->entries[i].idx_pos]) != PW_OBJ_COMMIT)
+		if (pw_bitmap_type(bm, w->pack->pack_pos[bm->entries[i].idx_pos]) != PW_OBJ_COMMIT)
 			return pw_error_set(&w->err, PW_ECORRUPT,
 			                    "bitmap: entry %u does not name a commit", i);
 	if (pw_bitset_init(&w->result, nr) || pw_bitset_init(&w->haves, nr) ||
@@ -254,14 +252,14 @@ static int find_raw(struct pw_bitmap_walk *w, const uint8_t *raw, uint32_t *pos)
 	if (!w->htab && (w->lookups % HASH_AFTER != HASH_AFTER - 1 || build_hash(w))) {
 		if (!idx_search(w, raw, &ipos))
 			return 0;
-		*pos = w->idx_to_pack[ipos];
+		*pos = w->pack->pack_pos[ipos];
 		return 1;
 	}
 	for (h = pw_get_be32(raw + 4) & w->hmask; w->htab[h]; h = (h + 1) & w->hmask) {
 		const uint8_t *name = pw_idx_nth_raw(idx, w->htab[h] - 1);
 
 		if (pw_get_be64(name) == key && !memcmp(name + 8, raw + 8, rawsz - 8)) {
-			*pos = w->idx_to_pack[w->htab[h] - 1];
+			*pos = w->pack->pack_pos[w->htab[h] - 1];
 			return 1;
 		}
 	}
@@ -306,7 +304,7 @@ static int find_pos(const struct pw_bitmap_walk *w, const struct pw_oid *oid, ui
 
 	if (oid->algo != w->pack->algo->id || !pw_idx_find(w->pack->idx, oid->id, &ipos))
 		return 0;
-	*pos = w->idx_to_pack[ipos];
+	*pos = w->pack->pack_pos[ipos];
 	return 1;
 }
 
@@ -803,26 +801,6 @@ static int out_add(struct out *o, const void *data, size_t len)
 	return 0;
 }
 
-/* Pack position of the entry starting at `offset` (binary search). */
-static int pos_at_offset(const struct pw_pack *pack, uint64_t offset, uint32_t *pos)
-{
-	uint32_t lo = 0, hi = pack->nr;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (pw_pack_pos_offset(pack, mid) == offset) {
-			*pos = mid;
-			return 1;
-		}
-		if (pw_pack_pos_offset(pack, mid) < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
 /* How the entry at pack position `pos` goes out; *base = base position for
  * E_OFS and E_REF (UINT32_MAX for a thin base). */
 static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opts *opts,
@@ -847,7 +825,7 @@ static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opt
 		int found;
 
 		if (h->type == PW_OBJ_OFS_DELTA) {
-			found = pos_at_offset(pack, off - h->base_ofs, &b);
+			found = pw_pack_pos_at_offset(pack, off - h->base_ofs, &b);
 			if (!found)
 				return pw_error_set(&w->err, PW_ECORRUPT,
 				                    "bitmap: delta at %llu has no base entry",
@@ -857,7 +835,7 @@ static int plan_entry(struct pw_bitmap_walk *w, const struct pw_bitmap_write_opt
 
 			found = pw_idx_find(pack->idx, h->base_raw, &ipos);
 			if (found)
-				b = w->idx_to_pack[ipos];
+				b = w->pack->pack_pos[ipos];
 		}
 		if (found && pw_bitset_get(&w->result, b)) {
 			*base = b;
@@ -1047,12 +1025,12 @@ static int write_rebased(struct out *o, struct libdeflate_compressor **comp,
 		                             pack->algo->rawsz, off, &h, &w->err))
 			return 0;
 		if (h.type == PW_OBJ_OFS_DELTA) {
-			if (!pos_at_offset(pack, off - h.base_ofs, &b))
+			if (!pw_pack_pos_at_offset(pack, off - h.base_ofs, &b))
 				return 0;
 		} else if (h.type == PW_OBJ_REF_DELTA) {
 			if (!pw_idx_find(pack->idx, h.base_raw, &ipos))
 				return 0;
-			b = w->idx_to_pack[ipos];
+			b = w->pack->pack_pos[ipos];
 		} else {
 			return 0;
 		}
