@@ -6,6 +6,7 @@
 #include "hash/oidmap.h"
 #include "util/bigmem.h"
 
+/* Also in pw_oidmap_prefetch. */
 static size_t oid_hash(const struct pw_oid *oid)
 {
 	size_t h;

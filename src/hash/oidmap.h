@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "packwire/hash.h"
 
@@ -33,6 +34,19 @@ struct pw_oidmap_entry *pw_oidmap_get(const struct pw_oidmap *m, const struct pw
 struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *oid, int *created);
 /* Reserve room for n entries without rehashing. 0 or PW_ENOMEM. */
 int pw_oidmap_reserve(struct pw_oidmap *m, size_t n);
+
+/* The slot where a lookup of oid starts, to be asked of memory ahead of a
+ * batch of lookups (their cache misses then overlap). Only a hint: an
+ * insertion may move the table. */
+static inline void pw_oidmap_prefetch(const struct pw_oidmap *m, const struct pw_oid *oid)
+{
+	size_t h;
+
+	if (!m->cap)
+		return;
+	memcpy(&h, oid->id, sizeof(h));
+	__builtin_prefetch(&m->slots[h & (m->cap - 1)]);
+}
 
 /* Iterate: for (i = 0; i < m.cap; i++) if (m.slots[i].used) ... */
 

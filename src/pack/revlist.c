@@ -69,7 +69,6 @@ struct pw_revlist {
 	 * unchanged entries (see unchanged) */
 	struct pw_buf *prev_trees; /* per slot: the tree, its end offsets */
 	uint64_t *prev_keys;
-	uint64_t *prev_stamps, prev_stamp; /* which replacement of the slot */
 	struct pw_buf no_prev[2];
 	uint32_t *stack; /* for spreading the excluded mark */
 	size_t stack_alloc;
@@ -144,7 +143,6 @@ void pw_revlist_free(struct pw_revlist *rl)
 			pw_buf_free(&rl->prev_trees[i]);
 	free(rl->prev_trees);
 	free(rl->prev_keys);
-	free(rl->prev_stamps);
 	pw_buf_free(&rl->no_prev[0]);
 	pw_buf_free(&rl->no_prev[1]);
 	free(rl);
@@ -539,7 +537,7 @@ static int mark_tree_uninteresting(struct pw_revlist *rl, const struct pw_oid *t
 	if (depth > MAX_TREE_DEPTH)
 		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
 		                    rl->path.data);
-	buf = tree_buf(rl, 3 * depth + 2);
+	buf = tree_buf(rl, 4 * depth + 2);
 	if (!buf)
 		return nomem(rl);
 	rc = pw_odb_read(rl->odb, tree, &type, buf);
@@ -597,8 +595,7 @@ static int last_walked(struct pw_revlist *rl, struct pw_buf **prev, uint64_t *ke
 	if (!rl->prev_trees) {
 		rl->prev_trees = calloc(2 * PREV_SLOTS, sizeof(*rl->prev_trees));
 		rl->prev_keys = calloc(PREV_SLOTS, sizeof(*rl->prev_keys));
-		rl->prev_stamps = calloc(PREV_SLOTS, sizeof(*rl->prev_stamps));
-		if (!rl->prev_trees || !rl->prev_keys || !rl->prev_stamps)
+		if (!rl->prev_trees || !rl->prev_keys)
 			return nomem(rl);
 		for (i = 0; i < 2 * PREV_SLOTS; i++)
 			pw_buf_init(&rl->prev_trees[i], 0);
@@ -679,42 +676,28 @@ static void resync(const struct pw_buf *prev, const struct pw_buf *pb, size_t *q
 	*qi = j;
 }
 
-static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t depth,
-                        pw_revlist_fn fn, void *data)
+/* An entry of a tree that differs from the tree walked last at its path. */
+struct changed {
+	struct pw_oid oid;
+	unsigned mode;
+	uint32_t name_off, name_len; /* into the tree */
+};
+
+/* The entries of buf that prev (pb: its end offsets) does not have, into
+ * list; buf's end offsets into bounds. Unchanged entries since prev: the
+ * bytes at both cursors agree up to some point; every entry of prev that
+ * ends before it is an entry of this tree too (parsing is the same from the
+ * same bytes), already marked since prev was walked to its end. */
+static int changed_entries(struct pw_revlist *rl, const struct pw_buf *buf, struct pw_buf *prev,
+                           const struct pw_buf *pb, struct pw_buf *bounds, struct pw_buf *list)
 {
-	struct pw_buf *buf, *bounds, *prev, *pb, tmp;
-	uint64_t key, stamp;
 	struct pw_tree_entry e;
-	size_t pos = 0, old, qi = 0;
-	char hex[PW_MAX_HEXSZ + 1];
+	size_t pos = 0, qi = 0;
 	int rc;
 
-	rc = test_and_set(rl, tree, O_SEEN | O_UNINT, O_SEEN);
-	if (rc)
-		return rc < 0 ? rc : 0;
-	if (depth > MAX_TREE_DEPTH)
-		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
-		                    rl->path.data);
-	/* per depth: the tree, its entries' end offsets (to be kept for the
-	 * next tree at this path), a third slot for mark_tree_uninteresting */
-	buf = tree_buf(rl, 3 * depth);
-	bounds = tree_buf(rl, 3 * depth + 1);
-	if (!buf || !bounds)
-		return nomem(rl);
-	if ((rc = last_walked(rl, &prev, &key)))
-		return rc;
-	pb = prev + 1;
-	if ((rc = read_typed(rl, tree, PW_OBJ_TREE, buf, rl->path.data)))
-		return rc;
-	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
-		return rc;
-	stamp = rl->prev_stamps[key % PREV_SLOTS];
 	pw_buf_reset(bounds);
+	pw_buf_reset(list);
 	for (;;) {
-		/* Unchanged entries since prev: the bytes at both cursors agree
-		 * up to some point; every entry of prev that ends before it is
-		 * an entry of this tree too (parsing is the same from the same
-		 * bytes), already marked since prev was walked to its end. */
 		if (prev != &rl->no_prev[0] && qi < nbounds(pb)) {
 			size_t q = qi ? bound(pb, qi - 1) : 0, m, lo = qi, hi = nbounds(pb);
 
@@ -747,43 +730,87 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 			}
 		}
 		if ((rc = pw_tree_next(buf->data, buf->len, &pos, rl->algo, &e, &rl->err)) != 1)
-			break;
+			return rc;
 		if ((rc = add_bound(rl, bounds, pos)))
 			return rc;
 		if (prev != &rl->no_prev[0])
 			resync(prev, pb, &qi, e.name, e.name_len);
-		if (is_gitlink(e.mode))
-			continue;
-		if (!is_dir(e.mode)) {
-			rc = test_and_set(rl, &e.oid, O_SEEN | O_UNINT, O_SEEN);
+		if (!is_gitlink(e.mode)) {
+			struct changed c;
+
+			c.oid = e.oid;
+			c.mode = e.mode;
+			c.name_off = (uint32_t)(e.name - buf->data);
+			c.name_len = (uint32_t)e.name_len;
+			if (pw_buf_add(list, &c, sizeof(c)))
+				return nomem(rl);
+		}
+	}
+}
+
+static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t depth,
+                        pw_revlist_fn fn, void *data)
+{
+	struct pw_buf *buf, *bounds, *list, *prev, tmp;
+	const struct changed *c;
+	size_t i, n, old;
+	uint64_t key;
+	char hex[PW_MAX_HEXSZ + 1];
+	int rc;
+
+	rc = test_and_set(rl, tree, O_SEEN | O_UNINT, O_SEEN);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	if (depth > MAX_TREE_DEPTH)
+		return pw_error_set(&rl->err, PW_ECORRUPT, "trees nested too deeply at %s",
+		                    rl->path.data);
+	/* per depth: the tree, its entries' end offsets (to be kept for the
+	 * next tree at this path), a slot for mark_tree_uninteresting, the
+	 * changed entries */
+	buf = tree_buf(rl, 4 * depth);
+	bounds = tree_buf(rl, 4 * depth + 1);
+	list = tree_buf(rl, 4 * depth + 3);
+	if (!buf || !bounds || !list)
+		return nomem(rl);
+	if ((rc = last_walked(rl, &prev, &key)))
+		return rc;
+	if ((rc = read_typed(rl, tree, PW_OBJ_TREE, buf, rl->path.data)))
+		return rc;
+	if ((rc = report(fn, data, tree, PW_OBJ_TREE, &rl->path, 0)))
+		return rc;
+	/* all of the comparing first, while prev is ours (a walk below may put
+	 * another path's tree in its slot) */
+	if ((rc = changed_entries(rl, buf, prev, prev + 1, bounds, list)) < 0)
+		return rc;
+	/* then the lookups, whose table slots are cache misses: asked for all
+	 * at once, they arrive together */
+	c = (const struct changed *)list->data;
+	n = list->len / sizeof(*c);
+	for (i = 0; i < n; i++)
+		pw_oidmap_prefetch(&rl->obj_map, &c[i].oid);
+	for (i = 0; i < n; i++) {
+		if (!is_dir(c[i].mode)) {
+			rc = test_and_set(rl, &c[i].oid, O_SEEN | O_UNINT, O_SEEN);
 			if (rc < 0)
 				return rc;
 			if (rc)
 				continue;
 		}
-		if ((rc = path_push(rl, e.name, e.name_len, &old)))
+		if ((rc = path_push(rl, buf->data + c[i].name_off, c[i].name_len, &old)))
 			return rc;
-		if (is_dir(e.mode)) {
-			rc = process_tree(rl, &e.oid, depth + 1, fn, data);
-			/* a tree of another path put in prev's slot below: no
-			 * more comparing (the cursor means nothing in it) */
-			if (rl->prev_stamps[key % PREV_SLOTS] != stamp) {
-				prev = &rl->no_prev[0];
-				pb = prev + 1;
-			}
+		if (is_dir(c[i].mode)) {
+			rc = process_tree(rl, &c[i].oid, depth + 1, fn, data);
 		} else {
-			if (!pw_odb_exists(rl->odb, &e.oid))
+			if (!pw_odb_exists(rl->odb, &c[i].oid))
 				rc = pw_error_set(&rl->err, PW_ENOTFOUND, "missing blob %s at %s",
-				                  pw_oid_to_hex(&e.oid, hex), rl->path.data);
+				                  pw_oid_to_hex(&c[i].oid, hex), rl->path.data);
 			if (!rc)
-				rc = report(fn, data, &e.oid, PW_OBJ_BLOB, &rl->path, 0);
+				rc = report(fn, data, &c[i].oid, PW_OBJ_BLOB, &rl->path, 0);
 		}
 		pw_buf_setlen(&rl->path, old);
 		if (rc)
 			return rc;
 	}
-	if (rc < 0)
-		return rc;
 	/* walked to its end: the next tree at this path compares with it */
 	if (rl->prev_trees) {
 		prev = &rl->prev_trees[2 * (key % PREV_SLOTS)];
@@ -794,7 +821,6 @@ static int process_tree(struct pw_revlist *rl, const struct pw_oid *tree, size_t
 		prev[1] = *bounds;
 		*bounds = tmp;
 		rl->prev_keys[key % PREV_SLOTS] = key;
-		rl->prev_stamps[key % PREV_SLOTS] = ++rl->prev_stamp;
 	}
 	return 0;
 }
@@ -861,9 +887,8 @@ static void free_walk_state(struct pw_revlist *rl)
 			pw_buf_free(&rl->prev_trees[i]);
 	free(rl->prev_trees);
 	free(rl->prev_keys);
-	free(rl->prev_stamps);
 	rl->prev_trees = NULL;
-	rl->prev_keys = rl->prev_stamps = NULL;
+	rl->prev_keys = NULL;
 	pw_buf_free(&rl->data);
 }
 
