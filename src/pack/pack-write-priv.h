@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash/oidmap.h"
+#include "hash/oididx.h"
 #include "odb/entry.h"
 #include "odb/pack.h"
 #include "pack/bitmap.h"
@@ -66,6 +66,8 @@ struct wobj {
 	uint64_t zsize; /* its size before compression */
 	uint64_t offset;
 };
+/* the writer's index finds an object's id at the start of its entry */
+_Static_assert(offsetof(struct wobj, oid) == 0, "wobj starts with its id");
 
 struct pw_pack_writer {
 	struct pw_odb *odb;
@@ -78,7 +80,7 @@ struct pw_pack_writer {
 	struct pw_error err;
 	struct wobj *objs;
 	size_t nr, alloc, nr_send;
-	struct pw_oidmap map;  /* oid -> index + 1 */
+	struct pw_oididx map;  /* oid -> index into objs */
 	struct pw_oid *tagged; /* pw_pack_writer_add_tagged */
 	size_t nr_tagged, alloc_tagged;
 	int tagged_given;

@@ -36,7 +36,6 @@
 #include "packwire/object.h"
 #include "packwire/pack-write.h"
 #include "packwire/refs.h"
-#include "hash/oidmap.h"
 #include "util/bigmem.h"
 #include "pack/pack-write-priv.h"
 #include "util/fs.h"
@@ -115,7 +114,7 @@ void pw_pack_writer_free(struct pw_pack_writer *w)
 	free(w->tagged);
 	free(w->outbuf);
 	pw_buf_free(&w->tr_buf);
-	pw_oidmap_free(&w->map);
+	pw_oididx_free(&w->map);
 	pthread_mutex_destroy(&w->progress_lock);
 	free(w);
 }
@@ -132,9 +131,9 @@ size_t pw_pack_writer_count(const struct pw_pack_writer *w)
 
 int pw_pack_writer_contains(const struct pw_pack_writer *w, const struct pw_oid *oid)
 {
-	const struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
+	uint32_t i = pw_oididx_find(&w->map, oid, w->objs, sizeof(*w->objs));
 
-	return e && !(w->objs[(uintptr_t)e->value - 1].flags & W_BASE_ONLY);
+	return i != PW_OIDIDX_NONE && !(w->objs[i].flags & W_BASE_ONLY);
 }
 
 void pw_pack_writer_stats(const struct pw_pack_writer *w, struct pw_pack_write_stats *out)
@@ -191,9 +190,8 @@ void pw_pack_writer__progress(struct pw_pack_writer *w, const char *title, uint6
 static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, const char *path,
                size_t path_len, int base_only)
 {
-	struct pw_oidmap_entry *e;
 	struct wobj *o;
-	int created;
+	uint32_t i;
 
 	if (oid->algo != w->algo->id)
 		return pw_error_set(&w->err, PW_EINVAL,
@@ -214,11 +212,11 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 		w->objs = p;
 		w->alloc = n;
 	}
-	e = pw_oidmap_put(&w->map, oid, &created);
-	if (!e)
+	i = pw_oididx_put(&w->map, oid, (uint32_t)w->nr, w->objs, sizeof(*w->objs));
+	if (i == PW_OIDIDX_NONE)
 		return pw_pack_writer__nomem(w);
-	if (!created) {
-		o = &w->objs[(uintptr_t)e->value - 1];
+	if (i != w->nr) {
+		o = &w->objs[i];
 		/* something to send wins over a mere base */
 		if ((o->flags & W_BASE_ONLY) && !base_only) {
 			o->flags &= ~(uint32_t)W_BASE_ONLY;
@@ -233,7 +231,6 @@ static int add(struct pw_pack_writer *w, const struct pw_oid *oid, int type, con
 	o->hash = path ? pw_pack_name_hash(path, path_len) : 0;
 	o->base = -1;
 	o->flags = base_only ? W_BASE_ONLY : 0;
-	e->value = (void *)(uintptr_t)(w->nr + 1);
 	w->nr++;
 	if (!base_only)
 		w->nr_send++;
@@ -245,13 +242,13 @@ int pw_pack_writer_reserve(struct pw_pack_writer *w, size_t n)
 	struct wobj *p;
 
 	if (n <= w->alloc)
-		return pw_oidmap_reserve(&w->map, n);
+		return pw_oididx_reserve(&w->map, n);
 	if (n > SIZE_MAX / sizeof(*p) ||
 	    !(p = pw_bigmem_realloc(w->objs, w->alloc * sizeof(*p), n * sizeof(*p))))
 		return PW_ENOMEM;
 	w->objs = p;
 	w->alloc = n;
-	return pw_oidmap_reserve(&w->map, n);
+	return pw_oididx_reserve(&w->map, n);
 }
 
 int pw_pack_writer_add(struct pw_pack_writer *w, const struct pw_oid *oid, int type,
@@ -270,9 +267,9 @@ int pw_pack_writer_add_base(struct pw_pack_writer *w, const struct pw_oid *oid, 
 
 int32_t pw_pack_writer__lookup(struct pw_pack_writer *w, const struct pw_oid *oid)
 {
-	struct pw_oidmap_entry *e = pw_oidmap_get(&w->map, oid);
+	uint32_t i = pw_oididx_find(&w->map, oid, w->objs, sizeof(*w->objs));
 
-	return e ? (int32_t)((uintptr_t)e->value - 1) : -1;
+	return i == PW_OIDIDX_NONE ? -1 : (int32_t)i;
 }
 
 /* ---- 1. counting ----------------------------------------------------------- */
