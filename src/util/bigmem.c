@@ -55,6 +55,32 @@ void pw_bigmem_free(void *p, size_t size)
 	free(p);
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_FIXED)
+/* Grow a mapping of olen bytes to nlen (both whole huge pages) by moving
+ * its page tables, not its bytes, to an aligned range: the pages already
+ * touched stay (huge pages move whole), only the new tail is fresh. A copy
+ * would touch old_size bytes of fresh memory again (for the pack writer's
+ * table of 164,488 objects, growing by doubling, 33 MB more than it holds).
+ * NULL when the kernel says no: the caller copies then. */
+static void *grow_mapping(void *p, size_t olen, size_t nlen)
+{
+	void *dst, *r;
+
+	r = mremap(p, olen, nlen, 0); /* in place, when the range after is free */
+	if (r != MAP_FAILED)
+		return r;
+	if (!(dst = pw_bigmem_alloc(nlen))) /* nlen >= PW_BIGMEM_MIN: a mapping */
+		return NULL;
+	r = mremap(p, olen, nlen, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (r == MAP_FAILED) {
+		pw_bigmem_free(dst, nlen);
+		return NULL;
+	}
+	(void)madvise(r, nlen, MADV_HUGEPAGE);
+	return r;
+}
+#endif
+
 void *pw_bigmem_realloc(void *p, size_t old_size, size_t size)
 {
 	void *n;
@@ -63,6 +89,20 @@ void *pw_bigmem_realloc(void *p, size_t old_size, size_t size)
 		return pw_bigmem_alloc(size);
 	if (old_size < PW_BIGMEM_MIN && size < PW_BIGMEM_MIN)
 		return realloc(p, size ? size : 1);
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_FIXED)
+	if (old_size >= PW_BIGMEM_MIN && size >= PW_BIGMEM_MIN && size <= SIZE_MAX - 2 * HUGE_SZ) {
+		size_t olen = round_huge(old_size), nlen = round_huge(size);
+
+		if (nlen == olen)
+			return p;
+		if (nlen < olen) {
+			munmap((uint8_t *)p + nlen, olen - nlen);
+			return p;
+		}
+		if ((n = grow_mapping(p, olen, nlen)))
+			return n;
+	}
+#endif
 	if (!(n = pw_bigmem_alloc(size)))
 		return NULL;
 	memcpy(n, p, old_size < size ? old_size : size);

@@ -135,9 +135,18 @@ static void test_bigmem(void)
 		pw_bigmem_free(m, sizes[i]);
 	}
 	pw_bigmem_free(NULL, PW_BIGMEM_MIN);
-	/* growing across the threshold and back keeps the first bytes */
+	/* growing across the threshold, from mapping to larger mapping (moved
+	 * or in place), and back keeps the first bytes */
 	{
-		size_t steps[] = {1000, PW_BIGMEM_MIN + 5, (size_t)5 << 20, 3000, 10}, old = 0;
+		size_t steps[] = {1000,
+		                  PW_BIGMEM_MIN + 5,
+		                  (size_t)5 << 20,
+		                  (size_t)13 << 20,
+		                  (size_t)24 << 20,
+		                  (size_t)9 << 20,
+		                  3000,
+		                  10},
+		       old = 0;
 		uint8_t *m = NULL;
 		int ok = 1;
 
