@@ -66,7 +66,7 @@ struct pw_revlist {
 	struct pw_buf **tree_bufs;
 	size_t nr_tree_bufs;
 	/* the last tree walked at each path (hashed), to skip the lookups of
-	 * unchanged entries (see unchanged) */
+	 * unchanged entries (see changed_entries) */
 	struct pw_buf *prev_trees; /* per slot: the tree, its end offsets */
 	uint64_t *prev_keys;
 	struct pw_buf no_prev[2];
