@@ -20,8 +20,6 @@ static const struct pw_oid *elem(const void *base, size_t stride, uint64_t slot)
 	return (const struct pw_oid *)((const char *)base + ((slot & UINT32_MAX) - 1) * stride);
 }
 
-static void *(*volatile const clear)(void *, int, size_t) = memset;
-
 void pw_oididx_free(struct pw_oididx *x)
 {
 	pw_bigmem_free(x->slots, x->cap * sizeof(*x->slots));
@@ -36,10 +34,8 @@ static int rehash(struct pw_oididx *x, size_t ncap)
 
 	if (ncap > SIZE_MAX / sizeof(*slots) || ncap > (size_t)1 << 32)
 		return PW_ENOMEM;
-	if (!(slots = pw_bigmem_alloc(ncap * sizeof(*slots))))
+	if (!(slots = pw_bigmem_alloc_zeroed(ncap * sizeof(*slots))))
 		return PW_ENOMEM;
-	/* written, not calloc'd: see oidmap.c's rehash */
-	clear(slots, 0, ncap * sizeof(*slots));
 	for (i = 0; i < oldcap; i++) {
 		size_t j;
 
@@ -64,37 +60,43 @@ int pw_oididx_reserve(struct pw_oididx *x, size_t n)
 	return ncap == x->cap ? 0 : rehash(x, ncap);
 }
 
-uint32_t pw_oididx_find(const struct pw_oididx *x, const struct pw_oid *oid, const void *base,
-                        size_t stride)
+/* The element of oid, or PW_OIDIDX_NONE with *at the empty slot where it
+ * would go. x->cap is not 0. */
+static uint32_t probe(const struct pw_oididx *x, const struct pw_oid *oid, const void *base,
+                      size_t stride, size_t *at)
 {
 	uint32_t h = id_bits(oid);
 	size_t i, mask = x->cap - 1;
 
-	if (!x->cap)
-		return PW_OIDIDX_NONE;
 	for (i = h & mask; x->slots[i]; i = (i + 1) & mask)
 		if ((uint32_t)(x->slots[i] >> 32) == h &&
 		    pw_oid_equal(elem(base, stride, x->slots[i]), oid))
 			return (uint32_t)(x->slots[i] & UINT32_MAX) - 1;
+	*at = i;
 	return PW_OIDIDX_NONE;
+}
+
+uint32_t pw_oididx_find(const struct pw_oididx *x, const struct pw_oid *oid, const void *base,
+                        size_t stride)
+{
+	size_t at;
+
+	return x->cap ? probe(x, oid, base, stride, &at) : PW_OIDIDX_NONE;
 }
 
 uint32_t pw_oididx_put(struct pw_oididx *x, const struct pw_oid *oid, uint32_t next,
                        const void *base, size_t stride)
 {
-	uint32_t h = id_bits(oid);
-	size_t i, mask;
+	size_t at;
+	uint32_t found;
 
 	if (next >= PW_OIDIDX_NONE - 1)
 		return PW_OIDIDX_NONE;
 	if (x->count + 1 > x->cap / 4 * 3 && pw_oididx_reserve(x, x->count + 1))
 		return PW_OIDIDX_NONE;
-	mask = x->cap - 1;
-	for (i = h & mask; x->slots[i]; i = (i + 1) & mask)
-		if ((uint32_t)(x->slots[i] >> 32) == h &&
-		    pw_oid_equal(elem(base, stride, x->slots[i]), oid))
-			return (uint32_t)(x->slots[i] & UINT32_MAX) - 1;
-	x->slots[i] = (uint64_t)h << 32 | ((uint64_t)next + 1);
+	if ((found = probe(x, oid, base, stride, &at)) != PW_OIDIDX_NONE)
+		return found;
+	x->slots[at] = (uint64_t)id_bits(oid) << 32 | ((uint64_t)next + 1);
 	x->count++;
 	return next;
 }

@@ -6,16 +6,6 @@
 #include "hash/oidmap.h"
 #include "util/bigmem.h"
 
-/* Also in pw_oidmap_prefetch. */
-static size_t oid_hash(const struct pw_oid *oid)
-{
-	size_t h;
-
-	/* ids are uniformly distributed already */
-	memcpy(&h, oid->id, sizeof(h));
-	return h;
-}
-
 /* Most probes meet a different id: reject those on the first 8 bytes without
  * a call. */
 static inline int same_oid(const struct pw_oid *a, const struct pw_oid *b)
@@ -26,8 +16,6 @@ static inline int same_oid(const struct pw_oid *a, const struct pw_oid *b)
 	memcpy(&y, b->id, sizeof(y));
 	return x == y && pw_oid_equal(a, b);
 }
-
-static void *(*volatile const clear)(void *, int, size_t) = memset;
 
 void pw_oidmap_free(struct pw_oidmap *m)
 {
@@ -43,7 +31,7 @@ struct pw_oidmap_entry *pw_oidmap_get(const struct pw_oidmap *m, const struct pw
 	if (!m->cap)
 		return NULL;
 	mask = m->cap - 1;
-	for (i = oid_hash(oid) & mask;; i = (i + 1) & mask) {
+	for (i = pw_oidmap_hash(oid) & mask;; i = (i + 1) & mask) {
 		struct pw_oidmap_entry *e = &m->slots[i];
 
 		if (!e->used)
@@ -58,17 +46,12 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 	struct pw_oidmap_entry *old = m->slots, *slots;
 	size_t i, oldcap = m->cap;
 
-	/* a large table on huge pages (bigmem.h), cleared by writing, not
-	 * calloc: calloc's fresh pages are mapped to the zero page on the
-	 * first probe and copied again on the first store, two faults (and a
-	 * TLB flush) per page instead of one. Through a volatile pointer, or
-	 * the compiler turns malloc + memset into calloc. */
+	/* a large table on huge pages, zeroed by writing (bigmem.h) */
 	if (ncap > SIZE_MAX / sizeof(*slots))
 		return PW_ENOMEM;
-	slots = pw_bigmem_alloc(ncap * sizeof(*slots));
+	slots = pw_bigmem_alloc_zeroed(ncap * sizeof(*slots));
 	if (!slots)
 		return PW_ENOMEM;
-	clear(slots, 0, ncap * sizeof(*slots));
 	m->slots = slots;
 	m->cap = ncap;
 	for (i = 0; i < oldcap; i++) {
@@ -76,7 +59,7 @@ static int rehash(struct pw_oidmap *m, size_t ncap)
 
 		if (!old[i].used)
 			continue;
-		for (j = oid_hash(&old[i].oid) & (ncap - 1); slots[j].used;
+		for (j = pw_oidmap_hash(&old[i].oid) & (ncap - 1); slots[j].used;
 		     j = (j + 1) & (ncap - 1))
 			;
 		slots[j] = old[i];
@@ -103,7 +86,7 @@ struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *
 	if ((m->count + 1) > m->cap / 4 * 3 && pw_oidmap_reserve(m, m->count + 1))
 		return NULL;
 	mask = m->cap - 1;
-	for (i = oid_hash(oid) & mask;; i = (i + 1) & mask) {
+	for (i = pw_oidmap_hash(oid) & mask;; i = (i + 1) & mask) {
 		struct pw_oidmap_entry *e = &m->slots[i];
 
 		if (!e->used) {

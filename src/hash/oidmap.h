@@ -35,17 +35,23 @@ struct pw_oidmap_entry *pw_oidmap_put(struct pw_oidmap *m, const struct pw_oid *
 /* Reserve room for n entries without rehashing. 0 or PW_ENOMEM. */
 int pw_oidmap_reserve(struct pw_oidmap *m, size_t n);
 
+/* Where a lookup of oid starts probing (ids are uniformly distributed
+ * already: their first bytes are the hash). */
+static inline size_t pw_oidmap_hash(const struct pw_oid *oid)
+{
+	size_t h;
+
+	memcpy(&h, oid->id, sizeof(h));
+	return h;
+}
+
 /* The slot where a lookup of oid starts, to be asked of memory ahead of a
  * batch of lookups (their cache misses then overlap). Only a hint: an
  * insertion may move the table. */
 static inline void pw_oidmap_prefetch(const struct pw_oidmap *m, const struct pw_oid *oid)
 {
-	size_t h;
-
-	if (!m->cap)
-		return;
-	memcpy(&h, oid->id, sizeof(h));
-	__builtin_prefetch(&m->slots[h & (m->cap - 1)]);
+	if (m->cap)
+		__builtin_prefetch(&m->slots[pw_oidmap_hash(oid) & (m->cap - 1)]);
 }
 
 /* Iterate: for (i = 0; i < m.cap; i++) if (m.slots[i].used) ... */

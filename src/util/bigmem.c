@@ -5,6 +5,7 @@
  * the block. */
 #include "util/bigmem.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static size_t round_huge(size_t size)
 
 void *pw_bigmem_alloc(size_t size)
 {
+	if (size > PTRDIFF_MAX) /* malloc would say no too */
+		return NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
 	if (size >= PW_BIGMEM_MIN && size <= SIZE_MAX - 2 * HUGE_SZ) {
 		size_t len = round_huge(size), map = len + HUGE_SZ, lead;
@@ -40,6 +43,17 @@ void *pw_bigmem_alloc(size_t size)
 	}
 #endif
 	return malloc(size ? size : 1);
+}
+
+/* through a volatile pointer, or the compiler turns malloc + memset into
+ * calloc */
+static void *(*volatile const clear)(void *, int, size_t) = memset;
+
+void *pw_bigmem_alloc_zeroed(size_t size)
+{
+	void *p = pw_bigmem_alloc(size);
+
+	return p ? clear(p, 0, size) : NULL;
 }
 
 void pw_bigmem_free(void *p, size_t size)

@@ -25,6 +25,11 @@
  * pw_bigmem_free and the same size. */
 void *pw_bigmem_alloc(size_t size);
 void pw_bigmem_free(void *p, size_t size);
+/* The same, zeroed by writing, not calloc: calloc's fresh pages map the zero
+ * page on the first read and are copied again on the first store, two
+ * faults (and a TLB flush) per page instead of one, for a table that is
+ * probed before it is filled. */
+void *pw_bigmem_alloc_zeroed(size_t size);
 /* A block of old_size bytes (NULL, 0: none) resized to size, its first
  * bytes kept: NULL when out of memory (p is then unchanged). */
 void *pw_bigmem_realloc(void *p, size_t old_size, size_t size);
